@@ -1,0 +1,440 @@
+"""Seeded random command sequences for differential testing (keywarden vs redis-server).
+
+A sequence is a list of ``Command`` (arguments + how to compare the two replies). It depends
+only on the seed, the length, the enabled families and ``now_s`` (the wall clock in seconds at
+generation, from which absolute deadlines are derived), so a failing seed reproduces.
+
+The generator is a table of templates (``TEMPLATES``): a name, a family, a weight, a builder
+that draws the arguments from a ``Context``, and a compare mode. To cover a new family
+(hashes, lists, ...) add rows; nothing else changes. The ``Context`` draws keys from a small
+key space so that commands interact, and mixes valid and invalid arguments (wrong arity,
+non-integers, overflows, bad options, conflicting options).
+
+Time is drawn so that the result never depends on *when* each server executes a command:
+  * relative TTLs are at least 1000 s and pairwise distinct by at least 100 s, so that no key
+    expires during a run and NX/XX/GT/LT comparisons between two relative deadlines never
+    hinge on a millisecond of difference between the two servers;
+  * absolute future deadlines sit 50 s off the relative grid for the same reason;
+  * past deadlines are far in the past (they delete the key on both servers alike);
+  * no small positive relative TTL is ever generated, not even as an "invalid" value.
+
+Compare modes (see test_differential.py): exact (bytes), ttl_s / ttl_ms (integers within a
+tolerance when both are >= 0), unordered (array compared sorted), unordered_pairs (flat
+field/value array or map compared as sorted pairs), randomkey (both nil or both a key that
+exists), scan (a whole SCAN iteration compared as a set of keys).
+
+Run ``python3 tests/compat/command_generator.py --seed 7 --count 40`` to print a sequence.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+LLONG_MAX = 2**63 - 1
+LLONG_MIN = -(2**63)
+
+KEYS = ["k1", "k2", "k10", "key", "K1", "x", "[a]", "a*b"]
+DB_INDEXES = ["0", "1", "2"]
+BAD_DB_INDEXES = ["16", "-1", "abc", "9999999999999999999"]
+VALUES = ["", "v", "hello", "hello world", "0", "1", "-1", "12", "42", "007", "10.5", "1e3",
+          "3.0", "-0", " 1", "+5", "9223372036854775807", "-9223372036854775808",
+          "9223372036854775808", "abc\x00def", "x" * 44, "y" * 45, "z" * 100, "\u00e9t\u00e9",
+          "ohmytext", "mynewtext", "12345678901234567890"]
+BAD_INTEGERS = ["abc", "1.5", "", " 1", "1 ", "0x10", "1e3", "9223372036854775808",
+                "-9223372036854775809", "99999999999999999999999"]
+EDGE_INTEGERS = ["0", "-0", "+1", "01", str(LLONG_MAX), str(LLONG_MIN), str(2**31), "-1"]
+FLOATS = ["1.5", "-0.5", "3", "1e3", "5.0e3", "0.1", "-0.1", "1e-5", "17.0000001", "1e308",
+          "-1e308", "2.5e-3", "100", "-100.25", "1.7976931348623157e308"]
+BAD_FLOATS = ["abc", "", "inf", "-inf", "nan", "1e400x", "1.5.5", " ", "0x"]
+# Relative times that are not "large unique": all deterministic, none expires during a run.
+ODD_RELATIVE_TIMES = ["0", "-1", "-100", str(LLONG_MAX), str(LLONG_MIN), str(2**62),
+                      "9223372036854775", "-9223372036854775", "abc", "1.5", ""]
+PATTERNS = ["*", "k?", "k*", "*1*", "K*", "[kx]*", "[^k]*", "[a-z]*", "k[0-9]", "k[!1]",
+            "\\[a\\]", "a\\*b", "a*b", "[", "[a-", "\\", "?", "??", "*[", "k[1-]",
+            "[]]", "[\\]]*", "*y*", "nomatch", "k[^0-9]*", "[a-z0-9]?"]
+JUNK_TOKENS = ["junk", "0", "-1", ""]
+
+
+@dataclass
+class Command:
+    args: list[str | bytes]
+    compare: str = "exact"
+    template: str = ""
+
+    def encoded_args(self) -> list[bytes]:
+        return [a.encode() if isinstance(a, str) else a for a in self.args]
+
+    def __str__(self) -> str:
+        return " ".join(repr(a) if (not a or any(c in a for c in " \"'\\\r\n\0")) else a
+                        for a in (x if isinstance(x, str) else x.decode("latin-1")
+                                  for x in self.args))
+
+
+class Context:
+    """Draws arguments; ``p_invalid`` is the chance that a drawn argument is a bad one."""
+
+    def __init__(self, rng: random.Random, now_s: int, p_invalid: float = 0.06):
+        self.rng = rng
+        self.now_s = now_s
+        self.p_invalid = p_invalid
+        # pairwise-distinct relative TTL slots (in units of 100 s) for the whole sequence
+        self._slots = iter(rng.sample(range(10, 2_000_000), 20_000))
+
+    def chance(self, p: float) -> bool:
+        return self.rng.random() < p
+
+    def bad(self) -> bool:
+        return self.rng.random() < self.p_invalid
+
+    def pick(self, seq):
+        return self.rng.choice(seq)
+
+    # keys, values, numbers ----------------------------------------------------------------
+    def key(self) -> str:
+        return self.pick(KEYS)
+
+    def keys(self, lo: int = 1, hi: int = 4) -> list[str]:
+        return [self.key() for _ in range(self.rng.randint(lo, hi))]
+
+    def value(self) -> str:
+        if self.chance(0.3):
+            return str(self.rng.randint(-50, 50))
+        if self.chance(0.15):
+            return "".join(self.pick("abcxyz") for _ in range(self.rng.randint(1, 12)))
+        return self.pick(VALUES)
+
+    def short_value(self) -> str:
+        return self.pick(["a", "bc", "1", "22", "", "xyz", "-", "0", "hello", "é"])
+
+    def integer(self, lo: int = -100, hi: int = 100) -> str:
+        if self.bad():
+            return self.pick(BAD_INTEGERS + EDGE_INTEGERS)
+        return str(self.rng.randint(lo, hi))
+
+    def float_(self) -> str:
+        if self.bad():
+            return self.pick(BAD_FLOATS)
+        if self.chance(0.5):
+            return self.pick(FLOATS)
+        return repr(round(self.rng.uniform(-1000, 1000), self.rng.randint(0, 6)))
+
+    def db(self) -> str:
+        return self.pick(BAD_DB_INDEXES) if self.bad() else self.pick(DB_INDEXES)
+
+    def pattern(self) -> str:
+        return self.pick(PATTERNS)
+
+    # time ----------------------------------------------------------------------------------
+    def _slot(self) -> int:
+        return next(self._slots)
+
+    def ttl_s(self) -> str:
+        """A relative TTL in seconds: unique and >= 1000 s, or an odd/invalid value."""
+        if self.bad():
+            return self.pick(ODD_RELATIVE_TIMES)
+        return str(100 * self._slot())
+
+    def ttl_ms(self) -> str:
+        if self.bad():
+            return self.pick(ODD_RELATIVE_TIMES)
+        return str(100_000 * self._slot() + self.rng.randrange(1000))
+
+    def future_s(self) -> str:
+        return str(self.now_s + 100 * self.rng.randint(10, 2_000_000) + 50)
+
+    def future_ms(self) -> str:
+        return str((self.now_s + 100 * self.rng.randint(10, 2_000_000) + 50) * 1000
+                   + self.rng.randrange(1000))
+
+    def past_s(self) -> str:
+        return self.pick(["1", "0", "-1", str(self.now_s - 100_000 - self.rng.randrange(10**6))])
+
+    def past_ms(self) -> str:
+        return self.pick(["1", "0", "-1",
+                          str((self.now_s - 100_000 - self.rng.randrange(10**6)) * 1000)])
+
+    def abs_s(self) -> str:
+        if self.bad():
+            return self.pick(ODD_RELATIVE_TIMES[3:])
+        return self.future_s() if self.chance(0.75) else self.past_s()
+
+    def abs_ms(self) -> str:
+        if self.bad():
+            return self.pick(ODD_RELATIVE_TIMES[3:])
+        return self.future_ms() if self.chance(0.75) else self.past_ms()
+
+    def opt(self, word: str) -> str:
+        """An option keyword, sometimes in lower or mixed case (all accepted)."""
+        r = self.rng.random()
+        if r < 0.15:
+            return word.lower()
+        if r < 0.2:
+            return "".join(c.lower() if self.chance(0.5) else c for c in word)
+        return word
+
+
+# --------------------------------------------------------------------------------------------
+# builders: Context -> argument list (command name first)
+# --------------------------------------------------------------------------------------------
+
+def _expiry_option(ctx: Context, command: str) -> list[str]:
+    """One of the SET / GETEX expiry options (PERSIST only for GETEX, KEEPTTL only for SET)."""
+    choices = [["EX", ctx.ttl_s], ["PX", ctx.ttl_ms], ["EXAT", ctx.abs_s], ["PXAT", ctx.abs_ms]]
+    choices.append(["KEEPTTL"] if command == "SET" else ["PERSIST"])
+    word, *value = ctx.pick(choices)
+    return [ctx.opt(word)] + [v() for v in value]
+
+
+def build_set(ctx: Context) -> list[str]:
+    groups: list[list[str]] = []
+    if ctx.chance(0.3):
+        groups.append([ctx.opt(ctx.pick(["NX", "XX"]))])
+    if ctx.chance(0.2):
+        groups.append([ctx.opt("GET")])
+    if ctx.chance(0.55):
+        groups.append(_expiry_option(ctx, "SET"))
+    if ctx.chance(0.08):  # conflicting or repeated options
+        groups.append(ctx.pick([[ctx.pick(["NX", "XX"])], _expiry_option(ctx, "SET"), ["GET"]]))
+    if ctx.chance(0.03):
+        groups.append([ctx.pick(["FOO", "EX", "PX", "EXAT"])])  # unknown / missing value
+    ctx.rng.shuffle(groups)
+    return ["SET", ctx.key(), ctx.value()] + [a for g in groups for a in g]
+
+
+def build_getex(ctx: Context) -> list[str]:
+    args = ["GETEX", ctx.key()]
+    if ctx.chance(0.75):
+        args += _expiry_option(ctx, "GETEX")
+    if ctx.chance(0.06):
+        args += _expiry_option(ctx, "GETEX")  # two options: syntax error
+    return args
+
+
+def build_expire(name: str, when: Callable[[Context], str]):
+    def build(ctx: Context) -> list[str]:
+        args = [name, ctx.key(), when(ctx)]
+        r = ctx.rng.random()
+        if r < 0.45:
+            args.append(ctx.opt(ctx.pick(["NX", "XX", "GT", "LT"])))
+        elif r < 0.52:
+            args += [ctx.pick(["NX", "XX", "GT", "LT"]) for _ in range(2)]
+        elif r < 0.54:
+            args.append(ctx.pick(["FOO", "EX", "1"]))
+        return args
+    return build
+
+
+def build_lcs(ctx: Context) -> list[str]:
+    args = ["LCS", ctx.key(), ctx.key()]
+    options = ctx.pick([[], ["LEN"], ["IDX"], ["IDX", "WITHMATCHLEN"],
+                        ["IDX", "MINMATCHLEN", ctx.integer(0, 6)],
+                        ["IDX", "MINMATCHLEN", ctx.integer(0, 4), "WITHMATCHLEN"],
+                        ["LEN", "IDX"], ["MINMATCHLEN", "abc"], ["FOO"]])
+    return args + [ctx.opt(o) if o.isupper() else o for o in options]
+
+
+def build_copy(ctx: Context) -> list[str]:
+    args = ["COPY", ctx.key(), ctx.key()]
+    groups = []
+    if ctx.chance(0.4):
+        groups.append([ctx.opt("DB"), ctx.db()])
+    if ctx.chance(0.4):
+        groups.append([ctx.opt("REPLACE")])
+    if ctx.chance(0.03):
+        groups.append(["FOO"])
+    ctx.rng.shuffle(groups)
+    return args + [a for g in groups for a in g]
+
+
+def build_scan(ctx: Context) -> list[str]:
+    args = ["SCAN", "0" if not ctx.bad() else ctx.pick(["abc", "-1", "18446744073709551616"])]
+    if ctx.chance(0.5):
+        args += [ctx.opt("MATCH"), ctx.pattern()]
+    if ctx.chance(0.4):
+        args += [ctx.opt("COUNT"), ctx.pick(["1", "2", "10", "100", "0", "-1", "abc"])]
+    if ctx.chance(0.3):
+        args += [ctx.opt("TYPE"), ctx.pick(["string", "list", "hash", "set", "zset", "foo"])]
+    return args
+
+
+def build_setrange(ctx: Context) -> list[str]:
+    # never an offset that would make a real 512 MB string: huge offsets always overflow
+    if ctx.bad():
+        offset = ctx.pick(["-1", "abc", str(512 * 1024 * 1024), str(2**40), str(LLONG_MAX)])
+    else:
+        offset = str(ctx.rng.randint(0, 60))
+    return ["SETRANGE", ctx.key(), offset, ctx.short_value()]
+
+
+def build_getrange(name: str):
+    def build(ctx: Context) -> list[str]:
+        def bound():
+            if ctx.bad():
+                return ctx.pick([str(LLONG_MAX), str(LLONG_MIN), "abc", "1.5"])
+            return str(ctx.rng.randint(-12, 12))
+        return [name, ctx.key(), bound(), bound()]
+    return build
+
+
+def build_object(ctx: Context) -> list[str]:
+    sub = ctx.pick(["ENCODING"] * 8 + ["FREQ", "encoding", "NOSUCH"])
+    return ["OBJECT", sub, ctx.key()]
+
+
+def build_unknown(ctx: Context) -> list[str]:
+    return [ctx.pick(["FOO", "getx", "SETT", "EXPIRES"])] + ctx.keys(0, 2)
+
+
+def build_flush(name: str):
+    def build(ctx: Context) -> list[str]:
+        return [name] + ctx.pick([[], [], ["ASYNC"], ["SYNC"], ["async"], ["FOO"]])
+    return build
+
+
+def kv_pairs(ctx: Context, lo: int = 1, hi: int = 3) -> list[str]:
+    out = []
+    for _ in range(ctx.rng.randint(lo, hi)):
+        out += [ctx.key(), ctx.value()]
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the template table
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class Template:
+    name: str
+    family: str
+    weight: float
+    build: Callable[[Context], list]
+    compare: str = "exact"
+    # arity mutation: a fuzz on top of the builder (drop the last argument / append junk)
+    mutate: bool = True
+
+
+def T(name, family, weight, build, compare="exact", mutate=True) -> Template:
+    return Template(name, family, weight, build, compare, mutate)
+
+
+TEMPLATES: list[Template] = [
+    # strings
+    T("GET", "strings", 6, lambda c: ["GET", c.key()]),
+    T("SET", "strings", 10, build_set),
+    T("SETNX", "strings", 1.5, lambda c: ["SETNX", c.key(), c.value()]),
+    T("SETEX", "strings", 1.5, lambda c: ["SETEX", c.key(), c.ttl_s(), c.value()]),
+    T("PSETEX", "strings", 1.5, lambda c: ["PSETEX", c.key(), c.ttl_ms(), c.value()]),
+    T("GETEX", "strings", 3, build_getex),
+    T("GETDEL", "strings", 1.5, lambda c: ["GETDEL", c.key()]),
+    T("GETSET", "strings", 1.5, lambda c: ["GETSET", c.key(), c.value()]),
+    T("MGET", "strings", 2, lambda c: ["MGET"] + c.keys()),
+    T("MSET", "strings", 2, lambda c: ["MSET"] + kv_pairs(c)),
+    T("MSETNX", "strings", 1.5, lambda c: ["MSETNX"] + kv_pairs(c)),
+    T("APPEND", "strings", 2, lambda c: ["APPEND", c.key(), c.short_value()]),
+    T("STRLEN", "strings", 2, lambda c: ["STRLEN", c.key()]),
+    T("INCR", "strings", 3, lambda c: ["INCR", c.key()]),
+    T("DECR", "strings", 2, lambda c: ["DECR", c.key()]),
+    T("INCRBY", "strings", 2.5, lambda c: ["INCRBY", c.key(), c.integer(-1000, 1000)]),
+    T("DECRBY", "strings", 2, lambda c: ["DECRBY", c.key(), c.integer(-1000, 1000)]),
+    T("INCRBYFLOAT", "strings", 3, lambda c: ["INCRBYFLOAT", c.key(), c.float_()]),
+    T("GETRANGE", "strings", 2, build_getrange("GETRANGE")),
+    T("SUBSTR", "strings", 1, build_getrange("SUBSTR")),
+    T("SETRANGE", "strings", 2, build_setrange),
+    T("LCS", "strings", 1.5, build_lcs),
+    # expiry
+    T("EXPIRE", "expiry", 3, build_expire("EXPIRE", Context.ttl_s)),
+    T("PEXPIRE", "expiry", 2.5, build_expire("PEXPIRE", Context.ttl_ms)),
+    T("EXPIREAT", "expiry", 2.5, build_expire("EXPIREAT", Context.abs_s)),
+    T("PEXPIREAT", "expiry", 2.5, build_expire("PEXPIREAT", Context.abs_ms)),
+    T("TTL", "expiry", 3, lambda c: ["TTL", c.key()], "ttl_s"),
+    T("PTTL", "expiry", 3, lambda c: ["PTTL", c.key()], "ttl_ms"),
+    T("EXPIRETIME", "expiry", 2, lambda c: ["EXPIRETIME", c.key()], "ttl_s"),
+    T("PEXPIRETIME", "expiry", 2, lambda c: ["PEXPIRETIME", c.key()], "ttl_ms"),
+    T("PERSIST", "expiry", 2, lambda c: ["PERSIST", c.key()]),
+    # keyspace
+    T("DEL", "keys", 2, lambda c: ["DEL"] + c.keys(1, 3)),
+    T("UNLINK", "keys", 1, lambda c: ["UNLINK"] + c.keys(1, 3)),
+    T("EXISTS", "keys", 2.5, lambda c: ["EXISTS"] + c.keys(1, 4)),
+    T("TOUCH", "keys", 1, lambda c: ["TOUCH"] + c.keys(1, 3)),
+    T("TYPE", "keys", 2, lambda c: ["TYPE", c.key()]),
+    T("KEYS", "keys", 2.5, lambda c: ["KEYS", c.pattern()], "unordered"),
+    T("SCAN", "keys", 1.5, build_scan, "scan", mutate=False),
+    T("RANDOMKEY", "keys", 0.7, lambda c: ["RANDOMKEY"], "randomkey", mutate=False),
+    T("RENAME", "keys", 2, lambda c: ["RENAME", c.key(), c.key()]),
+    T("RENAMENX", "keys", 1.5, lambda c: ["RENAMENX", c.key(), c.key()]),
+    T("COPY", "keys", 2, build_copy),
+    T("MOVE", "keys", 1.5, lambda c: ["MOVE", c.key(), c.db()]),
+    T("SWAPDB", "keys", 0.7, lambda c: ["SWAPDB", c.db(), c.db()]),
+    T("SELECT", "keys", 1.2, lambda c: ["SELECT", c.db()]),
+    T("DBSIZE", "keys", 1.5, lambda c: ["DBSIZE"]),
+    T("OBJECT", "keys", 2.5, build_object),
+    T("FLUSHDB", "keys", 0.15, build_flush("FLUSHDB")),
+    T("FLUSHALL", "keys", 0.05, build_flush("FLUSHALL")),
+    # connection-level odds and ends
+    T("PING", "server", 0.3, lambda c: ["PING"] + ([c.value()] if c.chance(0.5) else [])),
+    T("ECHO", "server", 0.3, lambda c: ["ECHO", c.value()]),
+    T("unknown", "server", 0.3, build_unknown),
+    # ---- families the server does not have yet (enable with KW_DIFF_FAMILIES) ----
+    T("RPUSH", "lists", 3, lambda c: ["RPUSH", c.key()] + [c.short_value() for _ in range(2)]),
+    T("LPUSH", "lists", 2, lambda c: ["LPUSH", c.key(), c.short_value()]),
+    T("LPOP", "lists", 1.5, lambda c: ["LPOP", c.key()]),
+    T("LLEN", "lists", 1, lambda c: ["LLEN", c.key()]),
+    T("LRANGE", "lists", 2, lambda c: ["LRANGE", c.key(), c.integer(-5, 5), c.integer(-5, 5)]),
+    T("HSET", "hashes", 3, lambda c: ["HSET", c.key(), c.short_value(), c.value()]),
+    T("HGET", "hashes", 1.5, lambda c: ["HGET", c.key(), c.short_value()]),
+    T("HGETALL", "hashes", 1.5, lambda c: ["HGETALL", c.key()], "unordered_pairs"),
+    T("HINCRBY", "hashes", 1, lambda c: ["HINCRBY", c.key(), "n", c.integer()]),
+    T("SADD", "sets", 3, lambda c: ["SADD", c.key()] + [c.short_value() for _ in range(2)]),
+    T("SMEMBERS", "sets", 1.5, lambda c: ["SMEMBERS", c.key()], "unordered"),
+    T("SCARD", "sets", 1, lambda c: ["SCARD", c.key()]),
+    T("ZADD", "zsets", 3, lambda c: ["ZADD", c.key(), c.float_(), c.short_value()]),
+    T("ZRANGE", "zsets", 1.5, lambda c: ["ZRANGE", c.key(), "0", "-1", "WITHSCORES"]),
+    T("ZSCORE", "zsets", 1, lambda c: ["ZSCORE", c.key(), c.short_value()]),
+]
+
+DEFAULT_FAMILIES = ("strings", "expiry", "keys", "server")
+ALL_FAMILIES = tuple(dict.fromkeys(t.family for t in TEMPLATES))
+
+
+def generate(seed: int, count: int, families=DEFAULT_FAMILIES, now_s: int | None = None,
+             p_mutate: float = 0.04) -> list[Command]:
+    """The sequence for ``seed``: ``count`` commands from the templates of ``families``."""
+    rng = random.Random(seed)
+    ctx = Context(rng, int(time.time()) if now_s is None else now_s)
+    table = [t for t in TEMPLATES if t.family in families]
+    unknown = set(families) - set(ALL_FAMILIES)
+    if unknown:
+        raise ValueError(f"unknown families {sorted(unknown)}; known: {ALL_FAMILIES}")
+    weights = [t.weight for t in table]
+    commands = []
+    for _ in range(count):
+        template = rng.choices(table, weights)[0]
+        args = template.build(ctx)
+        if template.mutate and rng.random() < p_mutate:
+            if len(args) > 1 and rng.random() < 0.5:
+                args = args[:-1]
+            else:
+                args = args + [rng.choice(JUNK_TOKENS)]
+        if rng.random() < 0.05:  # command names are case-insensitive
+            args[0] = args[0].lower() if rng.random() < 0.5 else args[0].capitalize()
+        commands.append(Command(args, template.compare, template.name))
+    return commands
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--count", type=int, default=300)
+    parser.add_argument("--families", default=",".join(DEFAULT_FAMILIES))
+    parser.add_argument("--now", type=int, default=None, help="generation time, Unix seconds")
+    args = parser.parse_args()
+    for i, cmd in enumerate(generate(args.seed, args.count, args.families.split(","), args.now)):
+        print(f"{i:5d} [{cmd.compare}] {cmd}")
+
+
+if __name__ == "__main__":
+    main()
