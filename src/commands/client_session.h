@@ -1,0 +1,31 @@
+// What the command layer knows of one client: its selected database, protocol version,
+// authentication, name and reply mode. The server layer owns the socket and embeds a session
+// per connection; commands see only this, so they can be tested without sockets.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace keywarden {
+
+struct Command;
+
+enum class ReplyMode : uint8_t { kOn, kOff, kSkipNext, kSkip };
+
+struct ClientSession {
+  uint64_t id = 0;
+  int db = 0;
+  int resp = 2;
+  bool authenticated = false;
+  bool close_after_reply = false;  // QUIT, or a fatal error already replied
+  bool no_evict = false;
+  bool no_touch = false;
+  bool is_local = true;  // connected over loopback or a unix socket (enable-debug-command local)
+  ReplyMode reply_mode = ReplyMode::kOn;
+  std::string name;
+  std::string library_name;
+  std::string library_version;
+  const Command* last_command = nullptr;
+};
+
+}  // namespace keywarden

@@ -1,0 +1,139 @@
+// The command table: one typed row per command, declared at the end of its family file and
+// registered through one explicit call per family. The same rows drive the dispatcher's
+// generic checks (arity, authentication, write refusal), COMMAND INFO/DOCS/LIST/GETKEYS and the
+// per-command statistics of INFO commandstats.
+//
+// Names are stored lowercase; lookup is case-insensitive. A container command (CONFIG, CLIENT,
+// OBJECT…) has no handler of its own and holds its subcommands, which are looked up by the
+// second argument exactly as Redis 7 does.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace keywarden {
+
+class CommandContext;
+using CommandHandler = void (*)(CommandContext&);
+
+// Command flags, as COMMAND INFO names them.
+enum CommandFlag : uint32_t {
+  kWrite = 1u << 0,
+  kReadonly = 1u << 1,
+  kDenyOom = 1u << 2,
+  kAdmin = 1u << 3,
+  kPubSub = 1u << 4,
+  kNoScript = 1u << 5,
+  kBlocking = 1u << 6,
+  kLoading = 1u << 7,
+  kStale = 1u << 8,
+  kSkipMonitor = 1u << 9,
+  kSkipSlowlog = 1u << 10,
+  kFast = 1u << 11,
+  kNoAuth = 1u << 12,
+  kMayReplicate = 1u << 13,
+  kNoMandatoryKeys = 1u << 14,
+  kNoMulti = 1u << 15,
+  kMovableKeys = 1u << 16,
+  kAllowBusy = 1u << 17,
+  kSentinel = 1u << 18,
+  // Not a COMMAND flag: gated by enable-debug-command (Redis's CMD_PROTECTED).
+  kProtected = 1u << 19,
+};
+
+// ACL categories. Those implied by flags (@write, @read, @admin, @dangerous, @fast, @slow,
+// @blocking, @pubsub) are added at registration, as Redis does.
+enum AclCategory : uint32_t {
+  kAclKeyspace = 1u << 0,
+  kAclRead = 1u << 1,
+  kAclWrite = 1u << 2,
+  kAclSet = 1u << 3,
+  kAclSortedSet = 1u << 4,
+  kAclList = 1u << 5,
+  kAclHash = 1u << 6,
+  kAclString = 1u << 7,
+  kAclBitmap = 1u << 8,
+  kAclHyperLogLog = 1u << 9,
+  kAclGeo = 1u << 10,
+  kAclStream = 1u << 11,
+  kAclPubSub = 1u << 12,
+  kAclAdmin = 1u << 13,
+  kAclFast = 1u << 14,
+  kAclSlow = 1u << 15,
+  kAclBlocking = 1u << 16,
+  kAclDangerous = 1u << 17,
+  kAclConnection = 1u << 18,
+  kAclTransaction = 1u << 19,
+  kAclScripting = 1u << 20,
+};
+
+struct CommandSpec {
+  std::string_view name;  // lowercase
+  int arity;              // > 0: exactly; < 0: at least -arity (the name counts)
+  uint32_t flags;
+  int first_key;  // 0 when the command takes no keys
+  int last_key;   // -1: the last argument, -2: the one before it…
+  int key_step;
+  uint32_t acl_categories;
+  CommandHandler handler;  // null for a container command
+  std::string_view group;  // COMMAND DOCS group: "string", "generic", "server"…
+  std::string_view since;
+  std::string_view summary;
+  std::string_view complexity;
+  std::span<const CommandSpec> subcommands = {};
+};
+
+struct CommandStats {
+  uint64_t calls = 0;
+  uint64_t usec = 0;
+  uint64_t rejected_calls = 0;
+  uint64_t failed_calls = 0;
+};
+
+// A registered command: its row, its full name ("config|get") and its counters.
+struct Command {
+  const CommandSpec* spec;
+  std::string full_name;
+  uint32_t acl_categories;  // with the flag-implied ones
+  Command* parent = nullptr;
+  std::map<std::string, std::unique_ptr<Command>, std::less<>> subcommands;
+  CommandStats stats;
+
+  bool has(uint32_t flag) const { return (spec->flags & flag) != 0; }
+  bool is_container() const { return !subcommands.empty(); }
+};
+
+class CommandTable {
+ public:
+  void add(std::span<const CommandSpec> rows);
+  // Case-insensitive lookup of a top-level command.
+  Command* find(std::string_view name) const;
+  // Looks up argv the way Redis 7 does: a container with a second argument resolves to the
+  // subcommand (null if unknown); a container alone resolves to itself (arity fails later).
+  Command* find_for_args(std::span<const std::string_view> args) const;
+
+  const std::map<std::string, std::unique_ptr<Command>, std::less<>>& commands() const {
+    return commands_;
+  }
+  size_t size() const { return commands_.size(); }
+  void reset_stats();
+
+  // Names of the ACL categories set in `categories`, in Redis's order.
+  static std::vector<std::string_view> acl_category_names(uint32_t categories);
+  // Names of the COMMAND flags set in `flags`.
+  static std::vector<std::string_view> flag_names(uint32_t flags);
+
+  // Positions of the keys in `args` for a command (COMMAND GETKEYS, later MULTI/WATCH).
+  static std::vector<int> key_positions(const Command& command,
+                                        std::span<const std::string_view> args);
+
+ private:
+  std::map<std::string, std::unique_ptr<Command>, std::less<>> commands_;
+};
+
+}  // namespace keywarden

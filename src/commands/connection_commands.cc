@@ -1,0 +1,168 @@
+// Connection commands: PING, ECHO, SELECT, QUIT, RESET, AUTH, HELLO.
+#include <string>
+
+#include "commands/arg_parser.h"
+#include "commands/context.h"
+#include "commands/errors.h"
+#include "commands/families.h"
+#include "common/version.h"
+
+namespace keywarden {
+namespace {
+
+void ping_command(CommandContext& ctx) {
+  if (ctx.args.size() > 2) return ctx.error(errors::wrong_arity("ping"));
+  if (ctx.args.size() == 2) return ctx.reply.bulk(ctx.args[1]);
+  ctx.reply.simple_string("PONG");
+}
+
+void echo_command(CommandContext& ctx) { ctx.reply.bulk(ctx.args[1]); }
+
+void select_command(CommandContext& ctx) {
+  int64_t index;
+  if (!parse_int64(ctx.args[1], &index) || index < INT32_MIN || index > INT32_MAX) {
+    return ctx.error(errors::kNotInteger);
+  }
+  if (index < 0 || index >= ctx.server.keyspace().database_count()) {
+    return ctx.error(errors::kDbIndexOutOfRange);
+  }
+  ctx.session.db = static_cast<int>(index);
+  ctx.reply.simple_string("OK");
+}
+
+void quit_command(CommandContext& ctx) {
+  ctx.session.close_after_reply = true;
+  ctx.reply.simple_string("OK");
+}
+
+void reset_command(CommandContext& ctx) {
+  ClientSession& session = ctx.session;
+  session.db = 0;
+  session.resp = 2;
+  ctx.reply.set_resp(2);
+  session.reply_mode = ReplyMode::kOn;
+  session.no_evict = false;
+  session.no_touch = false;
+  session.name.clear();
+  // Back to the default user: authenticated only when it needs no password.
+  session.authenticated = ctx.server.settings().requirepass.empty();
+  ctx.reply.simple_string("RESET");
+}
+
+// True when `password` opens the default user (any password does while none is set).
+bool default_user_accepts(const CommandContext& ctx, std::string_view username,
+                          std::string_view password) {
+  if (username != "default") return false;
+  const std::string& required = ctx.server.settings().requirepass;
+  return required.empty() || required == password;
+}
+
+void auth_command(CommandContext& ctx) {
+  if (ctx.args.size() > 3) return ctx.error(errors::kSyntax);
+  if (ctx.args.size() == 2 && ctx.server.settings().requirepass.empty()) {
+    return ctx.error(errors::kAuthNotConfigured);
+  }
+  std::string_view username = ctx.args.size() == 3 ? ctx.args[1] : "default";
+  std::string_view password = ctx.args.back();
+  if (!default_user_accepts(ctx, username, password)) return ctx.error(errors::kWrongPass);
+  ctx.session.authenticated = true;
+  ctx.reply.simple_string("OK");
+}
+
+// Client names may not hold spaces or control characters, so CLIENT LIST stays parseable.
+bool valid_client_name(std::string_view name) {
+  for (char c : name) {
+    if (c < '!' || c > '~') return false;
+  }
+  return true;
+}
+
+void hello_command(CommandContext& ctx) {
+  int64_t version = ctx.session.resp;
+  size_t next = 1;
+  if (ctx.args.size() >= 2) {
+    if (!parse_int64(ctx.args[1], &version)) {
+      return ctx.error("ERR Protocol version is not an integer or out of range");
+    }
+    next = 2;
+    if (version < 2 || version > 3) return ctx.error(errors::kNoProtoVersion);
+  }
+  std::string_view username, password, name;
+  bool has_auth = false, has_name = false;
+  for (size_t i = next; i < ctx.args.size(); ++i) {
+    size_t more = ctx.args.size() - i - 1;
+    if (equals_ignore_case(ctx.args[i], "AUTH") && more >= 2) {
+      has_auth = true;
+      username = ctx.args[i + 1];
+      password = ctx.args[i + 2];
+      i += 2;
+    } else if (equals_ignore_case(ctx.args[i], "SETNAME") && more >= 1) {
+      has_name = true;
+      name = ctx.args[i + 1];
+      i += 1;
+    } else {
+      return ctx.error("ERR Syntax error in HELLO option '" + std::string(ctx.args[i]) + "'");
+    }
+  }
+  if (has_auth) {
+    if (!default_user_accepts(ctx, username, password)) return ctx.error(errors::kWrongPass);
+    ctx.session.authenticated = true;
+  }
+  if (!ctx.session.authenticated && !ctx.server.settings().requirepass.empty()) {
+    return ctx.error("NOAUTH HELLO must be called with the client already authenticated, "
+                     "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
+                     "authenticate the client and select the RESP protocol version at the same "
+                     "time");
+  }
+  if (has_name) {
+    if (!valid_client_name(name)) {
+      return ctx.error("ERR Client names cannot contain spaces, newlines or special characters.");
+    }
+    ctx.session.name.assign(name);
+  }
+  ctx.session.resp = static_cast<int>(version);
+  ctx.reply.set_resp(ctx.session.resp);
+
+  ReplyWriter& reply = ctx.reply;
+  reply.map_header(7);
+  reply.bulk("server");
+  reply.bulk("redis");
+  reply.bulk("version");
+  reply.bulk(kRedisCompatibleVersion);
+  reply.bulk("proto");
+  reply.integer(version);
+  reply.bulk("id");
+  reply.integer(static_cast<int64_t>(ctx.session.id));
+  reply.bulk("mode");
+  reply.bulk("standalone");
+  reply.bulk("role");
+  reply.bulk("master");
+  reply.bulk("modules");
+  reply.array_header(0);
+}
+
+constexpr uint32_t kConnectionFlags = kNoScript | kLoading | kStale | kFast;
+
+constexpr CommandSpec kConnectionCommands[] = {
+    {"ping", -1, kFast, 0, 0, 0, kAclConnection, ping_command, "connection", "1.0.0",
+     "Returns the server's liveliness response.", "O(1)"},
+    {"echo", 2, kFast, 0, 0, 0, kAclConnection, echo_command, "connection", "1.0.0",
+     "Returns the given string.", "O(1)"},
+    {"select", 2, kLoading | kStale | kFast, 0, 0, 0, kAclConnection, select_command,
+     "connection", "1.0.0", "Changes the selected database.", "O(1)"},
+    {"quit", -1, kAllowBusy | kNoAuth | kConnectionFlags, 0, 0, 0, kAclConnection, quit_command,
+     "connection", "1.0.0", "Closes the connection.", "O(1)"},
+    {"reset", 1, kNoAuth | kConnectionFlags, 0, 0, 0, kAclConnection, reset_command,
+     "connection", "6.2.0", "Resets the connection.", "O(1)"},
+    {"auth", -2, kNoAuth | kConnectionFlags | kAllowBusy, 0, 0, 0, kAclConnection, auth_command,
+     "connection", "1.0.0", "Authenticates the connection.",
+     "O(N) where N is the number of passwords defined for the user"},
+    {"hello", -1, kNoAuth | kConnectionFlags | kAllowBusy, 0, 0, 0, kAclConnection,
+     hello_command, "connection", "6.0.0", "Handshakes with the Redis server.", "O(1)"},
+};
+
+}  // namespace
+
+void register_connection_commands(CommandTable& table) { table.add(kConnectionCommands); }
+
+}  // namespace keywarden

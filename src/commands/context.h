@@ -1,0 +1,61 @@
+// What a command handler works with: its arguments, the reply being built, the calling
+// client's session, the server state, and the time snapshot of this execution. Redis reads the
+// clock once per command so that every key a command touches is judged against the same
+// instant; `now_ms` is that instant.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "commands/client_session.h"
+#include "commands/command_table.h"
+#include "commands/server_state.h"
+#include "resp/reply_writer.h"
+#include "storage/database.h"
+
+namespace keywarden {
+
+class CommandContext {
+ public:
+  CommandContext(ServerState& server, ClientSession& session, ReplyWriter& reply,
+                 std::span<const std::string_view> args, const Command& command, int64_t now_ms)
+      : server(server), session(session), reply(reply), args(args), command(command),
+        now_ms(now_ms) {}
+
+  ServerState& server;
+  ClientSession& session;
+  ReplyWriter& reply;
+  std::span<const std::string_view> args;
+  const Command& command;
+  const int64_t now_ms;
+
+  Database& db() { return server.keyspace().db(session.db); }
+  Database& db(int index) { return server.keyspace().db(index); }
+
+  // Looks a key up for reading: lazy expiry, keyspace hit/miss counters, access time.
+  Entry* lookup_read(std::string_view key);
+  // Looks a key up for writing: lazy expiry only.
+  Entry* lookup_write(std::string_view key) { return db().lookup(key, now_ms); }
+
+  // Sends an error reply and counts it (errorstats, the command's failed_calls).
+  void error(std::string_view text);
+  bool failed() const { return failed_; }
+
+  // Records `count` changes to the dataset (INFO rdb_changes_since_last_save).
+  void dirty(uint64_t count = 1) { server.stats().dirty += count; }
+  // Hands this command's effect to the propagation path, in the current database.
+  void propagate(std::span<const std::string_view> effect) {
+    server.propagator().add(session.db, effect);
+  }
+  void propagate(std::initializer_list<std::string_view> effect) {
+    server.propagator().add(session.db, effect);
+  }
+  // Propagates the command exactly as the client sent it.
+  void propagate_as_received() { propagate(args); }
+
+ private:
+  bool failed_ = false;
+};
+
+}  // namespace keywarden

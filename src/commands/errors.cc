@@ -1,0 +1,56 @@
+#include "commands/errors.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace keywarden::errors {
+namespace {
+// An error reply is one line: Redis turns CR and LF taken from arguments into spaces.
+std::string one_line(std::string text) {
+  std::replace_if(text.begin(), text.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');
+  return text;
+}
+}  // namespace
+
+std::string unknown_command(std::string_view name, const std::string_view* args, size_t count) {
+  // Redis quotes arguments until their text reaches 128 bytes, each cut to what is left.
+  std::string quoted;
+  for (size_t i = 0; i < count && quoted.size() < 128; ++i) {
+    size_t room = 128 - quoted.size();
+    quoted += '\'';
+    quoted.append(args[i].substr(0, room));
+    quoted += "' ";
+  }
+  std::string text = "ERR unknown command '";
+  text.append(name.substr(0, 128));
+  text += "', with args beginning with: ";
+  text += quoted;
+  return one_line(std::move(text));
+}
+
+std::string unknown_subcommand(std::string_view container, std::string_view subcommand) {
+  std::string upper(container);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::string text = "ERR unknown subcommand '";
+  text.append(subcommand.substr(0, 128));
+  text += "'. Try ";
+  text += upper;
+  text += " HELP.";
+  return one_line(std::move(text));
+}
+
+std::string wrong_arity(std::string_view full_name) {
+  std::string text = "ERR wrong number of arguments for '";
+  text += full_name;
+  text += "' command";
+  return text;
+}
+
+std::string invalid_expire_time(std::string_view command) {
+  std::string text = "ERR invalid expire time in '";
+  text += command;
+  text += "' command";
+  return text;
+}
+
+}  // namespace keywarden::errors

@@ -1,0 +1,53 @@
+// Every error text the server sends, in one place, worded byte for byte as Redis 7.0 words
+// them (without the leading '-' and the trailing CRLF, which the reply writer adds). Texts that
+// embed an argument are built by the functions at the end.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace keywarden::errors {
+
+inline constexpr std::string_view kSyntax = "ERR syntax error";
+inline constexpr std::string_view kNotInteger = "ERR value is not an integer or out of range";
+inline constexpr std::string_view kNotFloat = "ERR value is not a valid float";
+inline constexpr std::string_view kWrongType =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+inline constexpr std::string_view kNoSuchKey = "ERR no such key";
+inline constexpr std::string_view kOverflow = "ERR increment or decrement would overflow";
+inline constexpr std::string_view kIncrFloatNaNOrInf = "ERR increment would produce NaN or Infinity";
+inline constexpr std::string_view kStringTooLong = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+inline constexpr std::string_view kOffsetOutOfRange = "ERR offset is out of range";
+inline constexpr std::string_view kDbIndexOutOfRange = "ERR DB index is out of range";
+inline constexpr std::string_view kInvalidDbIndex = "ERR invalid DB index";
+inline constexpr std::string_view kSameObject = "ERR source and destination objects are the same";
+inline constexpr std::string_view kNoAuth = "NOAUTH Authentication required.";
+inline constexpr std::string_view kWrongPass =
+    "WRONGPASS invalid username-password pair or user is disabled.";
+inline constexpr std::string_view kAuthNotConfigured =
+    "ERR AUTH <password> called without any password configured for the default user. Are you "
+    "sure your configuration is correct?";
+inline constexpr std::string_view kNxXxGtLtConflict =
+    "ERR NX and XX, GT or LT options at the same time are not compatible";
+inline constexpr std::string_view kGtLtNxConflict =
+    "ERR GT, LT, and/or NX options at the same time are not compatible";
+inline constexpr std::string_view kMaxClients = "ERR max number of clients reached";
+inline constexpr std::string_view kOom = "OOM command not allowed when used memory > 'maxmemory'.";
+inline constexpr std::string_view kDebugDisabled =
+    "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you "
+    "can run it from a local connection, otherwise you need to set this option in the "
+    "configuration file, and then restart the server.";
+inline constexpr std::string_view kNoProtoVersion = "NOPROTO unsupported protocol version";
+inline constexpr std::string_view kCursor = "ERR invalid cursor";
+inline constexpr std::string_view kTimeoutNotFloat = "ERR timeout is not a float or out of range";
+
+// "ERR unknown command 'foo', with args beginning with: 'a' 'b' "
+std::string unknown_command(std::string_view name, const std::string_view* args, size_t count);
+// "ERR unknown subcommand 'x'. Try CONFIG HELP."
+std::string unknown_subcommand(std::string_view container, std::string_view subcommand);
+// "ERR wrong number of arguments for 'get' command"
+std::string wrong_arity(std::string_view full_name);
+// "ERR invalid expire time in 'set' command"
+std::string invalid_expire_time(std::string_view command);
+
+}  // namespace keywarden::errors

@@ -1,0 +1,22 @@
+// One registration call per command family, each defined at the end of its family file. The
+// server layer registers its own families (CONFIG, INFO, CLIENT…) after these.
+#pragma once
+
+#include "commands/command_table.h"
+
+namespace keywarden {
+
+void register_connection_commands(CommandTable& table);
+void register_string_commands(CommandTable& table);
+void register_key_commands(CommandTable& table);
+void register_expire_commands(CommandTable& table);
+
+// All the families above.
+inline void register_data_commands(CommandTable& table) {
+  register_connection_commands(table);
+  register_string_commands(table);
+  register_key_commands(table);
+  register_expire_commands(table);
+}
+
+}  // namespace keywarden

@@ -1,0 +1,29 @@
+#include "commands/propagation.h"
+
+#include <algorithm>
+
+namespace keywarden {
+
+void Propagator::remove_sink(PropagationSink* sink) {
+  sinks_.erase(std::remove(sinks_.begin(), sinks_.end(), sink), sinks_.end());
+}
+
+void Propagator::add(int db, std::span<const std::string_view> args) {
+  if (!active()) return;
+  PropagatedCommand command{db, {}};
+  command.args.reserve(args.size());
+  for (std::string_view arg : args) command.args.emplace_back(arg);
+  pending_.push_back(std::move(command));
+}
+
+void Propagator::add(int db, std::initializer_list<std::string_view> args) {
+  add(db, std::span<const std::string_view>(args.begin(), args.size()));
+}
+
+void Propagator::flush() {
+  if (pending_.empty()) return;
+  for (PropagationSink* sink : sinks_) sink->write_batch(pending_);
+  pending_.clear();
+}
+
+}  // namespace keywarden

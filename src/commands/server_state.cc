@@ -1,0 +1,27 @@
+#include "commands/server_state.h"
+
+namespace keywarden {
+
+ServerState::ServerState(const Clock& clock, int database_count)
+    : clock_(clock), keyspace_(database_count, clock) {
+  keyspace_.set_listener(this);
+}
+
+void ServerState::count_error(std::string_view text) {
+  ++stats_.total_error_replies;
+  // Redis takes the code from before the first space within 32 bytes, else calls it ERR.
+  size_t space = text.substr(0, 32).find(' ');
+  std::string_view code = space == std::string_view::npos ? "ERR" : text.substr(0, space);
+  auto it = stats_.error_counts.find(code);
+  if (it == stats_.error_counts.end()) {
+    stats_.error_counts.emplace(std::string(code), 1);
+  } else {
+    ++it->second;
+  }
+}
+
+void ServerState::key_expired(int db, std::string_view key) {
+  propagator_.add(db, {settings_.lazyfree_lazy_expire ? "UNLINK" : "DEL", key});
+}
+
+}  // namespace keywarden

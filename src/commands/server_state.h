@@ -1,0 +1,79 @@
+// Everything a command handler may touch besides its own client: the keyspace, the clock, the
+// command table, the propagation path, the settings that change command behaviour, and the
+// counters INFO reports. One instance per server, owned by the server layer (or by a test).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "commands/command_table.h"
+#include "commands/propagation.h"
+#include "common/clock.h"
+#include "storage/keyspace.h"
+
+namespace keywarden {
+
+enum class DebugCommandAccess : uint8_t { kNo, kYes, kLocal };
+
+// Settings the dispatcher and handlers read; the server's config table points into them.
+struct CommandSettings {
+  std::string requirepass;
+  DebugCommandAccess enable_debug_command = DebugCommandAccess::kNo;
+  int64_t proto_max_bulk_len = 512LL * 1024 * 1024;
+  bool lazyfree_lazy_expire = false;
+  bool lazyfree_lazy_user_del = false;
+  bool lazyfree_lazy_user_flush = false;
+  bool lazyfree_lazy_server_del = false;
+};
+
+struct ServerStats {
+  uint64_t total_commands_processed = 0;
+  uint64_t keyspace_hits = 0;
+  uint64_t keyspace_misses = 0;
+  uint64_t total_error_replies = 0;
+  uint64_t dirty = 0;  // writes since the last save
+  std::map<std::string, uint64_t, std::less<>> error_counts;  // errorstats, by error code
+  void reset() {
+    uint64_t keep_dirty = dirty;
+    *this = {};
+    dirty = keep_dirty;
+  }
+};
+
+// The process that hosts the command layer (the server layer's Server, or nothing in tests).
+// Families of the server layer reach their host through it; the command layer never does.
+class ServerHost {
+ public:
+  virtual ~ServerHost() = default;
+};
+
+class ServerState final : public KeyspaceListener {
+ public:
+  ServerState(const Clock& clock, int database_count);
+
+  const Clock& clock() const { return clock_; }
+  Keyspace& keyspace() { return keyspace_; }
+  CommandTable& commands() { return commands_; }
+  Propagator& propagator() { return propagator_; }
+  CommandSettings& settings() { return settings_; }
+  ServerStats& stats() { return stats_; }
+  ServerHost* host() const { return host_; }
+  void set_host(ServerHost* host) { host_ = host; }
+
+  // Counts an error reply under its code (the first word: "ERR", "WRONGTYPE"…).
+  void count_error(std::string_view text);
+
+  void key_expired(int db, std::string_view key) override;
+
+ private:
+  const Clock& clock_;
+  Keyspace keyspace_;
+  CommandTable commands_;
+  Propagator propagator_;
+  CommandSettings settings_;
+  ServerStats stats_;
+  ServerHost* host_ = nullptr;
+};
+
+}  // namespace keywarden

@@ -1,0 +1,91 @@
+// CONFIG GET | SET | RESETSTAT | REWRITE | HELP.
+#include <vector>
+
+#include "commands/context.h"
+#include "commands/errors.h"
+#include "server/server.h"
+#include "server/server_families.h"
+
+namespace keywarden {
+namespace {
+
+void config_get_command(CommandContext& ctx) {
+  Server& server = Server::from(ctx);
+  auto pairs = server.config().get(ctx.args.subspan(2));
+  ctx.reply.map_header(pairs.size());
+  for (const auto& [name, value] : pairs) {
+    ctx.reply.bulk(name);
+    ctx.reply.bulk(value);
+  }
+}
+
+void config_set_command(CommandContext& ctx) {
+  if (ctx.args.size() % 2 != 0) return ctx.error(errors::wrong_arity("config|set"));
+  std::string problem = Server::from(ctx).config().set(ctx.args.subspan(2));
+  if (!problem.empty()) return ctx.error(problem);
+  ctx.reply.simple_string("OK");
+}
+
+void config_resetstat_command(CommandContext& ctx) {
+  Server& server = Server::from(ctx);
+  server.state().stats().reset();
+  server.state().commands().reset_stats();
+  server.state().keyspace().expiry_stats() = {};
+  server.network_stats() = {};
+  server.latency_events().clear();
+  ctx.reply.simple_string("OK");
+}
+
+void config_rewrite_command(CommandContext& ctx) {
+  Server& server = Server::from(ctx);
+  std::string problem = server.config().rewrite(server.config_file());
+  if (!problem.empty()) return ctx.error(problem);
+  ctx.reply.simple_string("OK");
+}
+
+void config_help_command(CommandContext& ctx) {
+  static constexpr std::string_view kLines[] = {
+      "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GET <pattern>",
+      "    Return parameters matching the glob-like <pattern> and their values.",
+      "SET <directive> <value>",
+      "    Set the configuration <directive> to <value>.",
+      "RESETSTAT",
+      "    Reset statistics reported by the INFO command.",
+      "REWRITE",
+      "    Rewrite the configuration file.",
+      "HELP",
+      "    Prints this help.",
+  };
+  ctx.reply.array_header(std::size(kLines));
+  for (std::string_view line : kLines) ctx.reply.simple_string(line);
+}
+
+constexpr uint32_t kConfigFlags = kAdmin | kNoScript | kLoading | kStale;
+
+constexpr CommandSpec kConfigSubcommands[] = {
+    {"get", -3, kConfigFlags, 0, 0, 0, 0, config_get_command, "server", "2.0.0",
+     "Returns the effective values of configuration parameters.",
+     "O(N) when N is the number of configuration parameters provided"},
+    {"set", -4, kConfigFlags | kMayReplicate, 0, 0, 0, 0, config_set_command, "server", "2.0.0",
+     "Sets configuration parameters in-flight.",
+     "O(N) when N is the number of configuration parameters provided"},
+    {"resetstat", 2, kConfigFlags, 0, 0, 0, 0, config_resetstat_command, "server", "2.0.0",
+     "Resets the server's statistics.", "O(1)"},
+    {"rewrite", 2, kConfigFlags, 0, 0, 0, 0, config_rewrite_command, "server", "2.8.0",
+     "Persists the effective configuration to file.", "O(1)"},
+    {"help", 2, kLoading | kStale, 0, 0, 0, 0, config_help_command, "server", "5.0.0",
+     "Returns helpful text about the different subcommands.", "O(1)"},
+};
+
+constexpr CommandSpec kConfigCommands[] = {
+    {"config", -2, 0, 0, 0, 0, 0, nullptr, "server", "2.0.0",
+     "A container for server configuration commands.", "Depends on subcommand.",
+     kConfigSubcommands},
+};
+
+}  // namespace
+
+void register_config_commands(CommandTable& table) { table.add(kConfigCommands); }
+
+}  // namespace keywarden

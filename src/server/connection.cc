@@ -1,0 +1,224 @@
+#include "server/connection.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "commands/context.h"
+#include "server/server.h"
+
+namespace keywarden {
+namespace {
+// Bytes read per readable event (Redis's PROTO_IOBUF_LEN). Bounding each read is what keeps
+// one client pipelining a million commands from starving the others: it gets a turn of this
+// size, then the loop moves on.
+constexpr size_t kReadChunk = 16 * 1024;
+// A reply buffer larger than this is given back to the allocator once it has been sent.
+constexpr size_t kIdleOutputKeep = 64 * 1024;
+constexpr size_t kIdleQueryKeep = 32 * 1024;
+// Write at most this much per flush so one huge reply cannot monopolise the loop.
+constexpr size_t kMaxWritePerFlush = 64 * 1024 * 1024;
+}  // namespace
+
+char* ByteBuffer::prepare(size_t extra) {
+  if (end_ + extra <= capacity_) return bytes_.get() + end_;
+  size_t used = size();
+  if (used + extra <= capacity_ && start_ >= capacity_ / 2) {
+    // Plenty of room once the consumed front is dropped.
+    std::memmove(bytes_.get(), bytes_.get() + start_, used);
+  } else {
+    size_t new_capacity = std::max(capacity_ * 2, used + extra);
+    std::unique_ptr<char[]> bigger(new char[new_capacity]);  // not zero-filled
+    if (used > 0) std::memcpy(bigger.get(), bytes_.get() + start_, used);
+    bytes_ = std::move(bigger);
+    capacity_ = new_capacity;
+  }
+  start_ = 0;
+  end_ = used;
+  return bytes_.get() + end_;
+}
+
+void ByteBuffer::consume(size_t count) {
+  start_ += count;
+  if (start_ == end_) start_ = end_ = 0;
+}
+
+void ByteBuffer::shrink_if_idle(size_t keep) {
+  if (empty() && capacity_ > keep) {
+    bytes_.reset();
+    capacity_ = start_ = end_ = 0;
+  }
+}
+
+Connection::Connection(Server& server, int fd, uint64_t id, std::string peer, std::string local,
+                       bool unix_socket)
+    : server_(server),
+      fd_(fd),
+      peer_(std::move(peer)),
+      local_(std::move(local)),
+      unix_socket_(unix_socket),
+      writer_(&output_) {
+  session_.id = id;
+  session_.authenticated = server.state().settings().requirepass.empty();
+  session_.is_local = unix_socket || peer_.starts_with("127.") || peer_.starts_with("[::1]") ||
+                      peer_.starts_with("::1");
+  ParserLimits limits;
+  limits.proto_max_bulk_len = server.network().proto_max_bulk_len;
+  limits.auth_required = !session_.authenticated;
+  parser_.set_limits(limits);
+  created_ms_ = last_interaction_ms_ = server.clock().wall_ms();
+  watch_for(EventLoop::kReadable);
+}
+
+Connection::~Connection() { close(); }
+
+void Connection::watch_for(uint32_t events) {
+  if (fd_ < 0 || events == watched_events_) return;
+  if (watched_events_ == 0) {
+    server_.loop().watch(fd_, events, this);
+  } else {
+    server_.loop().update(fd_, events, this);
+  }
+  watched_events_ = events;
+}
+
+void Connection::close() {
+  if (fd_ < 0) return;
+  server_.loop().unwatch(fd_);
+  ::close(fd_);
+  fd_ = -1;
+  server_.connection_closed(this);
+}
+
+void Connection::on_events(uint32_t events) {
+  if (closed()) return;
+  if (events & EventLoop::kWritable) {
+    if (!flush()) return;
+  }
+  if (events & EventLoop::kReadable) read_from_socket();
+}
+
+void Connection::read_from_socket() {
+  // A big bulk argument announced by its header is read in as few calls as possible.
+  size_t want = std::max(kReadChunk, std::min(parser_.bytes_wanted(), size_t{64} << 20));
+  if (parser_.bytes_wanted() > query_.size()) {
+    want = std::max(kReadChunk, parser_.bytes_wanted() - query_.size());
+  }
+  char* into = query_.prepare(want);
+  ssize_t count = ::read(fd_, into, want);
+  if (count == 0) {
+    close();
+    return;
+  }
+  if (count < 0) {
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) close();
+    return;
+  }
+  query_.commit(static_cast<size_t>(count));
+  server_.network_stats().net_input_bytes += static_cast<uint64_t>(count);
+  last_interaction_ms_ = server_.clock().wall_ms();
+  if (static_cast<int64_t>(query_.size()) > server_.network().client_query_buffer_limit) {
+    // Redis closes such a client without a reply: it is not speaking the protocol sanely.
+    close();
+    return;
+  }
+  process_query_buffer();
+}
+
+void Connection::resume() {
+  if (!closed()) process_query_buffer();
+}
+
+void Connection::process_query_buffer() {
+  while (!closed() && !session_.close_after_reply && !query_.empty()) {
+    ParseStatus status = parser_.parse(query_.data(), query_.size());
+    if (status == ParseStatus::kNeedMore) {
+      query_.consume(parser_.consumed());
+      break;
+    }
+    if (status == ParseStatus::kError) {
+      writer_.error(parser_.error());
+      server_.state().count_error(parser_.error());
+      session_.close_after_reply = true;
+      query_.consume(query_.size());
+      break;
+    }
+    // Stop before a command that CLIENT PAUSE holds back; resume() continues from here.
+    if (const Command* command = server_.state().commands().find_for_args(parser_.args());
+        command != nullptr && server_.clients_paused_for(*command)) {
+      parser_.reset();
+      break;
+    }
+    execute_one(parser_.args());
+    query_.consume(parser_.consumed());
+  }
+  query_.shrink_if_idle(kIdleQueryKeep);
+  if (!output_.empty() || session_.close_after_reply) server_.queue_write(this);
+}
+
+void Connection::execute_one(std::span<const std::string_view> args) {
+  const bool skip_this = session_.reply_mode == ReplyMode::kSkip;
+  const size_t mark = output_.size();
+  const bool was_authenticated = session_.authenticated;
+  const int64_t start_us = monotonic_now_us();
+  server_.feed_monitors(*this, args);
+  server_.dispatcher().execute(session_, args, writer_);
+  const int64_t duration_us = monotonic_now_us() - start_us;
+  ++commands_processed_;
+
+  if (skip_this) {
+    output_.resize(mark);
+    if (session_.reply_mode == ReplyMode::kSkip) session_.reply_mode = ReplyMode::kOn;
+  } else if (session_.reply_mode == ReplyMode::kOff) {
+    output_.resize(mark);
+  } else if (session_.reply_mode == ReplyMode::kSkipNext) {
+    output_.resize(mark);
+    session_.reply_mode = ReplyMode::kSkip;
+  }
+  if (session_.authenticated != was_authenticated) {
+    parser_.set_auth_required(!session_.authenticated);
+  }
+  server_.after_command(*this, args, duration_us);
+}
+
+void Connection::send_raw(std::string_view bytes) {
+  if (closed()) return;
+  output_.append(bytes);
+  server_.queue_write(this);
+}
+
+bool Connection::flush() {
+  if (closed()) return false;
+  size_t budget = kMaxWritePerFlush;
+  while (output_sent_ < output_.size() && budget > 0) {
+    size_t length = std::min(output_.size() - output_sent_, budget);
+    ssize_t count = ::send(fd_, output_.data() + output_sent_, length, MSG_NOSIGNAL);
+    if (count < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      close();
+      return false;
+    }
+    output_sent_ += static_cast<size_t>(count);
+    budget -= static_cast<size_t>(count);
+    server_.network_stats().net_output_bytes += static_cast<uint64_t>(count);
+  }
+  if (output_sent_ == output_.size()) {
+    output_.clear();
+    output_sent_ = 0;
+    if (output_.capacity() > kIdleOutputKeep) output_.shrink_to_fit();
+    if (session_.close_after_reply) {
+      close();
+      return false;
+    }
+    watch_for(EventLoop::kReadable);
+  } else {
+    watch_for(EventLoop::kReadable | EventLoop::kWritable);
+  }
+  return true;
+}
+
+}  // namespace keywarden

@@ -1,0 +1,109 @@
+// One client connection: its socket, query buffer, request parser, reply buffer and the
+// command-layer session. Reading parses and executes every complete command the read brought
+// (pipelining); replies accumulate in one buffer that the server flushes before the loop
+// sleeps, so a pipelined batch leaves in one write.
+//
+// A connection is closed in place (descriptor closed, unwatched) but destroyed by the server
+// between event batches, because the loop may still hold its pointer in the current batch.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "commands/client_session.h"
+#include "resp/reply_writer.h"
+#include "resp/request_parser.h"
+#include "server/event_loop.h"
+
+namespace keywarden {
+
+class Server;
+
+// A byte buffer that grows without zero-filling (unlike std::string::resize) and drops its
+// consumed front lazily.
+class ByteBuffer {
+ public:
+  char* data() { return bytes_.get() + start_; }
+  size_t size() const { return end_ - start_; }
+  bool empty() const { return end_ == start_; }
+  size_t capacity() const { return capacity_; }
+  // Makes room for at least `extra` bytes after the data; returns where to write them.
+  char* prepare(size_t extra);
+  void commit(size_t written) { end_ += written; }
+  void consume(size_t count);
+  // Returns the memory of an unusually large buffer once it is empty.
+  void shrink_if_idle(size_t keep);
+
+ private:
+  std::unique_ptr<char[]> bytes_;
+  size_t capacity_ = 0;
+  size_t start_ = 0;
+  size_t end_ = 0;
+};
+
+class Connection final : public EventHandler {
+ public:
+  Connection(Server& server, int fd, uint64_t id, std::string peer, std::string local,
+             bool unix_socket);
+  ~Connection() override;
+
+  void on_events(uint32_t events) override;
+
+  // Writes what the reply buffer holds; false when the connection had to be closed.
+  bool flush();
+  // Closes now; the server destroys the object later.
+  void close();
+  bool closed() const { return fd_ < 0; }
+  // Sends what is pending, then closes (protocol errors, QUIT, CLIENT KILL of self).
+  void close_after_reply() { session_.close_after_reply = true; }
+
+  // Appends an already-encoded reply (MONITOR lines, errors outside a command).
+  void send_raw(std::string_view bytes);
+
+  ClientSession& session() { return session_; }
+  const ClientSession& session() const { return session_; }
+  uint64_t id() const { return session_.id; }
+  int fd() const { return fd_; }
+  const std::string& peer() const { return peer_; }
+  const std::string& local() const { return local_; }
+  bool unix_socket() const { return unix_socket_; }
+  int64_t created_ms() const { return created_ms_; }
+  int64_t last_interaction_ms() const { return last_interaction_ms_; }
+  size_t query_buffer_size() const { return query_.size(); }
+  size_t query_buffer_capacity() const { return query_.capacity(); }
+  size_t output_size() const { return output_.size() - output_sent_; }
+  size_t output_capacity() const { return output_.capacity(); }
+  uint64_t commands_processed() const { return commands_processed_; }
+  bool monitor() const { return monitor_; }
+  void set_monitor(bool on) { monitor_ = on; }
+  // Stops reading while paused (CLIENT PAUSE); resumes processing what is buffered.
+  void resume();
+
+  bool pending_write = false;  // queued on the server's write list
+
+ private:
+  void read_from_socket();
+  void process_query_buffer();
+  void execute_one(std::span<const std::string_view> args);
+  void watch_for(uint32_t events);
+
+  Server& server_;
+  int fd_;
+  std::string peer_;
+  std::string local_;
+  bool unix_socket_;
+  ByteBuffer query_;
+  RequestParser parser_;
+  std::string output_;
+  size_t output_sent_ = 0;
+  ReplyWriter writer_;
+  ClientSession session_;
+  uint32_t watched_events_ = 0;
+  int64_t created_ms_ = 0;
+  int64_t last_interaction_ms_ = 0;
+  uint64_t commands_processed_ = 0;
+  bool monitor_ = false;
+};
+
+}  // namespace keywarden

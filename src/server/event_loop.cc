@@ -1,0 +1,78 @@
+#include "server/event_loop.h"
+
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <ctime>
+#include <vector>
+
+namespace keywarden {
+namespace {
+epoll_event make_event(uint32_t events, EventHandler* handler) {
+  epoll_event event{};
+  if (events & EventLoop::kReadable) event.events |= EPOLLIN;
+  if (events & EventLoop::kWritable) event.events |= EPOLLOUT;
+  event.data.ptr = handler;
+  return event;
+}
+}  // namespace
+
+int64_t monotonic_now_us() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000 + ts.tv_nsec / 1000;
+}
+
+EventLoop::EventLoop() : epoll_fd_(epoll_create1(EPOLL_CLOEXEC)) {}
+
+EventLoop::~EventLoop() {
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+}
+
+bool EventLoop::watch(int fd, uint32_t events, EventHandler* handler) {
+  epoll_event event = make_event(events, handler);
+  return epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) == 0;
+}
+
+bool EventLoop::update(int fd, uint32_t events, EventHandler* handler) {
+  epoll_event event = make_event(events, handler);
+  return epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &event) == 0;
+}
+
+void EventLoop::unwatch(int fd) { epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr); }
+
+void EventLoop::set_timer(int64_t period_us, std::function<void()> tick) {
+  timer_period_us_ = period_us;
+  timer_ = std::move(tick);
+  next_timer_us_ = monotonic_now_us() + period_us;
+}
+
+void EventLoop::run() {
+  running_ = true;
+  std::vector<epoll_event> events(1024);
+  while (running_) {
+    if (before_sleep_) before_sleep_();
+    if (!running_) break;
+    int timeout_ms = -1;
+    if (timer_) {
+      int64_t wait_us = next_timer_us_ - monotonic_now_us();
+      timeout_ms = static_cast<int>(std::max<int64_t>(0, (wait_us + 999) / 1000));
+    }
+    int count = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout_ms);
+    if (count < 0 && errno != EINTR) break;
+    for (int i = 0; i < count; ++i) {
+      uint32_t ready = 0;
+      if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) ready |= kReadable;
+      if (events[i].events & EPOLLOUT) ready |= kWritable;
+      static_cast<EventHandler*>(events[i].data.ptr)->on_events(ready);
+    }
+    if (timer_ && monotonic_now_us() >= next_timer_us_) {
+      next_timer_us_ = monotonic_now_us() + timer_period_us_;
+      timer_();
+    }
+  }
+}
+
+}  // namespace keywarden

@@ -1,0 +1,542 @@
+#include "server/server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "commands/context.h"
+#include "commands/families.h"
+#include "common/log.h"
+#include "server/server_families.h"
+
+namespace keywarden {
+namespace {
+
+constexpr std::string_view kProtectedModeReply =
+    "-DENIED Redis is running in protected mode because protected mode is enabled and no "
+    "password is set for the default user. In this mode connections are only accepted from the "
+    "loopback interface. If you want to connect from external computers to Redis you may adopt "
+    "one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG "
+    "SET protected-mode no' from the loopback interface by connecting to Redis from the same "
+    "host the server is running, however MAKE SURE Redis is not publicly accessible from "
+    "internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively "
+    "you can just disable the protected mode by editing the Redis configuration file, and "
+    "setting the protected mode option to 'no', and then restarting the server. 3) If you "
+    "started the server manually just for testing, restart it with the '--protected-mode no' "
+    "option. 4) Setup a an authentication password for the default user. NOTE: You only need to "
+    "do one of the above things in order for the server to start accepting connections from "
+    "the outside.\r\n";
+
+constexpr size_t kSlowlogMaxArgs = 32;
+constexpr size_t kSlowlogMaxArgLength = 128;
+constexpr size_t kLatencyHistory = 160;
+
+bool set_nonblocking(int fd) {
+  int flags = fcntl(fd, F_GETFL, 0);
+  return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
+}
+
+std::string format_address(const sockaddr_storage& address) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (address.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&address);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+    port = ntohs(in->sin_port);
+    return std::string(host) + ":" + std::to_string(port);
+  }
+  if (address.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&address);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+    port = ntohs(in6->sin6_port);
+    return std::string(host) + ":" + std::to_string(port);
+  }
+  return "";
+}
+
+bool is_loopback(const sockaddr_storage& address) {
+  if (address.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&address);
+    return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (address.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&address);
+    if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)) return true;
+    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) return in6->sin6_addr.s6_addr[12] == 127;
+  }
+  return false;
+}
+
+// Opens a listening TCP socket on `host`:`port`; returns the descriptor or -1 with `error`.
+int listen_tcp(const std::string& host, int port, int backlog, std::string* error) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+  addrinfo* results = nullptr;
+  std::string port_text = std::to_string(port);
+  const char* node = host == "*" ? nullptr : host.c_str();
+  if (int rc = getaddrinfo(node, port_text.c_str(), &hints, &results); rc != 0) {
+    *error = gai_strerror(rc);
+    return -1;
+  }
+  int fd = -1;
+  for (addrinfo* info = results; info != nullptr; info = info->ai_next) {
+    fd = socket(info->ai_family, info->ai_socktype | SOCK_CLOEXEC, info->ai_protocol);
+    if (fd < 0) continue;
+    int yes = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    if (info->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &yes, sizeof(yes));
+    if (bind(fd, info->ai_addr, info->ai_addrlen) == 0 && listen(fd, backlog) == 0 &&
+        set_nonblocking(fd)) {
+      break;
+    }
+    *error = strerror(errno);
+    close(fd);
+    fd = -1;
+  }
+  freeaddrinfo(results);
+  return fd;
+}
+
+int bound_port(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return 0;
+  if (address.ss_family == AF_INET) {
+    return ntohs(reinterpret_cast<sockaddr_in*>(&address)->sin_port);
+  }
+  return ntohs(reinterpret_cast<sockaddr_in6*>(&address)->sin6_port);
+}
+
+}  // namespace
+
+class Server::Listener final : public EventHandler {
+ public:
+  Listener(Server& server, int fd, bool unix_socket, std::string path)
+      : server_(server), fd_(fd), unix_socket_(unix_socket), path_(std::move(path)) {
+    server_.loop().watch(fd_, EventLoop::kReadable, this);
+  }
+  ~Listener() override {
+    server_.loop().unwatch(fd_);
+    close(fd_);
+    if (unix_socket_) unlink(path_.c_str());
+  }
+  void on_events(uint32_t) override { server_.accept_client(fd_, unix_socket_); }
+  int fd() const { return fd_; }
+
+ private:
+  Server& server_;
+  int fd_;
+  bool unix_socket_;
+  std::string path_;
+};
+
+Server::Server() : state_(clock_, 16), dispatcher_(state_) {
+  state_.set_host(this);
+  register_data_commands(state_.commands());
+  register_server_commands(state_.commands());
+  register_config();
+  start_time_ms_ = clock_.wall_ms();
+}
+
+Server::~Server() {
+  connections_.clear();
+  listeners_.clear();
+}
+
+Server& Server::from(CommandContext& context) {
+  return static_cast<Server&>(*context.server.host());
+}
+
+void Server::register_config() {
+  ConfigRegistry& c = config_;
+  CommandSettings& command = state_.settings();
+  ExpirySettings& expiry = state_.keyspace().expiry_settings();
+  constexpr int64_t kMax = INT64_MAX;
+
+  c.add_integer("port", &network_.port, 0, 65535, kConfigImmutable);
+  c.add_string("bind", &network_.bind, kConfigImmutable | kConfigMultiArg);
+  c.add_string("unixsocket", &network_.unixsocket, kConfigImmutable);
+  c.add_integer("unixsocketperm", &network_.unixsocketperm, 0, 0777, kConfigImmutable);
+  c.add_integer("maxclients", &network_.maxclients, 1, kMax);
+  c.add_integer("timeout", &network_.timeout, 0, INT32_MAX);
+  c.add_integer("tcp-keepalive", &network_.tcp_keepalive, 0, INT32_MAX);
+  c.add_integer("tcp-backlog", &network_.tcp_backlog, 0, INT32_MAX, kConfigImmutable);
+  c.add_bool("protected-mode", &network_.protected_mode);
+  c.add_memory("client-query-buffer-limit", &network_.client_query_buffer_limit, 1024 * 1024,
+               kMax);
+  c.add_memory("proto-max-bulk-len", &network_.proto_max_bulk_len, 1024 * 1024, kMax, 0,
+               [this] { state_.settings().proto_max_bulk_len = network_.proto_max_bulk_len; });
+  c.add_string("requirepass", &command.requirepass, kConfigSensitive);
+  c.add_enum("enable-debug-command", &settings_.enable_debug_command,
+             {{"no", 0}, {"yes", 1}, {"local", 2}}, kConfigImmutable, [this] {
+               state_.settings().enable_debug_command =
+                   static_cast<DebugCommandAccess>(settings_.enable_debug_command);
+             });
+  c.add_int("hz", &settings_.hz, 1, 500, 0, [this] { apply_hz(); });
+  c.add_bool("dynamic-hz", &settings_.dynamic_hz);
+  c.add_int("databases", &settings_.databases, 1, INT32_MAX, kConfigImmutable);
+  c.add_int("active-expire-effort", &expiry.effort, 1, 10);
+  c.add_bool("lazyfree-lazy-expire", &command.lazyfree_lazy_expire);
+  c.add_bool("lazyfree-lazy-user-del", &command.lazyfree_lazy_user_del);
+  c.add_bool("lazyfree-lazy-user-flush", &command.lazyfree_lazy_user_flush);
+  c.add_bool("lazyfree-lazy-server-del", &command.lazyfree_lazy_server_del);
+  c.add_string("dir", &settings_.dir, 0, [this] {
+    if (!settings_.dir.empty() && chdir(settings_.dir.c_str()) != 0) {
+      log_message(LogLevel::kWarning, "Can't chdir to '" + settings_.dir + "'");
+    }
+  });
+  c.add_string("logfile", &settings_.logfile, kConfigImmutable,
+               [this] { set_log_file(settings_.logfile); });
+  c.add_enum("loglevel", &settings_.loglevel,
+             {{"debug", 0}, {"verbose", 1}, {"notice", 2}, {"warning", 3}}, 0,
+             [this] { set_log_level(static_cast<LogLevel>(settings_.loglevel)); });
+  settings_.loglevel = 2;
+  c.add_string("pidfile", &settings_.pidfile, kConfigImmutable);
+  c.add_bool("daemonize", &settings_.daemonize, kConfigImmutable);
+  c.add_string("save", &settings_.save, kConfigMultiArg);
+  c.add_bool("appendonly", &settings_.appendonly);
+  c.add_string("appendfilename", &settings_.appendfilename, kConfigImmutable);
+  c.add_string("dbfilename", &settings_.dbfilename);
+  c.add_integer("slowlog-log-slower-than", &settings_.slowlog_log_slower_than, -1, kMax);
+  c.add_integer("slowlog-max-len", &settings_.slowlog_max_len, 0, kMax);
+  c.add_integer("latency-monitor-threshold", &settings_.latency_monitor_threshold, 0, kMax);
+  c.add_memory("maxmemory", &settings_.maxmemory, 0, kMax);
+  c.add_enum("maxmemory-policy", &settings_.maxmemory_policy,
+             {{"volatile-lru", 1}, {"volatile-lfu", 2}, {"volatile-random", 3},
+              {"volatile-ttl", 4}, {"allkeys-lru", 5}, {"allkeys-lfu", 6},
+              {"allkeys-random", 7}, {"noeviction", 0}});
+  c.add_integer("maxmemory-samples", &settings_.maxmemory_samples, 1, 64);
+  c.add_string("notify-keyspace-events", &settings_.notify_keyspace_events);
+  c.add_string("client-output-buffer-limit", &settings_.client_output_buffer_limit,
+               kConfigMultiArg);
+  c.add_integer("io-threads", &settings_.io_threads, 1, 128, kConfigImmutable);
+  c.seal();
+}
+
+void Server::apply_hz() {
+  loop_.set_timer_period(1'000'000 / std::max(settings_.hz, 1));
+}
+
+std::string Server::configure(const std::string& config_path,
+                              std::span<const std::string> arguments) {
+  std::string text;
+  if (!config_path.empty()) {
+    std::ifstream file(config_path);
+    if (!file) {
+      return "Fatal error, can't open config file '" + config_path + "': " + strerror(errno);
+    }
+    std::stringstream buffer;
+    buffer << file.rdbuf();
+    text = buffer.str();
+    char resolved[PATH_MAX];
+    config_file_ = realpath(config_path.c_str(), resolved) ? resolved : config_path;
+  }
+  std::string problem = config_.load(text, arguments);
+  if (!problem.empty()) return problem;
+  state_.keyspace().set_database_count(settings_.databases);
+  state_.settings().proto_max_bulk_len = network_.proto_max_bulk_len;
+  return "";
+}
+
+std::string Server::listen() {
+  if (network_.port != 0) {
+    std::istringstream words(network_.bind);
+    std::string address;
+    while (words >> address) {
+      // A leading '-' marks an address that may be unavailable (no IPv6 here, say).
+      bool optional = address.front() == '-';
+      if (optional) address.erase(0, 1);
+      std::string error;
+      int fd = listen_tcp(address, static_cast<int>(network_.port),
+                          static_cast<int>(network_.tcp_backlog), &error);
+      if (fd < 0) {
+        if (optional) continue;
+        return "Warning: Could not create server TCP listening socket " + address + ":" +
+               std::to_string(network_.port) + ": " + error;
+      }
+      actual_port_ = bound_port(fd);
+      listeners_.push_back(std::make_unique<Listener>(*this, fd, false, ""));
+    }
+  }
+  if (!network_.unixsocket.empty()) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, network_.unixsocket.c_str(), sizeof(address.sun_path) - 1);
+    unlink(network_.unixsocket.c_str());
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+        ::listen(fd, static_cast<int>(network_.tcp_backlog)) != 0 || !set_nonblocking(fd)) {
+      std::string error = strerror(errno);
+      if (fd >= 0) close(fd);
+      return "Failed opening Unix socket: " + error;
+    }
+    if (network_.unixsocketperm != 0) {
+      chmod(network_.unixsocket.c_str(), static_cast<mode_t>(network_.unixsocketperm));
+    }
+    listeners_.push_back(std::make_unique<Listener>(*this, fd, true, network_.unixsocket));
+  }
+  if (listeners_.empty()) return "Configured to not listen anywhere, exiting.";
+  return "";
+}
+
+void Server::accept_client(int listen_fd, bool unix_socket) {
+  // Accept what is waiting, a bounded number per event like Redis (MAX_ACCEPTS_PER_CALL).
+  for (int round = 0; round < 1000; ++round) {
+    sockaddr_storage address{};
+    socklen_t length = sizeof(address);
+    int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&address), &length,
+                     SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    ++network_stats_.total_connections_received;
+    std::string peer, local;
+    if (unix_socket) {
+      peer = network_.unixsocket + ":0";
+      local = network_.unixsocket + ":0";
+    } else {
+      peer = format_address(address);
+      sockaddr_storage mine{};
+      socklen_t mine_length = sizeof(mine);
+      getsockname(fd, reinterpret_cast<sockaddr*>(&mine), &mine_length);
+      local = format_address(mine);
+      int yes = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
+      if (network_.tcp_keepalive > 0) {
+        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &yes, sizeof(yes));
+        int idle = static_cast<int>(network_.tcp_keepalive);
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+      }
+    }
+    if (static_cast<int64_t>(connections_.size()) >= network_.maxclients) {
+      static constexpr std::string_view kReply = "-ERR max number of clients reached\r\n";
+      [[maybe_unused]] ssize_t ignored = ::send(fd, kReply.data(), kReply.size(), MSG_NOSIGNAL);
+      ++network_stats_.rejected_connections;
+      close(fd);
+      continue;
+    }
+    if (!unix_socket && network_.protected_mode && state_.settings().requirepass.empty() &&
+        !is_loopback(address)) {
+      [[maybe_unused]] ssize_t ignored =
+          ::send(fd, kProtectedModeReply.data(), kProtectedModeReply.size(), MSG_NOSIGNAL);
+      ++network_stats_.rejected_connections;
+      close(fd);
+      continue;
+    }
+    uint64_t id = next_client_id();
+    connections_.emplace(id, std::make_unique<Connection>(*this, fd, id, peer, local,
+                                                          unix_socket));
+  }
+}
+
+Connection* Server::connection(uint64_t id) {
+  auto it = connections_.find(id);
+  return it == connections_.end() ? nullptr : it->second.get();
+}
+
+void Server::queue_write(Connection* connection) {
+  if (connection->pending_write) return;
+  connection->pending_write = true;
+  pending_writes_.push_back(connection);
+}
+
+void Server::connection_closed(Connection* connection) {
+  closed_connections_.push_back(connection->id());
+  if (connection->monitor()) std::erase(monitors_, connection->id());
+}
+
+void Server::before_sleep() {
+  Keyspace& keyspace = state_.keyspace();
+  if (keyspace.has_due_keys(clock_.wall_ms())) {
+    keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, settings_.hz);
+    state_.propagator().flush();
+  }
+  // Flushing may close connections, which must not be destroyed while the list is walked.
+  for (size_t i = 0; i < pending_writes_.size(); ++i) {
+    Connection* connection = pending_writes_[i];
+    connection->pending_write = false;
+    connection->flush();
+  }
+  pending_writes_.clear();
+  for (uint64_t id : closed_connections_) connections_.erase(id);
+  closed_connections_.clear();
+  if (pause_deadline_ms_ != 0 && clock_.wall_ms() >= pause_deadline_ms_) unpause_clients();
+}
+
+void Server::close_idle_clients() {
+  if (network_.timeout <= 0) return;
+  const int64_t now = clock_.wall_ms();
+  for (auto& [id, connection] : connections_) {
+    if (connection->closed() || connection->monitor()) continue;
+    if (now - connection->last_interaction_ms() > network_.timeout * 1000) connection->close();
+  }
+}
+
+void Server::cron() {
+  ++cron_loops_;
+  state_.keyspace().active_expire_cycle(Keyspace::CycleKind::kSlow, settings_.hz);
+  state_.propagator().flush();
+  // Incremental rehashing gets a millisecond per database with a resize in progress.
+  for (int i = 0; i < state_.keyspace().database_count(); ++i) {
+    EntryTable& table = state_.keyspace().db(i).table();
+    if (table.rehashing()) table.rehash_for(std::chrono::microseconds(1000));
+  }
+  close_idle_clients();
+
+  NetworkStats& stats = network_stats_;
+  const int64_t now_us = monotonic_now_us();
+  if (stats.last_ops_sample_us != 0 && now_us > stats.last_ops_sample_us) {
+    uint64_t processed = state_.stats().total_commands_processed;
+    uint64_t delta = processed - stats.last_ops_count;
+    stats.ops_samples[stats.ops_sample_index] =
+        delta * 1'000'000 / static_cast<uint64_t>(now_us - stats.last_ops_sample_us);
+    stats.ops_sample_index = (stats.ops_sample_index + 1) % 16;
+  }
+  stats.last_ops_sample_us = now_us;
+  stats.last_ops_count = state_.stats().total_commands_processed;
+  peak_memory_ = std::max(peak_memory_, used_memory());
+}
+
+void Server::run() {
+  apply_hz();
+  loop_.set_timer(1'000'000 / std::max(settings_.hz, 1), [this] { cron(); });
+  loop_.set_before_sleep([this] { before_sleep(); });
+  log_message(LogLevel::kNotice, "Ready to accept connections");
+  loop_.run();
+  shutting_down_ = true;
+  // Send what is pending before closing, as a shutdown mid-pipeline should.
+  for (auto& [id, connection] : connections_) connection->flush();
+}
+
+void Server::after_command(Connection& connection, std::span<const std::string_view> args,
+                           int64_t duration_us) {
+  const Command* command = connection.session().last_command;
+  if (settings_.slowlog_log_slower_than >= 0 && duration_us >= settings_.slowlog_log_slower_than &&
+      (command == nullptr || !command->has(kSkipSlowlog))) {
+    SlowlogEntry entry;
+    entry.id = slowlog_next_id_++;
+    entry.time_sec = clock_.wall_ms() / 1000;
+    entry.duration_us = duration_us;
+    size_t shown = std::min(args.size(), kSlowlogMaxArgs);
+    for (size_t i = 0; i < shown; ++i) {
+      if (i == kSlowlogMaxArgs - 1 && args.size() > kSlowlogMaxArgs) {
+        entry.args.push_back("... (" + std::to_string(args.size() - kSlowlogMaxArgs + 1) +
+                             " more arguments)");
+        break;
+      }
+      std::string_view arg = args[i];
+      if (arg.size() > kSlowlogMaxArgLength) {
+        entry.args.push_back(std::string(arg.substr(0, kSlowlogMaxArgLength)) + "... (" +
+                             std::to_string(arg.size() - kSlowlogMaxArgLength) +
+                             " more bytes)");
+      } else {
+        entry.args.emplace_back(arg);
+      }
+    }
+    entry.peer = connection.peer();
+    entry.name = connection.session().name;
+    slowlog_.push_front(std::move(entry));
+    while (slowlog_.size() > static_cast<size_t>(settings_.slowlog_max_len)) slowlog_.pop_back();
+  }
+  if (settings_.latency_monitor_threshold > 0 &&
+      duration_us / 1000 >= settings_.latency_monitor_threshold) {
+    bool fast = command != nullptr && command->has(kFast);
+    record_latency(fast ? "fast-command" : "command", duration_us / 1000);
+  }
+}
+
+void Server::record_latency(const std::string& event, int64_t latency_ms) {
+  LatencyEvent& record = latency_events_[event];
+  int64_t now_sec = clock_.wall_ms() / 1000;
+  if (!record.history.empty() && record.history.back().time_sec == now_sec) {
+    record.history.back().latency_ms = std::max(record.history.back().latency_ms, latency_ms);
+  } else {
+    record.history.push_back({now_sec, latency_ms});
+    if (record.history.size() > kLatencyHistory) record.history.pop_front();
+  }
+  record.max_ms = std::max(record.max_ms, latency_ms);
+}
+
+void Server::feed_monitors(const Connection& source, std::span<const std::string_view> args) {
+  if (monitors_.empty()) return;
+  const Command* command = state_.commands().find_for_args(args);
+  if (command == nullptr || command->has(kSkipMonitor) || command->has(kAdmin)) return;
+  // +<seconds>.<micros> [<db> <peer>] "arg" "arg"
+  int64_t now_us = clock_.wall_us();
+  char stamp[48];
+  snprintf(stamp, sizeof(stamp), "+%lld.%06lld [%d ", static_cast<long long>(now_us / 1000000),
+           static_cast<long long>(now_us % 1000000), source.session().db);
+  std::string line = stamp;
+  line += source.unix_socket() ? "unix:" + source.peer() : source.peer();
+  line += "]";
+  for (std::string_view arg : args) {
+    line += " \"";
+    for (unsigned char c : arg) {
+      switch (c) {
+        case '\\': line += "\\\\"; break;
+        case '"': line += "\\\""; break;
+        case '\n': line += "\\n"; break;
+        case '\r': line += "\\r"; break;
+        case '\t': line += "\\t"; break;
+        case '\a': line += "\\a"; break;
+        case '\b': line += "\\b"; break;
+        default:
+          if (isprint(c)) {
+            line += static_cast<char>(c);
+          } else {
+            char hex[5];
+            snprintf(hex, sizeof(hex), "\\x%02x", c);
+            line += hex;
+          }
+      }
+    }
+    line += '"';
+  }
+  line += "\r\n";
+  for (uint64_t id : monitors_) {
+    Connection* monitor = connection(id);
+    if (monitor != nullptr && monitor != &source) monitor->send_raw(line);
+  }
+}
+
+void Server::add_monitor(Connection& connection) {
+  connection.set_monitor(true);
+  monitors_.push_back(connection.id());
+}
+
+void Server::pause_clients(int64_t deadline_ms, bool write_only) {
+  pause_deadline_ms_ = deadline_ms;
+  pause_write_only_ = write_only;
+}
+
+void Server::unpause_clients() {
+  pause_deadline_ms_ = 0;
+  for (auto& [id, connection] : connections_) connection->resume();
+}
+
+bool Server::clients_paused_for(const Command& command) const {
+  if (pause_deadline_ms_ == 0) return false;
+  if (!pause_write_only_) return true;
+  return command.has(kWrite) || command.has(kMayReplicate);
+}
+
+size_t Server::used_memory() const {
+  // Resident set size from /proc: a faithful figure until allocator accounting arrives.
+  std::ifstream statm("/proc/self/statm");
+  size_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace keywarden

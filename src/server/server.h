@@ -1,0 +1,189 @@
+// The server process: configuration, listening sockets, client connections, the cron, and the
+// glue between the event loop and the command layer. Commands that concern the process rather
+// than the data (CONFIG, INFO, CLIENT, SHUTDOWN, DEBUG, MONITOR, SLOWLOG, LATENCY) live in this
+// layer's own families and reach the Server through ServerHost.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands/dispatcher.h"
+#include "commands/server_state.h"
+#include "common/clock.h"
+#include "server/config.h"
+#include "server/connection.h"
+#include "server/event_loop.h"
+
+namespace keywarden {
+
+struct NetworkSettings {
+  int64_t port = 6379;
+  std::string bind = "127.0.0.1 -::1";
+  std::string unixsocket;
+  int64_t unixsocketperm = 0;
+  int64_t maxclients = 10000;
+  int64_t timeout = 0;  // seconds idle before a client is closed; 0 = never
+  int64_t tcp_keepalive = 300;
+  int64_t tcp_backlog = 511;
+  bool protected_mode = true;
+  int64_t client_query_buffer_limit = 1024LL * 1024 * 1024;
+  int64_t proto_max_bulk_len = 512LL * 1024 * 1024;
+};
+
+struct ServerSettings {
+  int hz = 10;
+  bool dynamic_hz = true;
+  int databases = 16;
+  int enable_debug_command = 0;  // DebugCommandAccess
+  std::string dir;
+  std::string logfile;
+  int loglevel = 1;
+  std::string pidfile;
+  bool daemonize = false;
+  std::string save = "3600 1 300 100 60 10000";
+  bool appendonly = false;
+  std::string appendfilename = "appendonly.aof";
+  std::string dbfilename = "dump.rdb";
+  int64_t slowlog_log_slower_than = 10000;
+  int64_t slowlog_max_len = 128;
+  int64_t latency_monitor_threshold = 0;
+  int64_t maxmemory = 0;
+  int maxmemory_policy = 0;
+  int64_t maxmemory_samples = 5;
+  std::string notify_keyspace_events;
+  std::string client_output_buffer_limit =
+      "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";
+  int64_t io_threads = 1;
+};
+
+struct SlowlogEntry {
+  uint64_t id;
+  int64_t time_sec;
+  int64_t duration_us;
+  std::vector<std::string> args;
+  std::string peer;
+  std::string name;
+};
+
+struct LatencySample {
+  int64_t time_sec;
+  int64_t latency_ms;
+};
+
+struct LatencyEvent {
+  std::deque<LatencySample> history;  // at most 160 samples, as Redis keeps
+  int64_t max_ms = 0;
+};
+
+struct NetworkStats {
+  uint64_t total_connections_received = 0;
+  uint64_t rejected_connections = 0;
+  uint64_t net_input_bytes = 0;
+  uint64_t net_output_bytes = 0;
+  // instantaneous_ops_per_sec: commands counted over the last cron samples.
+  uint64_t ops_samples[16] = {};
+  int ops_sample_index = 0;
+  uint64_t last_ops_count = 0;
+  int64_t last_ops_sample_us = 0;
+};
+
+class Server final : public ServerHost {
+ public:
+  Server();
+  ~Server() override;
+
+  // Applies the config file and arguments; returns "" or the fatal error report.
+  std::string configure(const std::string& config_path, std::span<const std::string> arguments);
+  // Opens listeners; returns "" or the reason for failing.
+  std::string listen();
+  // Runs until SHUTDOWN or a termination signal.
+  void run();
+  void request_shutdown() { loop_.stop(); }
+
+  static Server& from(CommandContext& context);
+
+  ServerState& state() { return state_; }
+  Dispatcher& dispatcher() { return dispatcher_; }
+  ConfigRegistry& config() { return config_; }
+  EventLoop& loop() { return loop_; }
+  const Clock& clock() const { return clock_; }
+  NetworkSettings& network() { return network_; }
+  ServerSettings& settings() { return settings_; }
+  NetworkStats& network_stats() { return network_stats_; }
+  const std::string& config_file() const { return config_file_; }
+  int64_t start_time_ms() const { return start_time_ms_; }
+  int64_t actual_port() const { return actual_port_; }
+
+  const std::map<uint64_t, std::unique_ptr<Connection>>& connections() const {
+    return connections_;
+  }
+  Connection* connection(uint64_t id);
+  // Marks a connection for flushing before the loop sleeps.
+  void queue_write(Connection* connection);
+  // Called by a connection that closed itself.
+  void connection_closed(Connection* connection);
+
+  // After each command: slow log and latency monitor, MONITOR feed.
+  void after_command(Connection& connection, std::span<const std::string_view> args,
+                     int64_t duration_us);
+  void feed_monitors(const Connection& source, std::span<const std::string_view> args);
+  void add_monitor(Connection& connection);
+
+  std::deque<SlowlogEntry>& slowlog() { return slowlog_; }
+  uint64_t& slowlog_next_id() { return slowlog_next_id_; }
+  std::map<std::string, LatencyEvent>& latency_events() { return latency_events_; }
+  void record_latency(const std::string& event, int64_t latency_ms);
+
+  // CLIENT PAUSE: until `deadline_ms` no client command runs (or only reads when write_only).
+  void pause_clients(int64_t deadline_ms, bool write_only);
+  void unpause_clients();
+  bool clients_paused_for(const Command& command) const;
+
+  // Memory figures for INFO (process RSS and an estimate of live data).
+  size_t used_memory() const;
+  size_t peak_memory() const { return peak_memory_; }
+
+  uint64_t next_client_id() { return ++last_client_id_; }
+  bool shutting_down() const { return shutting_down_; }
+
+ private:
+  class Listener;
+  void register_config();
+  void accept_client(int listen_fd, bool unix_socket);
+  void before_sleep();
+  void cron();
+  void close_idle_clients();
+  void apply_hz();
+
+  SystemClock clock_;
+  ServerSettings settings_;
+  NetworkSettings network_;
+  ServerState state_;
+  Dispatcher dispatcher_;
+  ConfigRegistry config_;
+  EventLoop loop_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
+  std::map<uint64_t, std::unique_ptr<Connection>> connections_;
+  std::vector<Connection*> pending_writes_;
+  std::vector<uint64_t> closed_connections_;
+  std::vector<uint64_t> monitors_;
+  NetworkStats network_stats_;
+  std::deque<SlowlogEntry> slowlog_;
+  uint64_t slowlog_next_id_ = 0;
+  std::map<std::string, LatencyEvent> latency_events_;
+  std::string config_file_;
+  int64_t start_time_ms_ = 0;
+  int64_t actual_port_ = 0;
+  uint64_t last_client_id_ = 0;
+  int64_t pause_deadline_ms_ = 0;
+  bool pause_write_only_ = false;
+  bool shutting_down_ = false;
+  size_t peak_memory_ = 0;
+  int64_t cron_loops_ = 0;
+};
+
+}  // namespace keywarden

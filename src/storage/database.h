@@ -1,0 +1,104 @@
+// One numbered database (SELECT n): the hash table of entries, the expiry index of its
+// volatile keys, and lazy expiry.
+//
+// Every access path goes through lookup(), which deletes a key whose deadline has passed
+// before anyone can see it (lazy expiry), reporting the deletion to the KeyspaceListener so
+// that it is propagated as DEL and announced as an `expired` event. Like Redis, a key is
+// expired when now > deadline: a key whose deadline is exactly now is still alive.
+//
+// Invariants: every entry is in the table; an entry is in the expiry index exactly when it
+// has a deadline; the Database owns its entries and frees them on removal.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string_view>
+
+#include "storage/entry.h"
+#include "storage/expiry_index.h"
+#include "storage/hash_table.h"
+
+namespace keywarden {
+
+// Told of deletions that no command asked for, so the layers above can propagate and notify.
+class KeyspaceListener {
+ public:
+  virtual ~KeyspaceListener() = default;
+  // Called after the entry left the indexes and before it is freed.
+  virtual void key_expired(int db, std::string_view key) = 0;
+};
+
+struct EntryTraits : DefaultKeyHash {
+  static std::string_view key(const Entry* entry) { return entry->key; }
+  static Entry*& next(Entry* entry) { return entry->next; }
+};
+
+using EntryTable = HashTable<Entry, EntryTraits>;
+
+class Database {
+ public:
+  Database(int index, KeyspaceListener* listener);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  int index() const { return index_; }
+  size_t size() const { return table_.size(); }
+  size_t volatile_count() const { return expiry_.size(); }
+
+  // The entry for `key` if it exists and has not expired at `now_ms`; an expired entry is
+  // deleted on the way (lazy expiry).
+  Entry* lookup(std::string_view key, int64_t now_ms);
+  // The entry regardless of its deadline (for the expiry machinery and DEBUG).
+  Entry* find_raw(std::string_view key);
+
+  // Adds a key that must not exist. The new entry has no deadline.
+  Entry* add(std::string_view key, Value value);
+  // Replaces the value of an existing entry, keeping or dropping its deadline.
+  void overwrite(Entry* entry, Value value, bool keep_ttl);
+  // kNoExpiry removes the deadline.
+  void set_expiry(Entry* entry, int64_t deadline_ms);
+
+  // Removes and frees. Returns false when the key was absent (no expiry check: callers look
+  // the key up first).
+  bool remove(std::string_view key);
+  void remove(Entry* entry);
+  // Deletes an entry because its deadline passed, telling the listener.
+  void expire(Entry* entry);
+
+  // Moves an entry into another database under a new key (RENAME, MOVE), keeping its deadline.
+  void move_entry(Entry* entry, Database& target, std::string_view new_key);
+
+  // Removes every key; returns how many there were.
+  size_t clear();
+  // Exchanges contents with another database (SWAPDB); indexes stay with their numbers.
+  void swap_contents(Database& other);
+
+  // SCAN step over the table; see HashTable::scan for the guarantee.
+  uint64_t scan(uint64_t cursor, const std::function<void(Entry*)>& visit);
+  // A random entry, or nullptr when empty. May return an expired one; callers check.
+  Entry* random_entry(std::mt19937_64& rng);
+  // Visits every entry; `visit` returns false to stop and must not modify the database.
+  template <class Fn>
+  bool for_each(Fn&& visit) const {
+    return table_.for_each(visit);
+  }
+
+  ExpiryIndex& expiry_index() { return expiry_; }
+  const ExpiryIndex& expiry_index() const { return expiry_; }
+  EntryTable& table() { return table_; }
+
+  static bool is_expired(const Entry* entry, int64_t now_ms) {
+    return entry->expire_at_ms != kNoExpiry && now_ms > entry->expire_at_ms;
+  }
+
+ private:
+  int index_;
+  KeyspaceListener* listener_;
+  EntryTable table_;
+  ExpiryIndex expiry_;
+};
+
+}  // namespace keywarden

@@ -1,0 +1,99 @@
+#include "storage/expiry_index.h"
+
+#include <cassert>
+
+namespace keywarden {
+
+void ExpiryIndex::place(size_t index, Slot slot) {
+  heap_[index] = slot;
+  slot.entry->expiry_slot = static_cast<uint32_t>(index);
+}
+
+void ExpiryIndex::sift_up(size_t index) {
+  Slot moving = heap_[index];
+  while (index > 0) {
+    size_t parent = (index - 1) / 2;
+    if (heap_[parent].deadline_ms <= moving.deadline_ms) break;
+    place(index, heap_[parent]);
+    index = parent;
+  }
+  place(index, moving);
+}
+
+void ExpiryIndex::sift_down(size_t index) {
+  Slot moving = heap_[index];
+  const size_t count = heap_.size();
+  for (;;) {
+    size_t child = 2 * index + 1;
+    if (child >= count) break;
+    if (child + 1 < count && heap_[child + 1].deadline_ms < heap_[child].deadline_ms) ++child;
+    if (moving.deadline_ms <= heap_[child].deadline_ms) break;
+    place(index, heap_[child]);
+    index = child;
+  }
+  place(index, moving);
+}
+
+void ExpiryIndex::set(Entry* entry, int64_t deadline_ms) {
+  if (entry->expiry_slot == kNotInExpiryIndex) {
+    heap_.push_back({deadline_ms, entry});
+    deadline_sum_ += deadline_ms;
+    size_t index = heap_.size() - 1;
+    entry->expiry_slot = static_cast<uint32_t>(index);
+    sift_up(index);
+    return;
+  }
+  size_t index = entry->expiry_slot;
+  assert(heap_[index].entry == entry);
+  int64_t old_deadline = heap_[index].deadline_ms;
+  deadline_sum_ += deadline_ms - old_deadline;
+  heap_[index].deadline_ms = deadline_ms;
+  if (deadline_ms < old_deadline) {
+    sift_up(index);
+  } else {
+    sift_down(index);
+  }
+}
+
+void ExpiryIndex::remove(Entry* entry) {
+  size_t index = entry->expiry_slot;
+  if (index == kNotInExpiryIndex) return;
+  assert(heap_[index].entry == entry);
+  deadline_sum_ -= heap_[index].deadline_ms;
+  entry->expiry_slot = kNotInExpiryIndex;
+  Slot last = heap_.back();
+  heap_.pop_back();
+  if (index == heap_.size()) return;
+  int64_t removed_deadline = last.deadline_ms;
+  place(index, last);
+  // The moved slot may belong above or below its new position.
+  if (index > 0 && heap_[(index - 1) / 2].deadline_ms > removed_deadline) {
+    sift_up(index);
+  } else {
+    sift_down(index);
+  }
+}
+
+int64_t ExpiryIndex::count_due(int64_t now_ms, int64_t limit) const {
+  int64_t count = 0;
+  std::vector<size_t> pending;
+  if (!heap_.empty() && heap_[0].deadline_ms < now_ms) pending.push_back(0);
+  while (!pending.empty() && count < limit) {
+    size_t index = pending.back();
+    pending.pop_back();
+    ++count;
+    for (size_t child = 2 * index + 1; child <= 2 * index + 2 && child < heap_.size(); ++child) {
+      if (heap_[child].deadline_ms < now_ms) pending.push_back(child);
+    }
+  }
+  return count;
+}
+
+void ExpiryIndex::clear() {
+  for (Slot& slot : heap_) slot.entry->expiry_slot = kNotInExpiryIndex;
+  heap_.clear();
+  heap_.shrink_to_fit();
+  deadline_sum_ = 0;
+}
+
+}  // namespace keywarden

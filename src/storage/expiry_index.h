@@ -1,0 +1,58 @@
+// The volatile keys of one database ordered by deadline, so that the active expiry cycle can
+// take exactly the keys that are due from the front instead of sampling the whole keyspace the
+// way Redis does. Redis's sampling leaves due keys alive for seconds when they are sparse
+// among long-lived ones; a deadline order makes reclaim prompt and its cost proportional to
+// the keys actually expiring.
+//
+// It is a binary min-heap of (deadline, entry) pairs. Each entry records its own slot so that
+// a TTL change, PERSIST or DEL can fix the heap in O(log n) without searching.
+//
+// Invariants: heap_[i].entry->expiry_slot == i for every i; the parent of every slot has a
+// deadline no later than its children.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "storage/entry.h"
+
+namespace keywarden {
+
+class ExpiryIndex {
+ public:
+  size_t size() const { return heap_.size(); }
+  bool empty() const { return heap_.empty(); }
+
+  // Adds the entry, or moves it if it is already indexed.
+  void set(Entry* entry, int64_t deadline_ms);
+  void remove(Entry* entry);
+  void clear();
+
+  // The entry with the earliest deadline; nullptr when empty.
+  Entry* front() const { return heap_.empty() ? nullptr : heap_[0].entry; }
+  int64_t front_deadline() const { return heap_.empty() ? INT64_MAX : heap_[0].deadline_ms; }
+
+  // How many entries have a deadline before `now_ms`, counting at most `limit`. The heap
+  // order lets the walk skip every subtree whose root is not due, so the cost is the count.
+  int64_t count_due(int64_t now_ms, int64_t limit) const;
+
+  // Sum of all deadlines, for the exact average TTL INFO reports.
+  __int128 deadline_sum() const { return deadline_sum_; }
+
+  // Bytes held by the index itself.
+  size_t memory_bytes() const { return heap_.capacity() * sizeof(Slot); }
+
+ private:
+  struct Slot {
+    int64_t deadline_ms;
+    Entry* entry;
+  };
+  void place(size_t index, Slot slot);
+  void sift_up(size_t index);
+  void sift_down(size_t index);
+
+  std::vector<Slot> heap_;
+  __int128 deadline_sum_ = 0;
+};
+
+}  // namespace keywarden
