@@ -41,6 +41,12 @@ inline constexpr std::string_view kNoProtoVersion = "NOPROTO unsupported protoco
 inline constexpr std::string_view kCursor = "ERR invalid cursor";
 inline constexpr std::string_view kTimeoutNotFloat = "ERR timeout is not a float or out of range";
 
+// --- String family (add string-command texts here) ---
+
+// --- Keyspace and expiry families (add their texts here) ---
+
+// --- Server families: CONFIG, INFO, CLIENT, DEBUG, SLOWLOG… (add their texts here) ---
+
 // "ERR unknown command 'foo', with args beginning with: 'a' 'b' "
 std::string unknown_command(std::string_view name, const std::string_view* args, size_t count);
 // "ERR unknown subcommand 'x'. Try CONFIG HELP."

@@ -1,0 +1,204 @@
+#include "resp/reply_writer.h"
+
+#include <cassert>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace keywarden {
+namespace {
+
+// A type byte, up to 20 digits (a uint64_t) and CRLF: the longest header we ever write, and so
+// the size of a deferred placeholder.
+constexpr size_t kMaxHeader = 1 + 20 + 2;
+
+// Appends text with CR and LF turned into spaces, the one-line form status and error replies
+// need. The common case (nothing to replace) is a single append.
+void append_single_line(std::string& out, std::string_view text) {
+  const size_t start = out.size();
+  out.append(text);
+  if (text.find_first_of("\r\n") == std::string_view::npos) return;
+  for (size_t i = start; i < out.size(); ++i) {
+    if (out[i] == '\r' || out[i] == '\n') out[i] = ' ';
+  }
+}
+
+// Formats `type` + n + CRLF into buf and returns the length.
+size_t format_header(char* buf, char type, uint64_t n) {
+  buf[0] = type;
+  char* end = std::to_chars(buf + 1, buf + kMaxHeader, n).ptr;
+  end[0] = '\r';
+  end[1] = '\n';
+  return static_cast<size_t>(end + 2 - buf);
+}
+
+// The text Redis 7.0 gives a double: printf's "%.17g", with infinities spelled out because
+// libc spellings differ between platforms. Returns the length written into buf.
+size_t format_double(char* buf, size_t size, double value) {
+  if (std::isinf(value)) {
+    const std::string_view text = value > 0 ? "inf" : "-inf";
+    std::memcpy(buf, text.data(), text.size());
+    return text.size();
+  }
+  if (std::isnan(value)) {
+    std::memcpy(buf, "nan", 3);
+    return 3;
+  }
+  const int length = std::snprintf(buf, size, "%.17g", value);
+  return static_cast<size_t>(length);
+}
+
+}  // namespace
+
+void ReplyWriter::header(char type, uint64_t n) {
+  char buf[kMaxHeader];
+  out_->append(buf, format_header(buf, type, n));
+}
+
+void ReplyWriter::bulk_header(size_t length) { header('$', length); }
+
+void ReplyWriter::simple_string(std::string_view text) {
+  out_->push_back('+');
+  append_single_line(*out_, text);
+  out_->append("\r\n", 2);
+}
+
+void ReplyWriter::error(std::string_view text) {
+  out_->push_back('-');
+  append_single_line(*out_, text);
+  out_->append("\r\n", 2);
+}
+
+void ReplyWriter::integer(int64_t value) {
+  char buf[kMaxHeader];
+  buf[0] = ':';
+  char* end = std::to_chars(buf + 1, buf + sizeof(buf), value).ptr;
+  end[0] = '\r';
+  end[1] = '\n';
+  out_->append(buf, end + 2 - buf);
+}
+
+void ReplyWriter::bulk(std::string_view bytes) {
+  bulk_header(bytes.size());
+  out_->append(bytes);
+  out_->append("\r\n", 2);
+}
+
+void ReplyWriter::bulk_integer(int64_t value) {
+  char digits[21];
+  char* end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
+  bulk(std::string_view(digits, end - digits));
+}
+
+void ReplyWriter::null() {
+  if (resp_ == 3) {
+    out_->append("_\r\n", 3);
+  } else {
+    out_->append("$-1\r\n", 5);
+  }
+}
+
+void ReplyWriter::null_array() {
+  if (resp_ == 3) {
+    out_->append("_\r\n", 3);
+  } else {
+    out_->append("*-1\r\n", 5);
+  }
+}
+
+void ReplyWriter::array_header(size_t n) { header('*', n); }
+
+void ReplyWriter::map_header(size_t pairs) {
+  if (resp_ == 3) {
+    header('%', pairs);
+  } else {
+    header('*', static_cast<uint64_t>(pairs) * 2);
+  }
+}
+
+void ReplyWriter::set_header(size_t n) { header(resp_ == 3 ? '~' : '*', n); }
+
+void ReplyWriter::push_header(size_t n) { header(resp_ == 3 ? '>' : '*', n); }
+
+void ReplyWriter::double_value(double value) {
+  // "%.17g" needs at most 24 characters ("-1.2345678901234567e-308"); leave room anyway.
+  char text[40];
+  const size_t length = format_double(text, sizeof(text), value);
+  if (resp_ == 3) {
+    out_->push_back(',');
+    out_->append(text, length);
+    out_->append("\r\n", 2);
+  } else {
+    bulk(std::string_view(text, length));
+  }
+}
+
+void ReplyWriter::boolean(bool value) {
+  if (resp_ == 3) {
+    out_->append(value ? "#t\r\n" : "#f\r\n", 4);
+  } else {
+    out_->append(value ? ":1\r\n" : ":0\r\n", 4);
+  }
+}
+
+void ReplyWriter::verbatim(std::string_view text, std::string_view format) {
+  if (resp_ != 3) {
+    bulk(text);
+    return;
+  }
+  assert(format.size() == 3 && "a verbatim format is exactly three characters");
+  header('=', text.size() + 4);
+  out_->append(format);
+  out_->push_back(':');
+  out_->append(text);
+  out_->append("\r\n", 2);
+}
+
+void ReplyWriter::big_number(std::string_view digits) {
+  if (resp_ != 3) {
+    bulk(digits);
+    return;
+  }
+  out_->push_back('(');
+  out_->append(digits);
+  out_->append("\r\n", 2);
+}
+
+void ReplyWriter::raw(std::string_view bytes) { out_->append(bytes); }
+
+DeferredLength ReplyWriter::begin_deferred() {
+  DeferredLength placeholder{out_->size()};
+  out_->append(kMaxHeader, '\0');
+  return placeholder;
+}
+
+void ReplyWriter::end_deferred_array(DeferredLength placeholder, size_t n) {
+  end_deferred_header(placeholder, '*', n);
+}
+
+void ReplyWriter::end_deferred_header(DeferredLength placeholder, char type, uint64_t n) {
+  char buf[kMaxHeader];
+  const size_t length = format_header(buf, type, n);
+  // Slide the elements back over the unused part of the placeholder, then write the header in
+  // the room left in front of them.
+  char* base = out_->data() + placeholder.offset;
+  const size_t elements = out_->size() - placeholder.offset - kMaxHeader;
+  std::memmove(base + length, base + kMaxHeader, elements);
+  std::memcpy(base, buf, length);
+  out_->resize(out_->size() - (kMaxHeader - length));
+}
+
+void ReplyWriter::end_deferred_map(DeferredLength placeholder, size_t pairs) {
+  if (resp_ == 3) {
+    end_deferred_header(placeholder, '%', pairs);
+  } else {
+    end_deferred_header(placeholder, '*', static_cast<uint64_t>(pairs) * 2);
+  }
+}
+
+void ReplyWriter::end_deferred_set(DeferredLength placeholder, size_t n) {
+  end_deferred_header(placeholder, resp_ == 3 ? '~' : '*', n);
+}
+
+}  // namespace keywarden

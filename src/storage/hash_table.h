@@ -1,0 +1,689 @@
+// HashTable: the keyspace's main index, an intrusive chained hash table that resizes
+// incrementally.
+//
+// The table stores `Node*` and never allocates, copies or frees a node: the caller owns the
+// nodes, and the chain link lives inside each node (reached through `Traits::next`). The only
+// memory the table allocates is its bucket arrays, on resize. Invariants:
+//   - bucket counts are powers of two (a bucket index is `hash & mask`), at least kMinBuckets
+//     once the table holds anything;
+//   - keys are unique: insert() requires that the key is absent;
+//   - while rehashing there are two arrays: every bucket of the old one below
+//     `rehash_index_` is empty, its nodes having moved to the new one, and new nodes always go
+//     to the new one. Lookups probe both. Each operation moves a bucket or so, and the server
+//     cron drives the rest through rehash_for(), so no single call pays for a whole resize;
+//   - a node's bucket depends on `Traits::hash`, so the default hash's seed must not change
+//     while any table holds nodes.
+// Not thread-safe: like everything in the keyspace it belongs to the command thread.
+
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+#include <chrono>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <random>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace keywarden {
+
+// ---------------------------------------------------------------------------------------------
+// Default hash: SipHash-1-2 under a 128-bit key chosen at random when the process starts.
+//
+// Keys come from clients, and a chained table degrades to a linked list if someone can choose
+// keys that collide. A fast unkeyed or weakly keyed mix (FNV, Murmur, xxHash, wyhash) is open
+// to that: several of them admit seed-independent multicollisions, so a random seed does not
+// help. SipHash is a keyed pseudo-random function, so without the key an attacker cannot aim at
+// a bucket. The full-strength SipHash-2-4 costs about twice as much on short keys; like Redis
+// we take one compression and two finalization rounds, which keeps the diffusion that flooding
+// resistance needs at a price close to the fast non-cryptographic hashes for keys of a few
+// dozen bytes (the keyspace's typical case). The round counts are template parameters so the
+// tests can check the implementation against the published SipHash-2-4 vectors.
+// ---------------------------------------------------------------------------------------------
+
+struct HashSeed {
+  uint64_t k0 = 0;
+  uint64_t k1 = 0;
+  friend bool operator==(const HashSeed&, const HashSeed&) = default;
+};
+
+namespace hash_detail {
+
+inline uint64_t load_le64(const char* bytes) {
+  uint64_t word;
+  std::memcpy(&word, bytes, sizeof word);
+  if constexpr (std::endian::native == std::endian::big) word = __builtin_bswap64(word);
+  return word;
+}
+
+struct SipState {
+  uint64_t v0, v1, v2, v3;
+
+  void round() {
+    v0 += v1;
+    v1 = std::rotl(v1, 13);
+    v1 ^= v0;
+    v0 = std::rotl(v0, 32);
+    v2 += v3;
+    v3 = std::rotl(v3, 16);
+    v3 ^= v2;
+    v0 += v3;
+    v3 = std::rotl(v3, 21);
+    v3 ^= v0;
+    v2 += v1;
+    v1 = std::rotl(v1, 17);
+    v1 ^= v2;
+    v2 = std::rotl(v2, 32);
+  }
+};
+
+inline HashSeed random_seed() {
+  HashSeed seed;
+  try {
+    std::random_device device;
+    seed.k0 = (uint64_t{device()} << 32) ^ device();
+    seed.k1 = (uint64_t{device()} << 32) ^ device();
+  } catch (...) {
+    // No entropy source: the clock and an address are weak but still differ between runs.
+    seed.k0 = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    seed.k1 = reinterpret_cast<uintptr_t>(&seed) * 0x9e3779b97f4a7c15ULL;
+  }
+  return seed;
+}
+
+// A function-local static rather than a namespace-scope variable, so that a table used during
+// another translation unit's static initialisation still sees the random seed.
+inline HashSeed& process_seed() {
+  static HashSeed seed = random_seed();
+  return seed;
+}
+
+}  // namespace hash_detail
+
+template <int kCompressionRounds, int kFinalizationRounds>
+uint64_t siphash(std::string_view bytes, HashSeed seed) {
+  hash_detail::SipState state{seed.k0 ^ 0x736f6d6570736575ULL, seed.k1 ^ 0x646f72616e646f6dULL,
+                              seed.k0 ^ 0x6c7967656e657261ULL, seed.k1 ^ 0x7465646279746573ULL};
+  auto absorb = [&state](uint64_t word) {
+    state.v3 ^= word;
+    for (int i = 0; i < kCompressionRounds; ++i) state.round();
+    state.v0 ^= word;
+  };
+  const char* cursor = bytes.data();
+  const size_t whole_words = bytes.size() / 8;
+  for (size_t i = 0; i < whole_words; ++i, cursor += 8) absorb(hash_detail::load_le64(cursor));
+  // The last word carries the tail bytes little-endian and the length (mod 256) in its top byte.
+  uint64_t last = static_cast<uint64_t>(bytes.size()) << 56;
+  const size_t tail = bytes.size() % 8;
+  for (size_t i = 0; i < tail; ++i) {
+    last |= static_cast<uint64_t>(static_cast<unsigned char>(cursor[i])) << (8 * i);
+  }
+  absorb(last);
+  state.v2 ^= 0xff;
+  for (int i = 0; i < kFinalizationRounds; ++i) state.round();
+  return state.v0 ^ state.v1 ^ state.v2 ^ state.v3;
+}
+
+inline uint64_t siphash12(std::string_view bytes, HashSeed seed) {
+  return siphash<1, 2>(bytes, seed);
+}
+
+// The process-wide seed of hash_bytes(). Setting it is for tests (and must happen while no
+// table that uses hash_bytes holds nodes).
+inline HashSeed hash_seed() { return hash_detail::process_seed(); }
+inline void set_hash_seed(HashSeed seed) { hash_detail::process_seed() = seed; }
+
+inline uint64_t hash_bytes(std::string_view bytes) {
+  return siphash12(bytes, hash_detail::process_seed());
+}
+
+// Traits can inherit this to get the default hash.
+struct DefaultKeyHash {
+  static uint64_t hash(std::string_view key) { return hash_bytes(key); }
+};
+
+// What HashTable needs to know about a node type. Optionally, Traits may also provide
+// `static bool equal(std::string_view, std::string_view)` (say, for case-insensitive keys; its
+// hash must then agree with it); byte equality is used otherwise.
+template <class Traits, class Node>
+concept HashTableTraits = requires(Node* node, const Node* const_node, std::string_view key) {
+  { Traits::key(const_node) } -> std::convertible_to<std::string_view>;
+  { Traits::next(node) } -> std::same_as<Node*&>;
+  { Traits::hash(key) } -> std::convertible_to<uint64_t>;
+};
+
+// A random source for random_node() and sample(): any generator of full 64-bit words, such as
+// std::mt19937_64, so that tests can inject a seeded one.
+template <class Rng>
+concept HashTableRandomSource = std::uniform_random_bit_generator<Rng> &&
+    std::bool_constant<Rng::min() == 0 && Rng::max() == ~uint64_t{0}>::value;
+
+template <class Node, HashTableTraits<Node> Traits>
+class HashTable {
+ public:
+  static constexpr size_t kMinBuckets = 4;
+  // Shrink once fewer than this percentage of the buckets' worth of nodes remain. Growth
+  // happens at load 1 and a shrink lands at load above 0.5, so the gap between the two
+  // thresholds keeps a table near a boundary from resizing back and forth.
+  static constexpr size_t kShrinkFillPercent = 10;
+  // While resizing is disallowed (a fork child shares our pages, and every node moved by a
+  // rehash would be a copied page) chains may grow, but not without bound.
+  static constexpr size_t kForcedGrowLoad = 5;
+  // A rehash step moves whole buckets; to keep a step's cost bounded in a sparse table it also
+  // gives up after visiting this many empty buckets per bucket it was asked to move.
+  static constexpr size_t kEmptyVisitsPerBucket = 10;
+  // rehash_for() checks the clock once per this many buckets.
+  static constexpr size_t kRehashBatchBuckets = 100;
+
+  HashTable() = default;
+  // Releases the bucket arrays only: nodes belong to the caller (see clear()).
+  ~HashTable() { release_arrays(); }
+
+  HashTable(const HashTable&) = delete;
+  HashTable& operator=(const HashTable&) = delete;
+  HashTable(HashTable&& other) noexcept { take(other); }
+  HashTable& operator=(HashTable&& other) noexcept {
+    if (this != &other) {
+      release_arrays();
+      take(other);
+    }
+    return *this;
+  }
+
+  size_t size() const { return tables_[0].used + tables_[1].used; }
+  bool empty() const { return size() == 0; }
+  // Buckets of both arrays while rehashing.
+  size_t bucket_count() const { return tables_[0].bucket_count() + tables_[1].bucket_count(); }
+  // Bytes held by the bucket arrays: the table's whole overhead beyond the nodes themselves.
+  size_t bucket_memory() const { return bucket_count() * sizeof(Node*); }
+  bool rehashing() const { return rehash_index_ != kNotRehashing; }
+
+  static uint64_t hash_of(std::string_view key) { return Traits::hash(key); }
+
+  Node* find(std::string_view key) { return find(key, hash_of(key)); }
+  // `hash` must be hash_of(key); for callers that look up and then insert the same key.
+  Node* find(std::string_view key, uint64_t hash) {
+    if (empty()) return nullptr;
+    rehash_step();
+    const Location where = locate_key(key, hash);
+    return where ? *where.link : nullptr;
+  }
+
+  // The key of `node` must be absent.
+  void insert(Node* node) { insert(node, hash_of(Traits::key(node))); }
+  void insert(Node* node, uint64_t hash) {
+    assert(hash == hash_of(Traits::key(node)));
+    assert(!locate_key(Traits::key(node), hash) && "key already present");
+    rehash_step();
+    grow_if_needed();
+    link_node(node, hash);
+  }
+
+  // Returns the node holding `key` and false, or calls `make()`, which must return a new node
+  // whose key equals `key`, inserts it and returns it and true. Hashes and probes once.
+  template <class Make>
+  std::pair<Node*, bool> find_or_insert(std::string_view key, Make&& make) {
+    const uint64_t hash = hash_of(key);
+    rehash_step();
+    if (const Location where = locate_key(key, hash)) return {*where.link, false};
+    Node* node = std::forward<Make>(make)();
+    assert(keys_equal(Traits::key(node), key));
+    grow_if_needed();
+    link_node(node, hash);
+    return {node, true};
+  }
+
+  // Unlinks and returns the node holding `key` (nullptr if none); the caller frees it.
+  Node* remove(std::string_view key) { return remove(key, hash_of(key)); }
+  Node* remove(std::string_view key, uint64_t hash) {
+    if (empty()) return nullptr;
+    rehash_step();
+    const Location where = locate_key(key, hash);
+    return where ? unlink(where) : nullptr;
+  }
+  // Unlinks this very node; false if it is not in the table.
+  bool remove(Node* node) {
+    if (empty()) return false;
+    rehash_step();
+    const Location where =
+        locate(hash_of(Traits::key(node)), [node](const Node* other) { return other == node; });
+    if (!where) return false;
+    unlink(where);
+    return true;
+  }
+
+  // Calls `free_node(Node*)` on every node and releases the bucket arrays. The callback must
+  // not touch the table.
+  template <class FreeNode>
+  void clear(FreeNode&& free_node) {
+    for (Table& table : tables_) {
+      for (size_t i = 0; i < table.bucket_count(); ++i) {
+        for (Node* node = table.slots[i]; node != nullptr;) {
+          Node* next = Traits::next(node);
+          free_node(node);
+          node = next;
+        }
+      }
+    }
+    release_arrays();
+  }
+
+  // Starts growing to hold `count` nodes at load 1 (say, before loading a snapshot). Ignored
+  // while rehashing or while the table is already big enough.
+  void reserve(size_t count) {
+    if (rehashing() || count <= tables_[0].bucket_count()) return;
+    start_resize(std::bit_ceil(count));
+  }
+
+  // Moves up to `buckets` non-empty buckets (visiting at most kEmptyVisitsPerBucket empty ones
+  // per bucket). Returns whether rehashing remains to be done.
+  bool rehash_steps(size_t buckets) { return rehash_buckets(buckets); }
+  // Rehashes for about `budget` of wall time (the cron's share). Returns whether rehashing
+  // remains to be done.
+  bool rehash_for(std::chrono::microseconds budget) {
+    if (!rehashing() || pause_depth_ > 0) return rehashing();
+    const auto deadline = std::chrono::steady_clock::now() + budget;
+    while (rehash_buckets(kRehashBatchBuckets)) {
+      if (std::chrono::steady_clock::now() >= deadline) return true;
+    }
+    return false;
+  }
+
+  // Disallowing resizes stops new ones from starting (except growth past kForcedGrowLoad); a
+  // rehash already under way carries on. Re-allowing does not resize by itself: the cron calls
+  // resize_if_needed().
+  void set_resize_allowed(bool allowed) { resize_allowed_ = allowed; }
+  bool resize_allowed() const { return resize_allowed_; }
+  // Starts a grow or shrink if the load calls for one. Returns whether one started.
+  bool resize_if_needed() { return maybe_grow() || maybe_shrink(); }
+
+  // One SCAN step: calls `visit(Node*)` for the nodes of the bucket(s) `cursor` names and
+  // returns the next cursor; 0 starts a scan and 0 is returned when it is done. Every node
+  // present for the whole scan is visited at least once, whatever resizes happen between calls;
+  // some may be visited more than once.
+  //
+  // The cursor counts with its bits reversed. A table of 2^n buckets sends a key with hash h to
+  // bucket h mod 2^n, and doubling the table splits bucket b into b and b + 2^n, which differ
+  // only in the new high bit. Counting from the high bit down (reverse-binary order) makes every
+  // bucket's expansions in a bigger table, and its image in a smaller one, come after the
+  // buckets already visited, so that a cursor carried across a resize neither misses the nodes
+  // that moved nor re-reads more than the bucket it folded onto. While rehashing, a node is in
+  // the smaller array or in one of its bucket's expansions in the bigger array, so one step
+  // visits both.
+  //
+  // Rehashing and resizing are paused during the call, so `visit` may look keys up, insert, or
+  // remove the node it was handed (active expiry does); it must not remove other nodes.
+  template <class Visit>
+  uint64_t scan(uint64_t cursor, Visit&& visit) {
+    if (empty()) return 0;
+    PauseGuard pause(*this);
+    if (!rehashing()) {
+      const Table& table = tables_[0];
+      visit_chain(table.slots[cursor & table.mask], visit);
+      return next_cursor(cursor, table.mask);
+    }
+    const Table* small = &tables_[0];
+    const Table* big = &tables_[1];
+    if (small->mask > big->mask) std::swap(small, big);
+    visit_chain(small->slots[cursor & small->mask], visit);
+    // Then every expansion of that bucket in the bigger array: the cursors that agree with it on
+    // the small mask's bits, which reverse-binary counting over the big mask visits in a row.
+    do {
+      visit_chain(big->slots[cursor & big->mask], visit);
+      cursor = next_cursor(cursor, big->mask);
+    } while ((cursor & (small->mask ^ big->mask)) != 0);
+    return cursor;
+  }
+
+  // A random node, or nullptr if empty. Picks random buckets until a non-empty one, then a
+  // position in [0, max(length, cap)) and starts over if it falls past the chain's end. Without
+  // that rejection a node's chance would be inversely proportional to its chain's length; with
+  // it every node in a chain of up to `cap` nodes is equally likely, and a node in a longer one
+  // is drawn cap/length as often. Rejection costs probes, so the cap follows the load
+  // (2 + 2 * load, at most 4): at load 1 a draw probes about 4 buckets and 2% of the nodes (those
+  // in chains longer than 4) are under-weighted; at load 0.5, 6 probes and 1.4%.
+  template <HashTableRandomSource Rng>
+  Node* random_node(Rng& rng) {
+    if (empty()) return nullptr;
+    rehash_step();
+    const Table& first = tables_[0];
+    const Table& second = tables_[1];
+    const size_t start = rehashing() ? rehash_index_ : 0;
+    const size_t live_buckets = first.bucket_count() - start + second.bucket_count();
+    const size_t cap = std::min<size_t>(4, 2 + 2 * size() / live_buckets);
+    for (;;) {
+      const size_t pick = start + bounded(rng(), live_buckets);
+      Node* head = pick < first.bucket_count() ? first.slots[pick]
+                                               : second.slots[pick - first.bucket_count()];
+      if (head == nullptr) continue;
+      size_t length = 0;
+      for (Node* node = head; node != nullptr; node = Traits::next(node)) ++length;
+      size_t position = bounded(rng(), std::max(length, cap));
+      if (position >= length) continue;
+      Node* node = head;
+      while (position-- > 0) node = Traits::next(node);
+      return node;
+    }
+  }
+
+  // Fills `out` with up to out.size() nodes from consecutive buckets starting at a random one,
+  // for eviction's sampling: cheap (a few cache lines) rather than uniform. Returns how many it
+  // stored: fewer than asked when the table holds fewer, or after out.size() * 10 bucket visits,
+  // but at least one if the table is not empty (a sparse array, such as the old one during a
+  // shrink, can otherwise use up the visits on empty buckets). A long run of empty buckets makes
+  // it jump to another random point; the nodes can then repeat, rarely.
+  template <HashTableRandomSource Rng>
+  size_t sample(std::span<Node*> out, Rng& rng) {
+    const size_t wanted = std::min(out.size(), size());
+    if (wanted == 0) return 0;
+    // Pay a rehash step per node wanted, as if they had been looked up one by one.
+    for (size_t i = 0; i < wanted && rehashing(); ++i) rehash_step();
+    const int table_count = rehashing() ? 2 : 1;
+    const uint64_t max_mask =
+        rehashing() ? std::max(tables_[0].mask, tables_[1].mask) : tables_[0].mask;
+    size_t visits_left = wanted * 10;
+    size_t empty_run = 0;
+    size_t stored = 0;
+    uint64_t index = rng() & max_mask;
+    while (stored < wanted && (visits_left-- > 0 || stored == 0)) {
+      for (int t = 0; t < table_count && stored < wanted; ++t) {
+        const Table& table = tables_[t];
+        if (t == 0 && table_count == 2 && index < rehash_index_) {
+          // Already moved. If the index is also past the end of the new array, nothing lies
+          // between here and rehash_index_ in either array: jump ahead.
+          if (index >= tables_[1].bucket_count()) {
+            index = rehash_index_;
+          } else {
+            continue;
+          }
+        }
+        if (index > table.mask) continue;
+        Node* node = table.slots[index];
+        if (node == nullptr) {
+          ++empty_run;
+          if (empty_run >= 5 && empty_run > wanted) {
+            index = rng() & max_mask;
+            empty_run = 0;
+          }
+          continue;
+        }
+        empty_run = 0;
+        for (; node != nullptr && stored < wanted; node = Traits::next(node)) out[stored++] = node;
+      }
+      index = (index + 1) & max_mask;
+    }
+    return stored;
+  }
+
+  // Calls `visit(Node*)` on every node once, in bucket order. If `visit` returns bool, false
+  // stops the walk, and for_each returns whether it went through. `visit` must not modify the
+  // table (debug builds check): there is no protection against a node moving or being freed
+  // under the walk, and none is needed for the read-only uses (snapshots, DEBUG, tests).
+  template <class Visit>
+  bool for_each(Visit&& visit) const {
+    [[maybe_unused]] const uint64_t before = fingerprint();
+    for (const Table& table : tables_) {
+      for (size_t i = 0; i < table.bucket_count(); ++i) {
+        for (Node* node = table.slots[i]; node != nullptr; node = Traits::next(node)) {
+          if constexpr (std::is_convertible_v<std::invoke_result_t<Visit&, Node*>, bool>) {
+            if (!visit(node)) return false;
+          } else {
+            visit(node);
+          }
+        }
+      }
+    }
+    assert(fingerprint() == before && "for_each callback modified the table");
+    return true;
+  }
+
+ private:
+  static constexpr size_t kNotRehashing = std::numeric_limits<size_t>::max();
+
+  struct Table {
+    Node** slots = nullptr;
+    uint64_t mask = 0;  // bucket_count() - 1, when slots is not null
+    size_t used = 0;
+    size_t bucket_count() const { return slots == nullptr ? 0 : mask + 1; }
+  };
+
+  class PauseGuard {
+   public:
+    explicit PauseGuard(HashTable& table) : table_(table) { ++table_.pause_depth_; }
+    ~PauseGuard() { --table_.pause_depth_; }
+    PauseGuard(const PauseGuard&) = delete;
+    PauseGuard& operator=(const PauseGuard&) = delete;
+
+   private:
+    HashTable& table_;
+  };
+
+  static bool keys_equal(std::string_view a, std::string_view b) {
+    if constexpr (requires { Traits::equal(a, b); }) {
+      return Traits::equal(a, b);
+    } else {
+      return a == b;
+    }
+  }
+
+  // A uniform-enough value in [0, bound) from 64 random bits (multiply-shift: the bias is at
+  // most bound / 2^64).
+  static size_t bounded(uint64_t random, size_t bound) {
+    return static_cast<size_t>((static_cast<unsigned __int128>(random) * bound) >> 64);
+  }
+
+  static uint64_t reverse_bits(uint64_t v) {
+    v = __builtin_bswap64(v);
+    v = ((v >> 4) & 0x0f0f0f0f0f0f0f0fULL) | ((v & 0x0f0f0f0f0f0f0f0fULL) << 4);
+    v = ((v >> 2) & 0x3333333333333333ULL) | ((v & 0x3333333333333333ULL) << 2);
+    v = ((v >> 1) & 0x5555555555555555ULL) | ((v & 0x5555555555555555ULL) << 1);
+    return v;
+  }
+
+  // Increments the cursor's bits that `mask` covers, most significant first. Setting the bits
+  // above the mask first makes the carry run off the top once the mask's bits wrap, so a full
+  // cycle ends at 0.
+  static uint64_t next_cursor(uint64_t cursor, uint64_t mask) {
+    cursor |= ~mask;
+    return reverse_bits(reverse_bits(cursor) + 1);
+  }
+
+  template <class Visit>
+  static void visit_chain(Node* node, Visit& visit) {
+    while (node != nullptr) {
+      Node* next = Traits::next(node);  // read first: visit may unlink the node
+      visit(node);
+      node = next;
+    }
+  }
+
+  static Node** allocate_slots(size_t buckets) {
+    // calloc because large zeroed blocks come straight from the kernel as untouched pages: a
+    // growing table does not stall to clear megabytes it fills gradually anyway.
+    return static_cast<Node**>(std::calloc(buckets, sizeof(Node*)));
+  }
+
+  // The head of the bucket `hash` falls into in array `t`, or nullptr if that array is absent
+  // or the bucket has already been rehashed away.
+  Node** bucket_head(int t, uint64_t hash) {
+    Table& table = tables_[t];
+    if (table.slots == nullptr) return nullptr;
+    const uint64_t index = hash & table.mask;
+    if (t == 0 && rehashing() && index < rehash_index_) return nullptr;
+    return &table.slots[index];
+  }
+
+  // Where a node sits: the link pointing at it (a bucket slot or its predecessor's next) and
+  // which array holds it, so that removal can keep that array's count.
+  struct Location {
+    Node** link = nullptr;
+    int table = 0;
+    explicit operator bool() const { return link != nullptr; }
+  };
+
+  template <class Matches>
+  Location locate(uint64_t hash, Matches&& matches) {
+    for (int t = 0; t < 2; ++t) {
+      Node** link = bucket_head(t, hash);
+      if (link == nullptr) continue;
+      for (; *link != nullptr; link = &Traits::next(*link)) {
+        if (matches(*link)) return {link, t};
+      }
+    }
+    return {};
+  }
+
+  Location locate_key(std::string_view key, uint64_t hash) {
+    return locate(hash, [key](const Node* node) { return keys_equal(Traits::key(node), key); });
+  }
+
+  void link_node(Node* node, uint64_t hash) {
+    Table& table = tables_[rehashing() ? 1 : 0];
+    Node*& head = table.slots[hash & table.mask];
+    Traits::next(node) = head;
+    head = node;
+    ++table.used;
+  }
+
+  Node* unlink(Location where) {
+    Node* node = *where.link;
+    *where.link = Traits::next(node);
+    Traits::next(node) = nullptr;
+    --tables_[where.table].used;
+    maybe_shrink();
+    return node;
+  }
+
+  void rehash_step() {
+    if (rehashing() && pause_depth_ == 0) rehash_buckets(1);
+  }
+
+  bool rehash_buckets(size_t buckets) {
+    if (!rehashing()) return false;
+    if (pause_depth_ > 0) return true;
+    Table& from = tables_[0];
+    Table& to = tables_[1];
+    // Shrinking folds bucket i onto i & to.mask, so nodes move without being rehashed; growing
+    // splits each bucket in two by the hash's next bit, which has to be recomputed.
+    const bool shrinking = to.mask < from.mask;
+    size_t empty_visits_left = buckets > kNotRehashing / kEmptyVisitsPerBucket
+                                   ? kNotRehashing
+                                   : buckets * kEmptyVisitsPerBucket;
+    while (buckets > 0 && from.used > 0) {
+      // Cannot run off the end: from.used > 0 means a non-empty bucket at or past the index.
+      while (from.slots[rehash_index_] == nullptr) {
+        ++rehash_index_;
+        if (--empty_visits_left == 0) return true;
+      }
+      Node* node = from.slots[rehash_index_];
+      from.slots[rehash_index_] = nullptr;
+      while (node != nullptr) {
+        Node* next = Traits::next(node);
+        const uint64_t index =
+            shrinking ? (rehash_index_ & to.mask) : (hash_of(Traits::key(node)) & to.mask);
+        Traits::next(node) = to.slots[index];
+        to.slots[index] = node;
+        --from.used;
+        ++to.used;
+        node = next;
+      }
+      ++rehash_index_;
+      --buckets;
+    }
+    if (from.used > 0) return true;
+    std::free(from.slots);
+    from = to;
+    to = Table{};
+    rehash_index_ = kNotRehashing;
+    return false;
+  }
+
+  // Starts moving to an array of `buckets` (a power of two). If there is nothing to move the new
+  // array simply replaces the old one. On allocation failure the table stays as it is, with
+  // longer chains or a larger array than ideal, and tries again on a later operation.
+  bool start_resize(size_t buckets) {
+    assert(!rehashing() && std::has_single_bit(buckets));
+    Node** slots = allocate_slots(buckets);
+    if (slots == nullptr) return false;
+    Table fresh{slots, buckets - 1, 0};
+    if (tables_[0].used == 0) {
+      std::free(tables_[0].slots);
+      tables_[0] = fresh;
+      return true;
+    }
+    tables_[1] = fresh;
+    rehash_index_ = 0;
+    return true;
+  }
+
+  void grow_if_needed() {
+    if (tables_[0].slots == nullptr) {
+      // The first insert needs an array whatever the state of the flags, and there is no
+      // smaller table to fall back on.
+      if (!start_resize(kMinBuckets)) throw std::bad_alloc();
+      return;
+    }
+    maybe_grow();
+  }
+
+  bool maybe_grow() {
+    if (rehashing() || pause_depth_ > 0 || tables_[0].slots == nullptr) return false;
+    const Table& table = tables_[0];
+    const size_t buckets = table.bucket_count();
+    if (table.used < buckets) return false;
+    if (!resize_allowed_ && table.used / buckets < kForcedGrowLoad) return false;
+    return start_resize(std::bit_ceil(table.used + 1));
+  }
+
+  bool maybe_shrink() {
+    if (rehashing() || pause_depth_ > 0 || !resize_allowed_) return false;
+    const Table& table = tables_[0];
+    const size_t buckets = table.bucket_count();
+    if (buckets <= kMinBuckets || table.used * 100 >= buckets * kShrinkFillPercent) return false;
+    // Strictly more buckets than nodes, so the next insert does not grow right back.
+    return start_resize(std::max(kMinBuckets, std::bit_ceil(table.used + 1)));
+  }
+
+  void release_arrays() {
+    std::free(tables_[0].slots);
+    std::free(tables_[1].slots);
+    tables_[0] = Table{};
+    tables_[1] = Table{};
+    rehash_index_ = kNotRehashing;
+  }
+
+  void take(HashTable& other) {
+    tables_[0] = std::exchange(other.tables_[0], Table{});
+    tables_[1] = std::exchange(other.tables_[1], Table{});
+    rehash_index_ = std::exchange(other.rehash_index_, kNotRehashing);
+    resize_allowed_ = other.resize_allowed_;
+    pause_depth_ = 0;
+  }
+
+  uint64_t fingerprint() const {
+    uint64_t mix = 0;
+    for (const Table& table : tables_) {
+      for (uint64_t part : {reinterpret_cast<uint64_t>(table.slots), table.mask,
+                            static_cast<uint64_t>(table.used)}) {
+        mix = (mix ^ part) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL;
+      }
+    }
+    return mix ^ rehash_index_;
+  }
+
+  Table tables_[2];
+  size_t rehash_index_ = kNotRehashing;  // next bucket of tables_[0] to move, while rehashing
+  uint32_t pause_depth_ = 0;             // scans in progress (scan callbacks may nest scans)
+  bool resize_allowed_ = true;
+};
+
+}  // namespace keywarden
