@@ -597,8 +597,12 @@ def start_server(binary: str | None = None, directives: Sequence[tuple[str, obje
     for name, value in directives:
         if name == "requirepass" and password is None:
             password = str(value)
-    return ServerProcess(binary or keywarden_binary(), directives, password=password,
-                         **kwargs).start()
+    server = ServerProcess(binary or keywarden_binary(), directives, password=password, **kwargs)
+    try:
+        return server.start()
+    except BaseException:
+        server.cleanup()
+        raise
 
 
 # --------------------------------------------------------------------------------------------
@@ -617,7 +621,7 @@ class _ModuleServer:
         if self.server is None or not self.server.alive():
             if self.server is not None:
                 self.server.cleanup()
-            self.server = ServerProcess(self.binary, name=self.name).start()
+            self.server = start_server(self.binary, name=self.name)
         return self.server
 
     def close(self) -> None:
