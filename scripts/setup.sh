@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages keywarden needs to build, test and benchmark, if missing.
+# Idempotent: does nothing (and needs no network) when everything is already installed.
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build pkg-config
+  libgtest-dev libgmock-dev libbenchmark-dev
+  redis-server redis-tools          # the reference server the tests and benchmarks compare with
+  python3 python3-redis python3-pytest
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Debian starts a redis-server service on install where an init system runs; the tests start
+# their own servers on free ports, so a running system instance is harmless but unneeded.

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# One command from a fresh clone to every test: installs what is missing, builds, and runs the
+# unit tests (ctest), then the end-to-end and differential tests (pytest) against the built
+# server and a stock redis-server. Usage: scripts/test.sh [--sanitize]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=release
+if [ "${1:-}" = "--sanitize" ]; then mode=sanitize; fi
+dir=build
+[ "$mode" = sanitize ] && dir=build-sanitize
+
+scripts/setup.sh
+scripts/build.sh "$mode"
+
+echo "== unit tests (ctest) =="
+ctest --test-dir "$dir" --output-on-failure -j "$(nproc)"
+
+echo "== end-to-end and differential tests (pytest) =="
+export KEYWARDEN_SERVER="$PWD/$dir/src/server/keywarden-server"
+/usr/bin/python3 -m pytest -q -p no:cacheprovider tests/e2e tests/compat
