@@ -349,20 +349,21 @@ def test_hello_errors_and_options(keywarden):
 # --------------------------------------------------------------------------------------------
 
 def test_client_pipelining_without_reading_does_not_stall_others(keywarden):
-    """A client writes megabytes of commands and never reads; another client keeps working."""
+    """A client writes megabytes of commands and never reads; another client keeps working.
+
+    Whether the server keeps reading the greedy client (buffering its replies, as Redis does)
+    or stops reading it for a while (back-pressure) is its choice; the others must not wait.
+    """
     greedy = keywarden.raw()
-    greedy.sock.settimeout(30)
     chunk = encode_command("SET", "greedy", "x" * 64) * 1000 + encode_command("GET", "greedy") * 1000
     total_chunks = 60  # ~8 MB of requests, ~4 MB of replies nobody reads
-    sent = []
 
     def flood():
         try:
             for _ in range(total_chunks):
                 greedy.sock.sendall(chunk)
-                sent.append(1)
         except OSError:
-            pass
+            pass  # the test shut the socket down
 
     thread = threading.Thread(target=flood, daemon=True)
     thread.start()
@@ -370,10 +371,11 @@ def test_client_pipelining_without_reading_does_not_stall_others(keywarden):
     for i in range(200):
         assert other.execute_raw("SET", f"other:{i}", i) == b"+OK\r\n"
         assert other.execute("GET", f"other:{i}") == str(i).encode()
-    thread.join(30)
-    assert not thread.is_alive(), "the server stopped reading from the greedy client"
+    greedy.sock.shutdown(socket.SHUT_RDWR)  # wakes a sendall blocked on a full socket buffer
+    thread.join(10)
+    assert not thread.is_alive()
     greedy.close()
-    assert other.execute("DBSIZE") == 201
+    assert len(other.execute("KEYS", "other:*")) == 200
     assert_serving(keywarden)
 
 

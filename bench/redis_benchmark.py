@@ -1,0 +1,313 @@
+#!/usr/bin/python3
+"""keywarden-server beside a stock redis-server under redis-benchmark, in one run.
+
+Starts a fresh keywarden-server and a fresh redis-server (both `--save '' --appendonly no`,
+127.0.0.1, ephemeral ports), then runs redis-benchmark (--csv, one test per invocation) for
+every test x pipeline depth, alternating the two servers for several rounds. For each run it
+reads the server's own CPU time (the sum over its threads of /proc/<pid>/task/*/schedstat,
+field 1, nanoseconds on CPU) before and after, and reports per server the median requests per
+second and the median CPU microseconds per request, with the keywarden/redis ratios.
+
+CPU per request is the steadier figure on a small shared machine: redis-benchmark competes
+with the server for the same cores, so requests per second moves with whatever else runs,
+while the CPU a server spends per request does not (much).
+
+    /usr/bin/python3 bench/redis_benchmark.py                 # defaults: 3 rounds, ~3 s a run
+    /usr/bin/python3 bench/redis_benchmark.py --quick         # smoke run, a few seconds in all
+    /usr/bin/python3 bench/redis_benchmark.py --json out.json --rounds 5
+
+The server under test is $KEYWARDEN_SERVER or <repo>/build/src/server/keywarden-server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import ctypes
+import datetime
+import glob
+import io
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_KEYWARDEN = REPO_ROOT / "build" / "src" / "server" / "keywarden-server"
+HOST = "127.0.0.1"
+
+# The aims of issue 2: keywarden CPU per request at most this fraction of Redis's, per
+# pipeline depth, and at least Redis's requests per second.
+CPU_GOAL = {1: 0.8, 16: 0.5}
+RPS_GOAL = 1.0
+
+
+# --------------------------------------------------------------------------------------------
+# servers
+# --------------------------------------------------------------------------------------------
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def ping(port: int, timeout: float = 1.0) -> bool:
+    try:
+        with socket.create_connection((HOST, port), timeout=timeout) as s:
+            s.sendall(b"*1\r\n$4\r\nPING\r\n")
+            return s.recv(64).startswith((b"+PONG", b"-"))
+    except OSError:
+        return False
+
+
+class Server:
+    def __init__(self, name: str, binary: str):
+        self.name = name
+        self.binary = binary
+        self.workdir = tempfile.mkdtemp(prefix=f"kw-bench-{name}-")
+        self.log_path = os.path.join(self.workdir, "server.log")
+        self.proc = None
+        self.port = None
+
+    def start(self, timeout: float = 10.0) -> "Server":
+        if not os.path.exists(self.binary):
+            sys.exit(f"{self.name}: {self.binary} does not exist (build it, or set "
+                     f"KEYWARDEN_SERVER / --keywarden)")
+        for _ in range(5):
+            self.port = free_port()
+            argv = [self.binary, "--port", str(self.port), "--bind", HOST, "--save", "",
+                    "--appendonly", "no"]
+            with open(self.log_path, "wb") as log:
+                self.proc = subprocess.Popen(argv, cwd=self.workdir, stdin=subprocess.DEVNULL,
+                                             stdout=log, stderr=subprocess.STDOUT,
+                                             preexec_fn=_die_with_parent)
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and self.proc.poll() is None:
+                if ping(self.port):
+                    return self
+                time.sleep(0.01)
+            output = Path(self.log_path).read_text(errors="replace")
+            self.stop()
+            if "in use" not in output.lower():
+                break
+        sys.exit(f"{self.name} did not start ({' '.join(argv)}):\n{output}")
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def cpu_ns(self) -> int:
+        """Nanoseconds on CPU, summed over the server's threads (schedstat field 1)."""
+        total = 0
+        for path in glob.glob(f"/proc/{self.pid}/task/*/schedstat"):
+            try:
+                with open(path) as f:
+                    total += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass  # a thread that ended between glob and open
+        return total
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def server_version(binary: str) -> str:
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10)
+        return (out.stdout or out.stderr).strip().splitlines()[0]
+    except (OSError, subprocess.TimeoutExpired, IndexError):
+        return "unknown"
+
+
+# --------------------------------------------------------------------------------------------
+# runs
+# --------------------------------------------------------------------------------------------
+
+def run_benchmark(args, server: Server, test: str, pipeline: int, requests: int) -> dict:
+    argv = [args.redis_benchmark, "-h", HOST, "-p", str(server.port), "-c", str(args.clients),
+            "-n", str(requests), "-P", str(pipeline), "-t", test, "--csv"]
+    if args.keyspace:
+        argv += ["-r", str(args.keyspace)]
+    cpu_before = server.cpu_ns()
+    start = time.monotonic()
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=args.run_timeout)
+    wall = time.monotonic() - start
+    cpu = server.cpu_ns() - cpu_before
+    rows = [r for r in csv.reader(io.StringIO(out.stdout)) if r and r[0] != "test"]
+    if out.returncode != 0 or len(rows) != 1 or not server.alive():
+        raise RuntimeError(f"redis-benchmark against {server.name} failed "
+                           f"(exit {out.returncode}, server alive: {server.alive()}):\n"
+                           f"{' '.join(argv)}\n{out.stdout}\n{out.stderr}")
+    row = rows[0]
+    return {"server": server.name, "test": test, "pipeline": pipeline, "requests": requests,
+            "rps": float(row[1]), "p50_ms": float(row[4]), "wall_s": round(wall, 3),
+            "cpu_ns": cpu, "cpu_us_per_request": cpu / 1000 / requests}
+
+
+def calibrate(args, reference: Server, test: str, pipeline: int) -> int:
+    """-n so that one run on redis-server takes about args.seconds."""
+    # a probe of about a third of a second at typical rates (50k req/s unpipelined)
+    probe = int(min(args.seconds, 1.0) * (15_000 if pipeline == 1 else 100_000))
+    result = run_benchmark(args, reference, test, pipeline, probe)
+    n = int(result["rps"] * args.seconds)
+    step = 10_000 if n > 100_000 else 1_000
+    return max(step, round(n / step) * step)
+
+
+def median(values):
+    return statistics.median(values) if values else float("nan")
+
+
+def summarize(results: list[dict], tests, pipelines) -> list[dict]:
+    summary = []
+    for test in tests:
+        for p in pipelines:
+            row = {"test": test.upper(), "pipeline": p}
+            for name in ("redis", "keywarden"):
+                runs = [r for r in results if r["test"] == test and r["pipeline"] == p
+                        and r["server"] == name]
+                row[f"{name}_rps"] = median([r["rps"] for r in runs])
+                row[f"{name}_cpu_us"] = median([r["cpu_us_per_request"] for r in runs])
+                row[f"{name}_runs"] = len(runs)
+            row["rps_ratio"] = row["keywarden_rps"] / row["redis_rps"]
+            row["cpu_ratio"] = row["keywarden_cpu_us"] / row["redis_cpu_us"]
+            goal = CPU_GOAL.get(p)
+            row["goal_met"] = (row["rps_ratio"] >= RPS_GOAL
+                               and (goal is None or row["cpu_ratio"] <= goal))
+            summary.append(row)
+    return summary
+
+
+def markdown_table(summary: list[dict]) -> str:
+    lines = ["| test | pipeline | redis req/s | keywarden req/s | req/s ratio | "
+             "redis CPU µs/req | keywarden CPU µs/req | CPU ratio | goal |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in summary:
+        goal = CPU_GOAL.get(r["pipeline"])
+        goal_text = (f"≥{RPS_GOAL:.1f}× req/s" + (f", ≤{goal}× CPU" if goal else "")
+                     + (": met" if r["goal_met"] else ": not met"))
+        lines.append(
+            f"| {r['test']} | {r['pipeline']} | {r['redis_rps']:,.0f} | {r['keywarden_rps']:,.0f}"
+            f" | {r['rps_ratio']:.2f} | {r['redis_cpu_us']:.2f} | {r['keywarden_cpu_us']:.2f}"
+            f" | {r['cpu_ratio']:.2f} | {goal_text} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description="redis-benchmark against keywarden-server and redis-server, side by side",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--keywarden", default=os.environ.get("KEYWARDEN_SERVER")
+                        or str(DEFAULT_KEYWARDEN), help="keywarden-server binary")
+    parser.add_argument("--redis", default=shutil.which("redis-server") or "/usr/bin/redis-server",
+                        help="reference redis-server binary")
+    parser.add_argument("--redis-benchmark", default=shutil.which("redis-benchmark")
+                        or "/usr/bin/redis-benchmark")
+    parser.add_argument("--tests", default="set,get,incr,mset",
+                        help="redis-benchmark -t names, comma separated")
+    parser.add_argument("--pipelines", default="1,16", help="pipeline depths (-P)")
+    parser.add_argument("--clients", type=int, default=50, help="parallel connections (-c)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds; each runs every test on both servers, order alternating")
+    parser.add_argument("--seconds", type=float, default=3.0,
+                        help="target length of one run; -n is calibrated on redis-server")
+    parser.add_argument("--requests", type=int, default=None,
+                        help="fixed -n for every run (skips the calibration)")
+    parser.add_argument("--keyspace", type=int, default=100_000,
+                        help="-r: random keys out of this many (0: one fixed key)")
+    parser.add_argument("--run-timeout", type=float, default=300, help="seconds per run")
+    parser.add_argument("--json", metavar="FILE", help="also write every run and the summary")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: 1 round, 0.3 s per run")
+    args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.seconds = 1, 0.3
+    tests = [t.strip().lower() for t in args.tests.split(",") if t.strip()]
+    pipelines = [int(p) for p in args.pipelines.split(",")]
+
+    servers = {"keywarden": Server("keywarden", args.keywarden), "redis": Server("redis", args.redis)}
+    results: list[dict] = []
+    try:
+        for s in servers.values():
+            s.start()
+        print(f"# keywarden {args.keywarden} (pid {servers['keywarden'].pid}) vs "
+              f"redis {args.redis} (pid {servers['redis'].pid}); "
+              f"{args.clients} clients, keyspace {args.keyspace}, {args.rounds} rounds",
+              file=sys.stderr)
+        requests = {}
+        for test in tests:
+            for p in pipelines:
+                if args.requests:
+                    requests[(test, p)] = args.requests
+                else:
+                    requests[(test, p)] = calibrate(args, servers["redis"], test, p)
+                    run_benchmark(args, servers["keywarden"], test, p, 10_000)  # warm-up
+                print(f"#   {test} -P {p}: -n {requests[(test, p)]}", file=sys.stderr)
+        for round_no in range(args.rounds):
+            order = ["keywarden", "redis"] if round_no % 2 == 0 else ["redis", "keywarden"]
+            for test in tests:
+                for p in pipelines:
+                    for name in order:
+                        r = run_benchmark(args, servers[name], test, p, requests[(test, p)])
+                        r["round"] = round_no
+                        results.append(r)
+                        print(f"#   round {round_no + 1}/{args.rounds} {name:9s} {test:5s} "
+                              f"-P {p:<2d} {r['rps']:>12,.0f} req/s "
+                              f"{r['cpu_us_per_request']:7.2f} µs CPU/req", file=sys.stderr)
+    finally:
+        for s in servers.values():
+            s.cleanup()
+
+    summary = summarize(results, tests, pipelines)
+    print()
+    redis_v = next((t[2:] for t in server_version(args.redis).split() if t.startswith("v=")), "?")
+    print(f"keywarden vs redis-server {redis_v}: "
+          f"redis-benchmark -c {args.clients} -r {args.keyspace}, median of {args.rounds} "
+          f"rounds, {os.cpu_count()} CPUs, {datetime.date.today()}")
+    print()
+    print(markdown_table(summary))
+    if args.json:
+        meta = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
+                "command": " ".join(sys.argv), "cpus": os.cpu_count(),
+                "machine": platform.platform(), "keywarden": args.keywarden,
+                "keywarden_version": server_version(args.keywarden), "redis": args.redis,
+                "redis_version": server_version(args.redis), "clients": args.clients,
+                "keyspace": args.keyspace, "rounds": args.rounds,
+                "requests": {f"{t}/P{p}": n for (t, p), n in requests.items()}}
+        with open(args.json, "w") as f:
+            json.dump({"meta": meta, "summary": summary, "runs": results}, f, indent=2)
+        print(f"\nwrote {args.json}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
