@@ -25,7 +25,6 @@ directory on sys.path because tests/ is not a package).
 from __future__ import annotations
 
 import ctypes
-import errno
 import os
 import shutil
 import signal

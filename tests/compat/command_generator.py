@@ -31,7 +31,7 @@ from __future__ import annotations
 import argparse
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 LLONG_MAX = 2**63 - 1

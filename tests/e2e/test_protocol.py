@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import (ConnectionClosed, Map, RawConnection, ReplyError, RespSet, Verbatim,
-                      encode_command, parse_replies, redis_binary)
+                      encode_command, parse_replies)
 
 
 def assert_serving(server):
