@@ -11,8 +11,8 @@ void Dispatcher::reject(Command* command, ReplyWriter& reply, std::string_view t
   reply.error(text);
 }
 
-void Dispatcher::execute(ClientSession& session, std::span<const std::string_view> args,
-                         ReplyWriter& reply) {
+int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_view> args,
+                            ReplyWriter& reply) {
   CommandTable& table = server_.commands();
   Command* command = table.find_for_args(args);
   if (command == nullptr) {
@@ -22,27 +22,27 @@ void Dispatcher::execute(ClientSession& session, std::span<const std::string_vie
     } else {
       reject(nullptr, reply, errors::unknown_command(args[0], args.data() + 1, args.size() - 1));
     }
-    return;
+    return 0;
   }
 
   const int arity = command->spec->arity;
   const int argc = static_cast<int>(args.size());
   if ((arity > 0 && arity != argc) || argc < -arity) {
     reject(command, reply, errors::wrong_arity(command->full_name));
-    return;
+    return 0;
   }
   if (command->has(kProtected)) {
     DebugCommandAccess access = server_.settings().enable_debug_command;
     if (access == DebugCommandAccess::kNo ||
         (access == DebugCommandAccess::kLocal && !session.is_local)) {
       reject(command, reply, errors::kDebugDisabled);
-      return;
+      return 0;
     }
   }
   if (!session.authenticated && !server_.settings().requirepass.empty() &&
       !command->has(kNoAuth)) {
     reject(command, reply, errors::kNoAuth);
-    return;
+    return 0;
   }
 
   const Clock& clock = server_.clock();
@@ -58,6 +58,7 @@ void Dispatcher::execute(ClientSession& session, std::span<const std::string_vie
   ++server_.stats().total_commands_processed;
   session.last_command = command;
   server_.propagator().flush();
+  return elapsed_us;
 }
 
 }  // namespace keywarden

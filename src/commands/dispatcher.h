@@ -20,8 +20,10 @@ class Dispatcher {
  public:
   explicit Dispatcher(ServerState& server) : server_(server) {}
 
-  void execute(ClientSession& session, std::span<const std::string_view> args,
-               ReplyWriter& reply);
+  // Returns how long the handler ran, in microseconds (0 when the command was refused), for
+  // the slow log and latency monitor.
+  int64_t execute(ClientSession& session, std::span<const std::string_view> args,
+                  ReplyWriter& reply);
 
   ServerState& server() { return server_; }
 

@@ -22,8 +22,8 @@ class GlobMatcher {
 
  private:
   bool same_byte(char a, char b) const {
-    if (nocase_) return fold_ascii(static_cast<unsigned char>(a)) ==
-                        fold_ascii(static_cast<unsigned char>(b));
+    if (nocase_)
+      return fold_ascii(static_cast<unsigned char>(a)) == fold_ascii(static_cast<unsigned char>(b));
     return a == b;
   }
 

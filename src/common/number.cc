@@ -1,12 +1,13 @@
 #include "common/number.h"
 
+#include <locale.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <locale.h>
 
 namespace keywarden {
 namespace {
@@ -83,8 +84,7 @@ bool parse_float(std::string_view text, Float* out, Convert convert) {
   const bool out_of_range =
       errno == ERANGE && (std::isinf(value) || value == static_cast<Float>(0));
   errno = saved_errno;
-  if (static_cast<size_t>(end - copy.c_str()) != text.size() || out_of_range ||
-      std::isnan(value)) {
+  if (static_cast<size_t>(end - copy.c_str()) != text.size() || out_of_range || std::isnan(value)) {
     return false;
   }
   if (out != nullptr) *out = value;
@@ -170,8 +170,8 @@ std::string format_long_double(long double value) {
   // long double's extra precision rounds away, and the widest finite long double (4933
   // integer digits) still fits.
   std::string text(kMaxLongDoubleChars, '\0');
-  const auto result = std::to_chars(text.data(), text.data() + text.size(), value,
-                                    std::chars_format::fixed, 17);
+  const auto result =
+      std::to_chars(text.data(), text.data() + text.size(), value, std::chars_format::fixed, 17);
   size_t length = static_cast<size_t>(result.ptr - text.data());
   // Fixed notation always has a '.' here, followed by exactly 17 digits.
   while (text[length - 1] == '0') --length;

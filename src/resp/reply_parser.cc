@@ -20,11 +20,21 @@ void append_escaped(std::string& out, std::string_view text) {
   out.push_back('"');
   for (const char c : text) {
     switch (c) {
-      case '\\': out.append("\\\\"); break;
-      case '"': out.append("\\\""); break;
-      case '\n': out.append("\\n"); break;
-      case '\r': out.append("\\r"); break;
-      case '\t': out.append("\\t"); break;
+      case '\\':
+        out.append("\\\\");
+        break;
+      case '"':
+        out.append("\\\"");
+        break;
+      case '\n':
+        out.append("\\n");
+        break;
+      case '\r':
+        out.append("\\r");
+        break;
+      case '\t':
+        out.append("\\t");
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
           char hex[5];
@@ -39,8 +49,7 @@ void append_escaped(std::string& out, std::string_view text) {
 }
 
 void append_debug(std::string& out, const RespValue& value) {
-  auto append_elements = [&out, &value](std::string_view open, std::string_view close,
-                                        bool pairs) {
+  auto append_elements = [&out, &value](std::string_view open, std::string_view close, bool pairs) {
     out.append(open);
     for (size_t i = 0; i < value.elements.size(); ++i) {
       if (i > 0) out.append(pairs && i % 2 == 1 ? ": " : ", ");
@@ -49,27 +58,49 @@ void append_debug(std::string& out, const RespValue& value) {
     out.append(close);
   };
   switch (value.type) {
-    case RespType::kSimpleString: out.append("+").append(value.str); break;
-    case RespType::kError: out.append("-").append(value.str); break;
-    case RespType::kInteger: out.append(":").append(std::to_string(value.integer)); break;
-    case RespType::kBulkString: append_escaped(out, value.str); break;
-    case RespType::kNull: out.append("(nil)"); break;
-    case RespType::kArray: append_elements("[", "]", false); break;
-    case RespType::kMap: append_elements("{", "}", true); break;
-    case RespType::kSet: append_elements("~{", "}", false); break;
-    case RespType::kPush: append_elements(">[", "]", false); break;
+    case RespType::kSimpleString:
+      out.append("+").append(value.str);
+      break;
+    case RespType::kError:
+      out.append("-").append(value.str);
+      break;
+    case RespType::kInteger:
+      out.append(":").append(std::to_string(value.integer));
+      break;
+    case RespType::kBulkString:
+      append_escaped(out, value.str);
+      break;
+    case RespType::kNull:
+      out.append("(nil)");
+      break;
+    case RespType::kArray:
+      append_elements("[", "]", false);
+      break;
+    case RespType::kMap:
+      append_elements("{", "}", true);
+      break;
+    case RespType::kSet:
+      append_elements("~{", "}", false);
+      break;
+    case RespType::kPush:
+      append_elements(">[", "]", false);
+      break;
     case RespType::kDouble: {
       char text[40];
       std::snprintf(text, sizeof(text), "%.17g", value.dbl);
       out.append(",").append(text);
       break;
     }
-    case RespType::kBoolean: out.append(value.integer ? "#t" : "#f"); break;
+    case RespType::kBoolean:
+      out.append(value.integer ? "#t" : "#f");
+      break;
     case RespType::kVerbatim:
       out.append("=").append(value.format).append(":");
       append_escaped(out, value.str);
       break;
-    case RespType::kBigNumber: out.append("(").append(value.str); break;
+    case RespType::kBigNumber:
+      out.append("(").append(value.str);
+      break;
     case RespType::kBlobError:
       out.append("!");
       append_escaped(out, value.str);
@@ -79,8 +110,8 @@ void append_debug(std::string& out, const RespValue& value) {
 
 bool is_big_number(std::string_view text) {
   if (!text.empty() && text.front() == '-') text.remove_prefix(1);
-  return !text.empty() && std::all_of(text.begin(), text.end(),
-                                      [](char c) { return c >= '0' && c <= '9'; });
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 }  // namespace
@@ -247,8 +278,7 @@ ReplyParseStatus ReplyParser::parse(const char* buf, size_t len) {
       case '>':
       case '%':
       case '|': {
-        if (!parse_strict_int64(line, &number) || number < -1 ||
-            (number == -1 && type != '*')) {
+        if (!parse_strict_int64(line, &number) || number < -1 || (number == -1 && type != '*')) {
           return fail("invalid aggregate length");
         }
         if (number == -1) {

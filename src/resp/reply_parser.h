@@ -44,7 +44,7 @@ struct RespValue {
   // The text of a simple string, error, bulk string, blob error or big number, and the body
   // of a verbatim string (without its format prefix).
   std::string str;
-  std::string format;  // a verbatim string's format, e.g. "txt"
+  std::string format;   // a verbatim string's format, e.g. "txt"
   int64_t integer = 0;  // an integer; a boolean as 1 or 0
   double dbl = 0;
   // Elements of an array, set or push; a map's keys and values alternate: k1, v1, k2, v2...

@@ -131,12 +131,23 @@ bool split_inline_arguments(std::string_view line, std::string& arena,
       } else if (c == '\\' && i + 1 < n) {
         char escaped = line[i + 1];
         switch (escaped) {
-          case 'n': escaped = '\n'; break;
-          case 'r': escaped = '\r'; break;
-          case 't': escaped = '\t'; break;
-          case 'b': escaped = '\b'; break;
-          case 'a': escaped = '\a'; break;
-          default: break;  // \\, \" and any other character stand for themselves
+          case 'n':
+            escaped = '\n';
+            break;
+          case 'r':
+            escaped = '\r';
+            break;
+          case 't':
+            escaped = '\t';
+            break;
+          case 'b':
+            escaped = '\b';
+            break;
+          case 'a':
+            escaped = '\a';
+            break;
+          default:
+            break;  // \\, \" and any other character stand for themselves
         }
         out[written++] = escaped;
         i += 2;
@@ -179,8 +190,7 @@ ParseStatus RequestParser::parse(const char* buf, size_t len) {
   while (start < len) {
     const std::string_view cmd(buf + start, len - start);
     if (state_ == State::kIdle) start_command(cmd);
-    const ParseStatus status =
-        state_ == State::kInline ? parse_inline(cmd) : parse_multibulk(cmd);
+    const ParseStatus status = state_ == State::kInline ? parse_inline(cmd) : parse_multibulk(cmd);
     if (status != ParseStatus::kCommand) {
       consumed_ = start;
       return status;

@@ -118,8 +118,8 @@ class RequestParser {
   bool failed_ = false;
 
   // Progress through the current command, all relative to its first byte.
-  size_t cursor_ = 0;     // first byte not yet parsed
-  size_t scanned_ = 0;    // bytes already searched for the line end that has not arrived
+  size_t cursor_ = 0;   // first byte not yet parsed
+  size_t scanned_ = 0;  // bytes already searched for the line end that has not arrived
   int64_t remaining_args_ = 0;
   int64_t bulk_length_ = 0;
 

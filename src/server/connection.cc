@@ -163,10 +163,8 @@ void Connection::execute_one(std::span<const std::string_view> args) {
   const bool skip_this = session_.reply_mode == ReplyMode::kSkip;
   const size_t mark = output_.size();
   const bool was_authenticated = session_.authenticated;
-  const int64_t start_us = monotonic_now_us();
   server_.feed_monitors(*this, args);
-  server_.dispatcher().execute(session_, args, writer_);
-  const int64_t duration_us = monotonic_now_us() - start_us;
+  const int64_t duration_us = server_.dispatcher().execute(session_, args, writer_);
   ++commands_processed_;
 
   if (skip_this) {

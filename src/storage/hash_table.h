@@ -280,8 +280,8 @@ class HashTable {
   // Starts growing to hold `count` nodes at load 1 (say, before loading a snapshot). Ignored
   // while rehashing or while the table is already big enough.
   void reserve(size_t count) {
-    if (rehashing() || count <= tables_[0].bucket_count()) return;
-    start_resize(std::bit_ceil(count));
+    if (rehashing() || pause_depth_ > 0 || count <= tables_[0].bucket_count()) return;
+    start_resize(std::max(kMinBuckets, std::bit_ceil(count)));
   }
 
   // Moves up to `buckets` non-empty buckets (visiting at most kEmptyVisitsPerBucket empty ones
@@ -290,7 +290,7 @@ class HashTable {
   // Rehashes for about `budget` of wall time (the cron's share). Returns whether rehashing
   // remains to be done.
   bool rehash_for(std::chrono::microseconds budget) {
-    if (!rehashing() || pause_depth_ > 0) return rehashing();
+    if (!rehashing() || !rehash_allowed()) return rehashing();
     const auto deadline = std::chrono::steady_clock::now() + budget;
     while (rehash_buckets(kRehashBatchBuckets)) {
       if (std::chrono::steady_clock::now() >= deadline) return true;
@@ -298,9 +298,12 @@ class HashTable {
     return false;
   }
 
-  // Disallowing resizes stops new ones from starting (except growth past kForcedGrowLoad); a
-  // rehash already under way carries on. Re-allowing does not resize by itself: the cron calls
-  // resize_if_needed().
+  // While a fork child shares our pages, every bucket array written and every node moved by a
+  // rehash is a page copied. Disallowing resizes therefore stops new ones from starting and puts
+  // a rehash under way on hold, with two exceptions that keep chains bounded: a table loaded
+  // past kForcedGrowLoad still grows, and a held rehash resumes once the new array is itself
+  // loaded that far (it has to finish before the table can grow again). Lookups are unaffected.
+  // Re-allowing does not resize by itself: the cron calls resize_if_needed().
   void set_resize_allowed(bool allowed) { resize_allowed_ = allowed; }
   bool resize_allowed() const { return resize_allowed_; }
   // Starts a grow or shrink if the load calls for one. Returns whether one started.
@@ -313,12 +316,12 @@ class HashTable {
   //
   // The cursor counts with its bits reversed. A table of 2^n buckets sends a key with hash h to
   // bucket h mod 2^n, and doubling the table splits bucket b into b and b + 2^n, which differ
-  // only in the new high bit. Counting from the high bit down (reverse-binary order) makes every
-  // bucket's expansions in a bigger table, and its image in a smaller one, come after the
-  // buckets already visited, so that a cursor carried across a resize neither misses the nodes
-  // that moved nor re-reads more than the bucket it folded onto. While rehashing, a node is in
-  // the smaller array or in one of its bucket's expansions in the bigger array, so one step
-  // visits both.
+  // only in the new high bit. Counting from the high bit down (reverse-binary order) keeps the
+  // set of buckets still to visit closed under resizing: if bucket b of a 2^n table is yet to
+  // come, so are both its halves in a 2^(n+1) table, and so is the bucket it folds into in a
+  // 2^(n-1) table (which also holds nodes from a visited bucket: those repeat). So a cursor
+  // carried across any number of resizes misses nothing. While rehashing, a node is in the
+  // smaller array or in one of its bucket's expansions in the bigger one, so a step visits both.
   //
   // Rehashing and resizing are paused during the call, so `visit` may look keys up, insert, or
   // remove the node it was handed (active expiry does); it must not remove other nodes.
@@ -563,13 +566,24 @@ class HashTable {
     return node;
   }
 
+  bool rehash_allowed() const {
+    if (pause_depth_ > 0) return false;
+    if (resize_allowed_) return true;
+    // A forced grow (at least kForcedGrowLoad times bigger: a normal one doubles), or a new
+    // array loaded so much that the table could not grow otherwise.
+    const Table& from = tables_[0];
+    const Table& to = tables_[1];
+    return to.bucket_count() >= kForcedGrowLoad * from.bucket_count() ||
+           to.used >= kForcedGrowLoad * to.bucket_count();
+  }
+
   void rehash_step() {
-    if (rehashing() && pause_depth_ == 0) rehash_buckets(1);
+    if (rehashing()) rehash_buckets(1);
   }
 
   bool rehash_buckets(size_t buckets) {
     if (!rehashing()) return false;
-    if (pause_depth_ > 0) return true;
+    if (!rehash_allowed()) return true;
     Table& from = tables_[0];
     Table& to = tables_[1];
     // Shrinking folds bucket i onto i & to.mask, so nodes move without being rehashed; growing

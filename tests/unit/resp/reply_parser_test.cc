@@ -150,8 +150,7 @@ TEST(ReplyParserTest, Resp3Types) {
   EXPECT_EQ(parse_one("=15\r\ntxt:Some string\r\n"), verbatim("txt", "Some string"));
   EXPECT_EQ(parse_one("=4\r\nmkd:\r\n"), verbatim("mkd", ""));
   EXPECT_EQ(parse_one("%2\r\n+first\r\n:1\r\n+second\r\n:2\r\n"),
-            aggregate(RespType::kMap,
-                      {simple("first"), integer(1), simple("second"), integer(2)}));
+            aggregate(RespType::kMap, {simple("first"), integer(1), simple("second"), integer(2)}));
   EXPECT_EQ(parse_one("%0\r\n"), aggregate(RespType::kMap, {}));
   EXPECT_EQ(parse_one("~3\r\n+a\r\n+b\r\n+c\r\n"),
             aggregate(RespType::kSet, {simple("a"), simple("b"), simple("c")}));
@@ -165,7 +164,8 @@ TEST(ReplyParserTest, AttributesAreSkipped) {
                       "*2\r\n:2039123\r\n:9543892\r\n"),
             array({integer(2039123), integer(9543892)}));
   // Inside an aggregate it does not count as an element.
-  EXPECT_EQ(parse_one("*2\r\n|1\r\n+ttl\r\n:3600\r\n:1\r\n:2\r\n"), array({integer(1), integer(2)}));
+  EXPECT_EQ(parse_one("*2\r\n|1\r\n+ttl\r\n:3600\r\n:1\r\n:2\r\n"),
+            array({integer(1), integer(2)}));
   EXPECT_EQ(parse_one("|0\r\n:5\r\n"), integer(5));
   // An attribute whose value is itself annotated.
   EXPECT_EQ(parse_one("|1\r\n+a\r\n|1\r\n+b\r\n+c\r\n+d\r\n+value\r\n"), simple("value"));
@@ -203,21 +203,21 @@ std::string mixed_stream() {
 }
 
 std::vector<RespValue> mixed_values() {
-  return {simple("OK"),
-          error_value("WRONGTYPE Operation against a key holding the wrong kind of value"),
-          integer(-12),
-          bulk("foo\r\nb"),
-          null_value(),
-          null_value(),
-          null_value(),
-          array({array({bulk("")}),
-                 aggregate(RespType::kMap,
-                           {simple("k"), aggregate(RespType::kSet, {boolean(true)})})}),
-          dbl(3.25),
-          big("12345678901234567890"),
-          verbatim("txt", "abcd"),
-          blob_error("ERR"),
-          aggregate(RespType::kPush, {simple("invalidate"), array({})})};
+  return {
+      simple("OK"),
+      error_value("WRONGTYPE Operation against a key holding the wrong kind of value"),
+      integer(-12),
+      bulk("foo\r\nb"),
+      null_value(),
+      null_value(),
+      null_value(),
+      array({array({bulk("")}),
+             aggregate(RespType::kMap, {simple("k"), aggregate(RespType::kSet, {boolean(true)})})}),
+      dbl(3.25),
+      big("12345678901234567890"),
+      verbatim("txt", "abcd"),
+      blob_error("ERR"),
+      aggregate(RespType::kPush, {simple("invalidate"), array({})})};
 }
 
 TEST(ReplyParserTest, StreamFedAtOnceByteByByteAndCutAnywhere) {
@@ -250,8 +250,7 @@ TEST(ReplyParserTest, LargeBulkIsCopiedAsItArrives) {
     ASSERT_EQ(parser.parse(stream.data() + offset, 4096), ReplyParseStatus::kNeedMore);
     ASSERT_EQ(parser.consumed(), 4096u);
   }
-  ASSERT_EQ(parser.parse(stream.data() + offset, stream.size() - offset),
-            ReplyParseStatus::kValue);
+  ASSERT_EQ(parser.parse(stream.data() + offset, stream.size() - offset), ReplyParseStatus::kValue);
   EXPECT_EQ(parser.value().str, body);
 }
 
@@ -348,8 +347,7 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 std::vector<RoundTrip> round_trips() {
   return {
-      {"simple_string", [](ReplyWriter& w) { w.simple_string("OK"); }, simple("OK"),
-       simple("OK")},
+      {"simple_string", [](ReplyWriter& w) { w.simple_string("OK"); }, simple("OK"), simple("OK")},
       {"error", [](ReplyWriter& w) { w.error("ERR syntax error"); },
        error_value("ERR syntax error"), error_value("ERR syntax error")},
       {"integer", [](ReplyWriter& w) { w.integer(-99); }, integer(-99), integer(-99)},
@@ -390,8 +388,7 @@ std::vector<RoundTrip> round_trips() {
        },
        array({bulk("message"), bulk("ch"), bulk("hello")}),
        aggregate(RespType::kPush, {bulk("message"), bulk("ch"), bulk("hello")})},
-      {"double", [](ReplyWriter& w) { w.double_value(1.1); }, bulk("1.1000000000000001"),
-       dbl(1.1)},
+      {"double", [](ReplyWriter& w) { w.double_value(1.1); }, bulk("1.1000000000000001"), dbl(1.1)},
       {"double_inf", [](ReplyWriter& w) { w.double_value(kInfinity); }, bulk("inf"),
        dbl(kInfinity)},
       {"double_minus_inf", [](ReplyWriter& w) { w.double_value(-kInfinity); }, bulk("-inf"),
@@ -400,8 +397,8 @@ std::vector<RoundTrip> round_trips() {
        bulk("4.9406564584124654e-324"), dbl(5e-324)},
       {"boolean_true", [](ReplyWriter& w) { w.boolean(true); }, integer(1), boolean(true)},
       {"boolean_false", [](ReplyWriter& w) { w.boolean(false); }, integer(0), boolean(false)},
-      {"verbatim", [](ReplyWriter& w) { w.verbatim("line1\r\nline2"); },
-       bulk("line1\r\nline2"), verbatim("txt", "line1\r\nline2")},
+      {"verbatim", [](ReplyWriter& w) { w.verbatim("line1\r\nline2"); }, bulk("line1\r\nline2"),
+       verbatim("txt", "line1\r\nline2")},
       {"big_number", [](ReplyWriter& w) { w.big_number("-123456789012345678901234567890"); },
        bulk("-123456789012345678901234567890"), big("-123456789012345678901234567890")},
       {"raw", [](ReplyWriter& w) { w.raw("+QUEUED\r\n"); }, simple("QUEUED"), simple("QUEUED")},

@@ -39,9 +39,10 @@ TEST(ReplyWriterTest, SimpleString) {
 TEST(ReplyWriterTest, Error) {
   EXPECT_EQ(both([](ReplyWriter& w) { w.error("ERR unknown command 'foo'"); }),
             Pair("-ERR unknown command 'foo'\r\n", "-ERR unknown command 'foo'\r\n"));
-  EXPECT_EQ(written(3, [](ReplyWriter& w) {
-              w.error("WRONGTYPE Operation against a key holding the wrong kind of value");
-            }),
+  EXPECT_EQ(written(3,
+                    [](ReplyWriter& w) {
+                      w.error("WRONGTYPE Operation against a key holding the wrong kind of value");
+                    }),
             "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n");
   // An error must stay on one line whatever text a caller formats into it.
   EXPECT_EQ(written(2, [](ReplyWriter& w) { w.error("ERR bad\r\nthing"); }), "-ERR bad  thing\r\n");
@@ -128,15 +129,15 @@ TEST(ReplyWriterTest, Verbatim) {
 }
 
 TEST(ReplyWriterTest, BigNumber) {
-  EXPECT_EQ(both([](ReplyWriter& w) { w.big_number("3492890328409238509324850943850943825024385"); }),
-            Pair("$43\r\n3492890328409238509324850943850943825024385\r\n",
-                 "(3492890328409238509324850943850943825024385\r\n"));
+  EXPECT_EQ(
+      both([](ReplyWriter& w) { w.big_number("3492890328409238509324850943850943825024385"); }),
+      Pair("$43\r\n3492890328409238509324850943850943825024385\r\n",
+           "(3492890328409238509324850943850943825024385\r\n"));
   EXPECT_EQ(written(3, [](ReplyWriter& w) { w.big_number("-12"); }), "(-12\r\n");
 }
 
 TEST(ReplyWriterTest, RawIsCopiedAsIs) {
-  EXPECT_EQ(both([](ReplyWriter& w) { w.raw("+QUEUED\r\n"); }),
-            Pair("+QUEUED\r\n", "+QUEUED\r\n"));
+  EXPECT_EQ(both([](ReplyWriter& w) { w.raw("+QUEUED\r\n"); }), Pair("+QUEUED\r\n", "+QUEUED\r\n"));
 }
 
 TEST(ReplyWriterTest, AppendsAfterExistingBytes) {

@@ -20,8 +20,8 @@ using namespace std::string_literals;  // "...\0..."s keeps embedded NULs
 
 struct Outcome {
   std::vector<Command> commands;
-  std::string error;        // empty unless the parser reported kError
-  size_t unconsumed = 0;    // bytes still in the buffer at the end
+  std::string error;      // empty unless the parser reported kError
+  size_t unconsumed = 0;  // bytes still in the buffer at the end
   bool in_progress = false;
 };
 
@@ -99,7 +99,7 @@ Pipeline mixed_pipeline() {
   add("GET k\n", {"GET", "k"});
   add("\n", {});
   add("*1\r\n$4\r\nPINGxy", {"PING"});  // the 2 bytes after a bulk are skipped unread
-  add("*1\rX$4\rXPING\r\n", {"PING"});   // so is the byte after a header's CR
+  add("*1\rX$4\rXPING\r\n", {"PING"});  // so is the byte after a header's CR
   add("*-7\r\n", {});
   add("ECHO a\rb\r\n", {"ECHO", "a", "b"});
   add("*4\r\n$1\r\na\r\n$2\r\nbc\r\n$3\r\ndef\r\n$10\r\n0123456789\r\n",
@@ -318,8 +318,7 @@ TEST(RequestParserTest, ConfiguredMultibulkLimit) {
 TEST(RequestParserTest, BulkLengthLimitIsInclusive) {
   ParserLimits limits;
   limits.proto_max_bulk_len = 5;
-  EXPECT_THAT(feed_whole("*1\r\n$5\r\nabcde\r\n", limits).commands,
-              ElementsAre(Command{"abcde"}));
+  EXPECT_THAT(feed_whole("*1\r\n$5\r\nabcde\r\n", limits).commands, ElementsAre(Command{"abcde"}));
   EXPECT_EQ(feed_whole("*1\r\n$6\r\nabcdef\r\n", limits).error,
             "ERR Protocol error: invalid bulk length");
   RequestParser parser;  // the default is 512 MB
@@ -540,8 +539,7 @@ TEST(InlineSplitTest, Whitespace) {
 TEST(InlineSplitTest, DoubleQuotes) {
   EXPECT_THAT(split("\"\""), ElementsAre(""));
   EXPECT_THAT(split("\"a b\" c"), ElementsAre("a b", "c"));
-  EXPECT_THAT(split(R"("a\x41\x4g\n\r\t\b\a\\\"\q")"),
-              ElementsAre("aAx4g\n\r\t\b\a\\\"q"));
+  EXPECT_THAT(split(R"("a\x41\x4g\n\r\t\b\a\\\"\q")"), ElementsAre("aAx4g\n\r\t\b\a\\\"q"));
   EXPECT_THAT(split(R"("\xff\xFf\x00")"), ElementsAre("\xff\xff\0"s));
   EXPECT_THAT(split(R"("\x")"), ElementsAre("x"));
   EXPECT_THAT(split(R"("\x4")"), ElementsAre("x4"));
