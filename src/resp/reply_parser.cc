@@ -1,6 +1,7 @@
 #include "resp/reply_parser.h"
 
 #include <algorithm>
+#include <cassert>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -196,6 +197,8 @@ bool ReplyParser::finish_blob() {
 ReplyParseStatus ReplyParser::parse(const char* buf, size_t len) {
   consumed_ = 0;
   if (failed_) return ReplyParseStatus::kError;
+  // A cut-short line is resumed from an offset into bytes the caller promised to pass again.
+  assert(len >= scanned_);
   size_t pos = 0;
   auto need_more = [&]() {
     consumed_ = pos;

@@ -1,6 +1,7 @@
 #include "resp/request_parser.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "resp/strict_integer.h"
@@ -183,6 +184,8 @@ ParseStatus RequestParser::parse(const char* buf, size_t len) {
   bytes_wanted_ = 0;
   args_.clear();
   if (failed_) return ParseStatus::kError;
+  // A partial command is resumed from offsets into bytes the caller promised to pass again.
+  assert(state_ == State::kIdle || (len >= cursor_ && len >= scanned_));
 
   // `start` walks over skipped empty commands; a partial command always begins at buf[0]
   // because the previous call had the caller drop everything before it.
