@@ -42,6 +42,16 @@ inline constexpr std::string_view kCursor = "ERR invalid cursor";
 inline constexpr std::string_view kTimeoutNotFloat = "ERR timeout is not a float or out of range";
 
 // --- String family (add string-command texts here) ---
+inline constexpr std::string_view kDecrementOverflow = "ERR decrement would overflow";
+inline constexpr std::string_view kLcsNotStrings =
+    "ERR The specified keys must contain string values";
+inline constexpr std::string_view kLcsLenAndIdx =
+    "ERR If you want both the length and indexes, please just use IDX.";
+inline constexpr std::string_view kLcsStringTooLong = "ERR String too long for LCS";
+inline constexpr std::string_view kLcsOverProtoMaxBulkLen =
+    "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
+inline constexpr std::string_view kLcsAllocationFailed =
+    "ERR Insufficient memory, failed allocating transient memory for LCS";
 
 // --- Keyspace and expiry families (add their texts here) ---
 
