@@ -397,7 +397,12 @@ class HashTable {
     size_t empty_run = 0;
     size_t stored = 0;
     uint64_t index = rng() & max_mask;
-    while (stored < wanted && (visits_left-- > 0 || stored == 0)) {
+    while (stored < wanted) {
+      if (visits_left > 0) {
+        --visits_left;
+      } else if (stored > 0) {
+        break;
+      }
       for (int t = 0; t < table_count && stored < wanted; ++t) {
         const Table& table = tables_[t];
         if (t == 0 && table_count == 2 && index < rehash_index_) {
