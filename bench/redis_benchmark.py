@@ -283,6 +283,9 @@ def main() -> int:
                         print(f"#   round {round_no + 1}/{args.rounds} {name:9s} {test:5s} "
                               f"-P {p:<2d} {r['rps']:>12,.0f} req/s "
                               f"{r['cpu_us_per_request']:7.2f} µs CPU/req", file=sys.stderr)
+    except RuntimeError as e:
+        print(f"\nbenchmark aborted: {e}", file=sys.stderr)
+        return 1
     finally:
         for s in servers.values():
             s.cleanup()
