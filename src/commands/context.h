@@ -21,7 +21,9 @@ class CommandContext {
   CommandContext(ServerState& server, ClientSession& session, ReplyWriter& reply,
                  std::span<const std::string_view> args, const Command& command, int64_t now_ms)
       : server(server), session(session), reply(reply), args(args), command(command),
-        now_ms(now_ms) {}
+        now_ms(now_ms) {
+    stamp_new_entries();
+  }
 
   ServerState& server;
   ClientSession& session;
@@ -33,10 +35,24 @@ class CommandContext {
   Database& db() { return server.keyspace().db(session.db); }
   Database& db(int index) { return server.keyspace().db(index); }
 
+  // Lookup options, as Redis's LOOKUP_* flags.
+  enum LookupFlags : uint8_t {
+    kLookupNone = 0,
+    // Leaves the access clock alone (TYPE, EXISTS, TTL, OBJECT… look without using).
+    kLookupNoTouch = 1 << 0,
+    // Updates the access clock even for a CLIENT NO-TOUCH client (TOUCH).
+    kLookupTouchAlways = 1 << 1,
+  };
+
   // Looks a key up for reading: lazy expiry, keyspace hit/miss counters, access time.
-  Entry* lookup_read(std::string_view key);
-  // Looks a key up for writing: lazy expiry only.
-  Entry* lookup_write(std::string_view key) { return db().lookup(key, now_ms); }
+  Entry* lookup_read(std::string_view key, uint8_t flags = kLookupNone);
+  // Looks a key up for writing: lazy expiry and access time, no hit/miss counters.
+  Entry* lookup_write(std::string_view key, uint8_t flags = kLookupNone) {
+    return lookup_write(db(), key, flags);
+  }
+  Entry* lookup_write(Database& database, std::string_view key, uint8_t flags = kLookupNone);
+  // Records an access for the eviction policy: the LRU time, or an LFU counter step.
+  void record_access(Entry* entry);
 
   // Sends an error reply and counts it (errorstats, the command's failed_calls).
   void error(std::string_view text);
@@ -55,6 +71,10 @@ class CommandContext {
   void propagate_as_received() { propagate(args); }
 
  private:
+  // Sets the access clock that entries created by this command start with.
+  void stamp_new_entries();
+  void touch_if_allowed(Entry* entry, uint8_t flags);
+
   bool failed_ = false;
 };
 

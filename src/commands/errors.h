@@ -54,6 +54,21 @@ inline constexpr std::string_view kLcsAllocationFailed =
     "ERR Insufficient memory, failed allocating transient memory for LCS";
 
 // --- Keyspace and expiry families (add their texts here) ---
+// getIntFromObjectOrReply's range error (MOVE's database index).
+inline constexpr std::string_view kIntOutOfRange =
+    "ERR value is out of range, value must between -2147483648 and 2147483647";
+inline constexpr std::string_view kInvalidFirstDbIndex = "ERR invalid first DB index";
+inline constexpr std::string_view kInvalidSecondDbIndex = "ERR invalid second DB index";
+inline constexpr std::string_view kGtLtConflict =
+    "ERR GT and LT options at the same time are not compatible";
+// Followed by the option as given (up to its first NUL byte).
+inline constexpr std::string_view kUnsupportedOptionPrefix = "ERR Unsupported option ";
+inline constexpr std::string_view kLfuNotSelected =
+    "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that "
+    "when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+inline constexpr std::string_view kLfuSelected =
+    "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
+    "switching between policies at runtime LRU and LFU data will take some time to adjust.";
 
 // --- Server families: CONFIG, INFO, CLIENT, DEBUG, SLOWLOG… (add their texts here) ---
 

@@ -16,6 +16,22 @@ namespace keywarden {
 
 enum class DebugCommandAccess : uint8_t { kNo, kYes, kLocal };
 
+// maxmemory-policy, numbered as the server's config table numbers its names.
+enum MaxmemoryPolicy : int {
+  kMaxmemoryNoEviction = 0,
+  kMaxmemoryVolatileLru = 1,
+  kMaxmemoryVolatileLfu = 2,
+  kMaxmemoryVolatileRandom = 3,
+  kMaxmemoryVolatileTtl = 4,
+  kMaxmemoryAllKeysLru = 5,
+  kMaxmemoryAllKeysLfu = 6,
+  kMaxmemoryAllKeysRandom = 7,
+};
+// Under an LFU policy entries' access clocks hold LFU counters instead of LRU times.
+inline bool policy_uses_lfu(int policy) {
+  return policy == kMaxmemoryVolatileLfu || policy == kMaxmemoryAllKeysLfu;
+}
+
 // Settings the dispatcher and handlers read; the server's config table points into them.
 struct CommandSettings {
   std::string requirepass;
@@ -25,6 +41,9 @@ struct CommandSettings {
   bool lazyfree_lazy_user_del = false;
   bool lazyfree_lazy_user_flush = false;
   bool lazyfree_lazy_server_del = false;
+  int maxmemory_policy = kMaxmemoryNoEviction;  // a MaxmemoryPolicy
+  int64_t lfu_log_factor = 10;
+  int64_t lfu_decay_time = 1;  // minutes
 };
 
 struct ServerStats {

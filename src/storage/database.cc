@@ -4,7 +4,54 @@
 
 namespace keywarden {
 
-Database::Database(int index, KeyspaceListener* listener) : index_(index), listener_(listener) {}
+namespace access_clock {
+namespace {
+constexpr uint32_t kLfuMinutesMask = 0xffff;
+constexpr uint32_t kLfuMaxCount = 255;
+
+uint32_t minutes_now(int64_t now_ms) {
+  return static_cast<uint32_t>(now_ms / 60'000) & kLfuMinutesMask;
+}
+}  // namespace
+
+uint32_t lru_stamp(int64_t now_ms) { return static_cast<uint32_t>(now_ms / 1000) & kLruMax; }
+
+int64_t lru_idle_ms(uint32_t stamp, int64_t now_ms) {
+  const uint32_t now = lru_stamp(now_ms);
+  stamp &= kLruMax;
+  const int64_t seconds = now >= stamp ? now - stamp : int64_t{now} + (kLruMax - stamp);
+  return seconds * 1000;
+}
+
+uint32_t lfu_initial(int64_t now_ms) { return (minutes_now(now_ms) << 8) | kLfuInitialCount; }
+
+uint32_t lfu_decayed_count(uint32_t stamp, int64_t now_ms, int64_t decay_minutes) {
+  const uint32_t last = (stamp >> 8) & kLfuMinutesMask;
+  const uint32_t count = stamp & 0xff;
+  if (decay_minutes <= 0) return count;
+  const uint32_t now = minutes_now(now_ms);
+  const uint32_t elapsed = now >= last ? now - last : kLfuMinutesMask - last + now;
+  const uint64_t periods = elapsed / static_cast<uint64_t>(decay_minutes);
+  return periods >= count ? 0 : count - static_cast<uint32_t>(periods);
+}
+
+uint32_t lfu_accessed(uint32_t stamp, int64_t now_ms, int64_t log_factor, int64_t decay_minutes,
+                      std::mt19937_64& rng) {
+  uint32_t count = lfu_decayed_count(stamp, now_ms, decay_minutes);
+  if (count < kLfuMaxCount) {
+    // The chance of an increment is 1 / (excess * log_factor + 1), where the excess is how far
+    // the counter is above its starting value.
+    const double excess = count > kLfuInitialCount ? count - kLfuInitialCount : 0;
+    const double chance = 1.0 / (excess * static_cast<double>(log_factor) + 1.0);
+    const double draw = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+    if (draw < chance) ++count;
+  }
+  return (minutes_now(now_ms) << 8) | count;
+}
+}  // namespace access_clock
+
+Database::Database(int index, KeyspaceListener* listener, const uint32_t* new_entry_access_clock)
+    : index_(index), listener_(listener), new_entry_access_clock_(new_entry_access_clock) {}
 
 Database::~Database() { clear(); }
 
@@ -21,6 +68,7 @@ Entry* Database::lookup(std::string_view key, int64_t now_ms) {
 
 Entry* Database::add(std::string_view key, Value value) {
   auto* entry = new Entry(key, std::move(value));
+  if (new_entry_access_clock_ != nullptr) entry->access_clock = *new_entry_access_clock_;
   table_.insert(entry);
   return entry;
 }

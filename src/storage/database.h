@@ -37,9 +37,34 @@ struct EntryTraits : DefaultKeyHash {
 
 using EntryTable = HashTable<Entry, EntryTraits>;
 
+// The eviction bits of an entry (Entry::access_clock), laid out as Redis lays them out so that
+// OBJECT IDLETIME and OBJECT FREQ read the same. Under an LRU policy (and under none) they hold
+// the Unix time in seconds, modulo 2^24, of the last access. Under an LFU policy the high 16 bits
+// hold the Unix time in minutes, modulo 2^16, of the counter's last decay and the low 8 bits a
+// logarithmic access counter: new keys start at kLfuInitialCount so that they are not evicted
+// before they had a chance to be used, and the counter loses one per `decay_minutes` idle.
+namespace access_clock {
+inline constexpr uint32_t kLruMax = (1u << 24) - 1;
+inline constexpr uint32_t kLfuInitialCount = 5;
+
+uint32_t lru_stamp(int64_t now_ms);
+// Milliseconds since `stamp` (seconds resolution); a clock that wrapped counts as one wrap.
+int64_t lru_idle_ms(uint32_t stamp, int64_t now_ms);
+uint32_t lfu_initial(int64_t now_ms);
+// The counter after the decay owed for the minutes elapsed since the stamp.
+uint32_t lfu_decayed_count(uint32_t stamp, int64_t now_ms, int64_t decay_minutes);
+// The bits after one access: decay, then a probabilistic increment that gets rarer as the
+// counter grows (`log_factor` 10 needs about a million accesses to reach 255).
+uint32_t lfu_accessed(uint32_t stamp, int64_t now_ms, int64_t log_factor, int64_t decay_minutes,
+                      std::mt19937_64& rng);
+}  // namespace access_clock
+
 class Database {
  public:
-  Database(int index, KeyspaceListener* listener);
+  // `new_entry_access_clock`, when given, is read for the access clock of every added entry
+  // (the keyspace keeps it current); without it new entries start at 0.
+  Database(int index, KeyspaceListener* listener,
+           const uint32_t* new_entry_access_clock = nullptr);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -54,7 +79,8 @@ class Database {
   // The entry regardless of its deadline (for the expiry machinery and DEBUG).
   Entry* find_raw(std::string_view key);
 
-  // Adds a key that must not exist. The new entry has no deadline.
+  // Adds a key that must not exist. The new entry has no deadline; its access clock is the
+  // current new-entry stamp.
   Entry* add(std::string_view key, Value value);
   // Replaces the value of an existing entry, keeping or dropping its deadline.
   void overwrite(Entry* entry, Value value, bool keep_ttl);
@@ -97,6 +123,7 @@ class Database {
  private:
   int index_;
   KeyspaceListener* listener_;
+  const uint32_t* new_entry_access_clock_;
   EntryTable table_;
   ExpiryIndex expiry_;
 };

@@ -58,6 +58,10 @@ class Keyspace final : public KeyspaceListener {
   ExpirySettings& expiry_settings() { return expiry_settings_; }
   std::mt19937_64& rng() { return rng_; }
 
+  // The access clock (see access_clock in database.h) that entries added from now on start
+  // with; the command layer sets it for each command from its time snapshot and policy.
+  void set_new_entry_access_clock(uint32_t bits) { new_entry_access_clock_ = bits; }
+
   void key_expired(int db, std::string_view key) override;
 
  private:
@@ -67,6 +71,7 @@ class Keyspace final : public KeyspaceListener {
   ExpiryStats expiry_stats_;
   ExpirySettings expiry_settings_;
   std::mt19937_64 rng_;
+  uint32_t new_entry_access_clock_ = 0;
   int next_cycle_db_ = 0;
   int64_t last_fast_cycle_us_ = 0;
 };
