@@ -624,8 +624,8 @@ void lcs_command(CommandContext& ctx) {
   uint32_t remaining = total;
   auto close_run = [&] {
     const uint64_t run_length = a_end - a_start + 1ull;
-    if (options.idx &&
-        (options.min_match_len == 0 || run_length >= static_cast<uint64_t>(options.min_match_len))) {
+    if (options.idx && (options.min_match_len == 0 ||
+                        run_length >= static_cast<uint64_t>(options.min_match_len))) {
       reply_lcs_range(reply, options, a_start, a_end, b_start, b_end);
       ++match_count;
     }
@@ -675,8 +675,8 @@ constexpr CommandSpec kStringCommands[] = {
      "Get the value of a key", "O(1)"},
     {"set", -3, kWrite | kDenyOom, 1, 1, 1, kAclString, set_command, "string", "1.0.0",
      "Set the string value of a key", "O(1)"},
-    {"setnx", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kAclString, setnx_command, "string",
-     "1.0.0", "Set the value of a key, only if the key does not exist", "O(1)"},
+    {"setnx", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kAclString, setnx_command, "string", "1.0.0",
+     "Set the value of a key, only if the key does not exist", "O(1)"},
     {"setex", 4, kWrite | kDenyOom, 1, 1, 1, kAclString, setex_command, "string", "2.0.0",
      "Set the value and expiration of a key", "O(1)"},
     {"psetex", 4, kWrite | kDenyOom, 1, 1, 1, kAclString, psetex_command, "string", "2.6.0",
@@ -685,8 +685,8 @@ constexpr CommandSpec kStringCommands[] = {
      "Get the value of a key and optionally set its expiration", "O(1)"},
     {"getdel", 2, kWrite | kFast, 1, 1, 1, kAclString, getdel_command, "string", "6.2.0",
      "Get the value of a key and delete the key", "O(1)"},
-    {"getset", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kAclString, getset_command, "string",
-     "1.0.0", "Set the string value of a key and return its old value", "O(1)"},
+    {"getset", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kAclString, getset_command, "string", "1.0.0",
+     "Set the string value of a key and return its old value", "O(1)"},
     {"mget", -2, kReadonly | kFast, 1, -1, 1, kAclString, mget_command, "string", "1.0.0",
      "Get the values of all the given keys", "O(N) where N is the number of keys to retrieve."},
     {"mset", -3, kWrite | kDenyOom, 1, -1, 2, kAclString, mset_command, "string", "1.0.1",
@@ -694,8 +694,8 @@ constexpr CommandSpec kStringCommands[] = {
     {"msetnx", -3, kWrite | kDenyOom, 1, -1, 2, kAclString, msetnx_command, "string", "1.0.1",
      "Set multiple keys to multiple values, only if none of the keys exist",
      "O(N) where N is the number of keys to set."},
-    {"append", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kAclString, append_command, "string",
-     "2.0.0", "Append a value to a key",
+    {"append", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kAclString, append_command, "string", "2.0.0",
+     "Append a value to a key",
      "O(1). The amortized time complexity is O(1) assuming the appended value is small and the "
      "already present value is of any size, since the dynamic string library used by Redis will "
      "double the free space available on every reallocation."},
@@ -705,10 +705,10 @@ constexpr CommandSpec kStringCommands[] = {
      "Increment the integer value of a key by one", "O(1)"},
     {"decr", 2, kWrite | kDenyOom | kFast, 1, 1, 1, kAclString, decr_command, "string", "1.0.0",
      "Decrement the integer value of a key by one", "O(1)"},
-    {"incrby", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kAclString, incrby_command, "string",
-     "1.0.0", "Increment the integer value of a key by the given amount", "O(1)"},
-    {"decrby", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kAclString, decrby_command, "string",
-     "1.0.0", "Decrement the integer value of a key by the given number", "O(1)"},
+    {"incrby", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kAclString, incrby_command, "string", "1.0.0",
+     "Increment the integer value of a key by the given amount", "O(1)"},
+    {"decrby", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kAclString, decrby_command, "string", "1.0.0",
+     "Decrement the integer value of a key by the given number", "O(1)"},
     {"incrbyfloat", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kAclString, incrbyfloat_command,
      "string", "2.6.0", "Increment the float value of a key by the given amount", "O(1)"},
     {"getrange", 4, kReadonly, 1, 1, 1, kAclString, getrange_command, "string", "2.4.0",
