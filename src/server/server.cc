@@ -10,14 +10,19 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <bit>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "commands/context.h"
 #include "commands/families.h"
 #include "common/log.h"
+#include "common/number.h"
 #include "server/server_families.h"
 
 namespace keywarden {
@@ -110,6 +115,33 @@ int listen_tcp(const std::string& host, int port, int backlog, std::string* erro
   return fd;
 }
 
+// 40 random hex digits, as Redis draws its run id and replication id.
+std::string random_hex_id() {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::random_device device;
+  std::mt19937_64 generator((uint64_t{device()} << 32) ^ device());
+  std::string id(40, '0');
+  for (char& c : id) c = kDigits[generator() & 15];
+  return id;
+}
+
+// latency-tracking-info-percentiles: numbers in [0, 100] separated by spaces.
+std::string parse_percentiles(std::string_view text, std::vector<double>* out) {
+  std::vector<double> values;
+  std::istringstream words{std::string(text)};
+  std::string word;
+  while (words >> word) {
+    double value;
+    if (!parse_double(word, &value)) return "Invalid latency-tracking-info-percentiles parameters";
+    if (!(value >= 0.0 && value <= 100.0)) {
+      return "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]";
+    }
+    values.push_back(value);
+  }
+  *out = std::move(values);
+  return "";
+}
+
 int bound_port(int fd) {
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
@@ -145,6 +177,8 @@ class Server::Listener final : public EventHandler {
 
 Server::Server() : state_(clock_, 16), dispatcher_(state_) {
   state_.set_host(this);
+  run_id_ = random_hex_id();
+  replication_id_ = random_hex_id();
   register_data_commands(state_.commands());
   register_server_commands(state_.commands());
   register_config();
@@ -169,7 +203,26 @@ void Server::register_config() {
   c.add_integer("port", &network_.port, 0, 65535, kConfigImmutable);
   c.add_string("bind", &network_.bind, kConfigImmutable | kConfigMultiArg);
   c.add_string("unixsocket", &network_.unixsocket, kConfigImmutable);
-  c.add_integer("unixsocketperm", &network_.unixsocketperm, 0, 0777, kConfigImmutable);
+  // Permissions read and shown in octal, as chmod takes them.
+  c.add({"unixsocketperm", {}, kConfigImmutable,
+         [this] {
+           char text[16];
+           snprintf(text, sizeof(text), "%llo",
+                    static_cast<unsigned long long>(network_.unixsocketperm));
+           return std::string(text);
+         },
+         [this](std::string_view value, bool) -> std::string {
+           std::string text(value);
+           char* end = nullptr;
+           errno = 0;
+           long long mode = std::strtoll(text.c_str(), &end, 8);
+           if (text.empty() || *end != '\0' || errno != 0) {
+             return "argument couldn't be parsed into an integer";
+           }
+           if (mode < 0 || mode > 0777) return "argument must be between 0 and 511 inclusive";
+           network_.unixsocketperm = mode;
+           return "";
+         }});
   c.add_integer("maxclients", &network_.maxclients, 1, kMax);
   c.add_integer("timeout", &network_.timeout, 0, INT32_MAX);
   c.add_integer("tcp-keepalive", &network_.tcp_keepalive, 0, INT32_MAX);
@@ -223,6 +276,20 @@ void Server::register_config() {
   c.add_string("client-output-buffer-limit", &settings_.client_output_buffer_limit,
                kConfigMultiArg);
   c.add_integer("io-threads", &settings_.io_threads, 1, 128, kConfigImmutable);
+  c.add_bool("latency-tracking", &settings_.latency_tracking);
+  c.add({"latency-tracking-info-percentiles", {}, kConfigMultiArg,
+         [this] {
+           std::string text;
+           for (double value : settings_.latency_tracking_percentiles) {
+             if (!text.empty()) text += ' ';
+             text += format_percentile(value);
+           }
+           return text;
+         },
+         [this](std::string_view value, bool) {
+           return parse_percentiles(value, &settings_.latency_tracking_percentiles);
+         },
+         ""});
   c.seal();
 }
 
@@ -357,6 +424,12 @@ void Server::connection_closed(Connection* connection) {
 }
 
 void Server::before_sleep() {
+  // Clients held by CLIENT PAUSE run here, never inside the command that ended the pause.
+  if (pause_deadline_ms_ != 0 && clock_.wall_ms() >= pause_deadline_ms_) unpause_clients();
+  if (resume_pending_) {
+    resume_pending_ = false;
+    for (auto& [id, connection] : connections_) connection->resume();
+  }
   Keyspace& keyspace = state_.keyspace();
   if (keyspace.has_due_keys(clock_.wall_ms())) {
     keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, settings_.hz);
@@ -371,7 +444,6 @@ void Server::before_sleep() {
   pending_writes_.clear();
   for (uint64_t id : closed_connections_) connections_.erase(id);
   closed_connections_.clear();
-  if (pause_deadline_ms_ != 0 && clock_.wall_ms() >= pause_deadline_ms_) unpause_clients();
 }
 
 void Server::close_idle_clients() {
@@ -397,18 +469,25 @@ void Server::cron() {
   NetworkStats& stats = network_stats_;
   const int64_t now_us = monotonic_now_us();
   if (stats.last_ops_sample_us != 0 && now_us > stats.last_ops_sample_us) {
-    uint64_t processed = state_.stats().total_commands_processed;
-    uint64_t delta = processed - stats.last_ops_count;
-    stats.ops_samples[stats.ops_sample_index] =
-        delta * 1'000'000 / static_cast<uint64_t>(now_us - stats.last_ops_sample_us);
-    stats.ops_sample_index = (stats.ops_sample_index + 1) % 16;
+    const auto elapsed_us = static_cast<uint64_t>(now_us - stats.last_ops_sample_us);
+    const int slot = stats.ops_sample_index;
+    stats.ops_samples[slot] =
+        (state_.stats().total_commands_processed - stats.last_ops_count) * 1'000'000 / elapsed_us;
+    stats.input_samples[slot] =
+        (stats.net_input_bytes - stats.last_input_bytes) * 1'000'000 / elapsed_us;
+    stats.output_samples[slot] =
+        (stats.net_output_bytes - stats.last_output_bytes) * 1'000'000 / elapsed_us;
+    stats.ops_sample_index = (slot + 1) % 16;
   }
   stats.last_ops_sample_us = now_us;
   stats.last_ops_count = state_.stats().total_commands_processed;
+  stats.last_input_bytes = stats.net_input_bytes;
+  stats.last_output_bytes = stats.net_output_bytes;
   peak_memory_ = std::max(peak_memory_, used_memory());
 }
 
 void Server::run() {
+  startup_memory_ = used_memory();
   apply_hz();
   loop_.set_timer(1'000'000 / std::max(settings_.hz, 1), [this] { cron(); });
   loop_.set_before_sleep([this] { before_sleep(); });
@@ -516,19 +595,66 @@ void Server::add_monitor(Connection& connection) {
 }
 
 void Server::pause_clients(int64_t deadline_ms, bool write_only) {
+  const int64_t now = clock_.wall_ms();
+  if (pause_deadline_ms_ != 0 && pause_deadline_ms_ > now) {
+    deadline_ms = std::max(deadline_ms, pause_deadline_ms_);
+    write_only = write_only && pause_write_only_;
+  }
+  if (deadline_ms <= now) return;
   pause_deadline_ms_ = deadline_ms;
   pause_write_only_ = write_only;
 }
 
 void Server::unpause_clients() {
   pause_deadline_ms_ = 0;
-  for (auto& [id, connection] : connections_) connection->resume();
+  pause_write_only_ = false;
+  resume_pending_ = true;
 }
 
 bool Server::clients_paused_for(const Command& command) const {
   if (pause_deadline_ms_ == 0) return false;
   if (!pause_write_only_) return true;
   return command.has(kWrite) || command.has(kMayReplicate);
+}
+
+void LatencyHistogram::record(int64_t nanoseconds) {
+  // Redis clamps to the histogram's range: 1 ns to 1 s.
+  const int64_t value = std::clamp<int64_t>(nanoseconds, 1, 1'000'000'000);
+  const int shift = std::max(0, static_cast<int>(std::bit_width(static_cast<uint64_t>(value))) - 8);
+  ++buckets[(value >> shift) << shift];
+  ++total;
+}
+
+int64_t LatencyHistogram::value_at_percentile(double percentile) const {
+  if (total == 0) return 0;
+  const double wanted = std::min(percentile, 100.0);
+  const auto rank = std::max<int64_t>(
+      1, static_cast<int64_t>(wanted / 100 * static_cast<double>(total) + 0.5));
+  int64_t seen = 0;
+  int64_t lowest = 0;
+  for (const auto& [bucket, count] : buckets) {
+    lowest = bucket;
+    seen += static_cast<int64_t>(count);
+    if (seen >= rank) break;
+  }
+  if (percentile == 0.0) return lowest;
+  const int shift =
+      std::max(0, static_cast<int>(std::bit_width(static_cast<uint64_t>(lowest))) - 8);
+  return lowest + (int64_t{1} << shift) - 1;
+}
+
+std::string format_percentile(double value) {
+  char text[64];
+  int length = snprintf(text, sizeof(text), "%f", value);
+  // Trailing zeros and a bare decimal point go, as Redis's trimDoubleString does.
+  while (length > 0 && text[length - 1] == '0') --length;
+  if (length > 0 && text[length - 1] == '.') --length;
+  return std::string(text, static_cast<size_t>(length));
+}
+
+void Server::record_command_latency(const Command& command, int64_t duration_us) {
+  if (!settings_.latency_tracking) return;
+  network_stats_.command_latency[&command].record(duration_us * 1000);
 }
 
 size_t Server::used_memory() const {
