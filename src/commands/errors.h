@@ -71,6 +71,18 @@ inline constexpr std::string_view kLfuSelected =
     "switching between policies at runtime LRU and LFU data will take some time to adjust.";
 
 // --- Server families: CONFIG, INFO, CLIENT, DEBUG, SLOWLOG… (add their texts here) ---
+// CLIENT.
+inline constexpr std::string_view kInvalidClientName =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
+inline constexpr std::string_view kInvalidClientId = "ERR Invalid client ID";
+inline constexpr std::string_view kNoSuchClient = "ERR No such client";
+inline constexpr std::string_view kClientIdNotPositive = "ERR client-id should be greater than 0";
+inline constexpr std::string_view kTimeoutNotInteger =
+    "ERR timeout is not an integer or out of range";
+inline constexpr std::string_view kTimeoutNegative = "ERR timeout is negative";
+inline constexpr std::string_view kClientPauseMode = "ERR CLIENT PAUSE mode must be WRITE or ALL";
+inline constexpr std::string_view kClientUnblockReason =
+    "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
 
 // "ERR unknown command 'foo', with args beginning with: 'a' 'b' "
 std::string unknown_command(std::string_view name, const std::string_view* args, size_t count);

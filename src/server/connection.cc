@@ -118,6 +118,7 @@ void Connection::read_from_socket() {
     return;
   }
   query_.commit(static_cast<size_t>(count));
+  ++server_.network_stats().reads_processed;
   server_.network_stats().net_input_bytes += static_cast<uint64_t>(count);
   last_interaction_ms_ = server_.clock().wall_ms();
   if (static_cast<int64_t>(query_.size()) > server_.network().client_query_buffer_limit) {
@@ -163,13 +164,28 @@ void Connection::execute_one(std::span<const std::string_view> args) {
   const bool skip_this = session_.reply_mode == ReplyMode::kSkip;
   const size_t mark = output_.size();
   const bool was_authenticated = session_.authenticated;
+  const uint64_t processed_before = server_.state().stats().total_commands_processed;
   server_.feed_monitors(*this, args);
   const int64_t duration_us = server_.dispatcher().execute(session_, args, writer_);
   ++commands_processed_;
+  // The dispatcher counts only commands it ran (CONFIG RESETSTAT may zero the count meanwhile).
+  if (server_.state().stats().total_commands_processed != processed_before &&
+      session_.last_command != nullptr) {
+    server_.record_command_latency(*session_.last_command, duration_us);
+  }
 
   if (skip_this) {
-    output_.resize(mark);
-    if (session_.reply_mode == ReplyMode::kSkip) session_.reply_mode = ReplyMode::kOn;
+    // CLIENT REPLY ON ends a skip and its own "+OK" is sent, as in Redis; anything else run
+    // while skipping is dropped. A CLIENT REPLY SKIP run while skipping skips the next one.
+    const bool turned_on = session_.reply_mode == ReplyMode::kOn &&
+                           session_.last_command != nullptr &&
+                           session_.last_command->full_name == "client|reply";
+    if (!turned_on) output_.resize(mark);
+    if (session_.reply_mode == ReplyMode::kSkip) {
+      session_.reply_mode = ReplyMode::kOn;
+    } else if (session_.reply_mode == ReplyMode::kSkipNext) {
+      session_.reply_mode = ReplyMode::kSkip;
+    }
   } else if (session_.reply_mode == ReplyMode::kOff) {
     output_.resize(mark);
   } else if (session_.reply_mode == ReplyMode::kSkipNext) {
@@ -190,6 +206,13 @@ void Connection::send_raw(std::string_view bytes) {
 
 bool Connection::flush() {
   if (closed()) return false;
+  const size_t pending = output_.size() - output_sent_;
+  if (last_interaction_ms_ - output_peak_since_ms_ >= 5000) {
+    output_peak_ = 0;
+    output_peak_since_ms_ = last_interaction_ms_;
+  }
+  output_peak_ = std::max(output_peak_, pending);
+  if (pending > 0) ++server_.network_stats().writes_processed;
   size_t budget = kMaxWritePerFlush;
   while (output_sent_ < output_.size() && budget > 0) {
     size_t length = std::min(output_.size() - output_sent_, budget);

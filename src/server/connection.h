@@ -74,6 +74,10 @@ class Connection final : public EventHandler {
   size_t query_buffer_capacity() const { return query_.capacity(); }
   size_t output_size() const { return output_.size() - output_sent_; }
   size_t output_capacity() const { return output_.capacity(); }
+  // The most reply bytes waiting at once lately (CLIENT LIST rbp); restarts every 5 seconds.
+  size_t output_peak() const { return output_peak_; }
+  // EventLoop::kReadable / kWritable bits being watched (CLIENT LIST events=).
+  uint32_t watched_events() const { return watched_events_; }
   uint64_t commands_processed() const { return commands_processed_; }
   bool monitor() const { return monitor_; }
   void set_monitor(bool on) { monitor_ = on; }
@@ -103,6 +107,8 @@ class Connection final : public EventHandler {
   int64_t created_ms_ = 0;
   int64_t last_interaction_ms_ = 0;
   uint64_t commands_processed_ = 0;
+  size_t output_peak_ = 0;
+  int64_t output_peak_since_ms_ = 0;
   bool monitor_ = false;
 };
 

@@ -58,6 +58,8 @@ struct ServerSettings {
   std::string client_output_buffer_limit =
       "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";
   int64_t io_threads = 1;
+  bool latency_tracking = true;
+  std::vector<double> latency_tracking_percentiles = {50, 99, 99.9};
 };
 
 struct SlowlogEntry {
@@ -79,16 +81,39 @@ struct LatencyEvent {
   int64_t max_ms = 0;
 };
 
+// A command's latency distribution for INFO latencystats, bucketed as Redis's HDR histogram
+// with two significant digits over 1 ns..1 s: a value keeps its top 8 bits, so a bucket is
+// exact below 256 ns and 1/128 of its magnitude wide above.
+struct LatencyHistogram {
+  std::map<int64_t, uint64_t> buckets;  // lowest value of a bucket (ns) -> samples in it
+  uint64_t total = 0;
+  void record(int64_t nanoseconds);
+  // The highest value equivalent to the sample at `percentile` (0..100), as hdr_histogram
+  // reports it; 0 when empty.
+  int64_t value_at_percentile(double percentile) const;
+};
+
+// A percentile as Redis names it in config and INFO: "%f" without trailing zeros ("99.9", "50").
+std::string format_percentile(double value);
+
+// Counters of the server layer that INFO reports and CONFIG RESETSTAT clears (by assigning {}).
 struct NetworkStats {
   uint64_t total_connections_received = 0;
   uint64_t rejected_connections = 0;
   uint64_t net_input_bytes = 0;
   uint64_t net_output_bytes = 0;
-  // instantaneous_ops_per_sec: commands counted over the last cron samples.
+  uint64_t reads_processed = 0;   // read events handled (total_reads_processed)
+  uint64_t writes_processed = 0;  // flushes with something to send (total_writes_processed)
+  // instantaneous_*: per-second rates over the last 16 cron samples.
   uint64_t ops_samples[16] = {};
+  uint64_t input_samples[16] = {};
+  uint64_t output_samples[16] = {};
   int ops_sample_index = 0;
   uint64_t last_ops_count = 0;
+  uint64_t last_input_bytes = 0;
+  uint64_t last_output_bytes = 0;
   int64_t last_ops_sample_us = 0;
+  std::map<const Command*, LatencyHistogram> command_latency;
 };
 
 class Server final : public ServerHost {
@@ -139,13 +164,26 @@ class Server final : public ServerHost {
   void record_latency(const std::string& event, int64_t latency_ms);
 
   // CLIENT PAUSE: until `deadline_ms` no client command runs (or only reads when write_only).
+  // A pause already in force is never shortened nor weakened by a new one, as in Redis.
   void pause_clients(int64_t deadline_ms, bool write_only);
   void unpause_clients();
+  // The end of the pause in force (0 when none) and whether it holds back writes only.
+  int64_t pause_deadline_ms() const { return pause_deadline_ms_; }
+  bool pause_write_only() const { return pause_write_only_; }
   bool clients_paused_for(const Command& command) const;
 
   // Memory figures for INFO (process RSS and an estimate of live data).
   size_t used_memory() const;
   size_t peak_memory() const { return peak_memory_; }
+  // used_memory() when the server started listening (INFO used_memory_startup).
+  size_t startup_memory() const { return startup_memory_; }
+
+  // Random per start, 40 hex digits each: INFO run_id and master_replid.
+  const std::string& run_id() const { return run_id_; }
+  const std::string& replication_id() const { return replication_id_; }
+
+  // Adds an executed command's duration to its INFO latencystats histogram.
+  void record_command_latency(const Command& command, int64_t duration_us);
 
   uint64_t next_client_id() { return ++last_client_id_; }
   bool shutting_down() const { return shutting_down_; }
@@ -181,8 +219,12 @@ class Server final : public ServerHost {
   uint64_t last_client_id_ = 0;
   int64_t pause_deadline_ms_ = 0;
   bool pause_write_only_ = false;
+  bool resume_pending_ = false;  // paused clients to run at the next before_sleep
   bool shutting_down_ = false;
   size_t peak_memory_ = 0;
+  size_t startup_memory_ = 0;
+  std::string run_id_;
+  std::string replication_id_;
   int64_t cron_loops_ = 0;
 };
 

@@ -1,0 +1,454 @@
+// CLIENT ID | SETNAME | GETNAME | LIST | INFO | KILL | REPLY | NO-EVICT | PAUSE | UNPAUSE |
+// GETREDIR | TRACKINGINFO | UNBLOCK | HELP, as Redis 7.0.15 answers them.
+//
+// Not here: CLIENT TRACKING and CACHING (server-assisted client-side caching does not exist
+// yet, so they answer "unknown subcommand"), and CLIENT SETINFO and NO-TOUCH, which came with
+// Redis 7.2: 7.0 answers them with "unknown subcommand", and so do we, which is what clients
+// that send SETINFO on connect (redis-py 5) already expect from a 7.0 server.
+#include <string>
+#include <vector>
+
+#include "commands/arg_parser.h"
+#include "commands/context.h"
+#include "commands/errors.h"
+#include "common/number.h"
+#include "server/server.h"
+#include "server/server_families.h"
+
+namespace keywarden {
+namespace {
+
+enum class ClientType { kNormal, kReplica, kMaster, kPubSub };
+
+// TYPE names of CLIENT LIST and CLIENT KILL; "slave" is the old name of "replica".
+bool parse_client_type(std::string_view name, ClientType* type) {
+  if (equals_ignore_case(name, "normal")) {
+    *type = ClientType::kNormal;
+  } else if (equals_ignore_case(name, "replica") || equals_ignore_case(name, "slave")) {
+    *type = ClientType::kReplica;
+  } else if (equals_ignore_case(name, "master")) {
+    *type = ClientType::kMaster;
+  } else if (equals_ignore_case(name, "pubsub")) {
+    *type = ClientType::kPubSub;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::string unknown_client_type(std::string_view name) {
+  return "ERR Unknown client type '" + std::string(name) + "'";
+}
+
+// Every connection is a normal client until replication and pub/sub exist; a MONITOR client
+// is a normal one in Redis too.
+ClientType client_type(const Connection&) { return ClientType::kNormal; }
+
+// PAUSE and UNBLOCK accept a range of argument counts and answer others with this.
+std::string subcommand_syntax_error(const CommandContext& ctx) {
+  return "ERR unknown subcommand or wrong number of arguments for '" +
+         std::string(ctx.args[1].substr(0, 128)) + "'. Try CLIENT HELP.";
+}
+
+// One CLIENT LIST line (without its newline), with Redis 7.0.15's fields in its order.
+//
+// keywarden keeps a connection's pending replies in one buffer, so obl is everything waiting
+// to be sent and oll/omem (Redis's overflow list) stay 0; rbs is that buffer's capacity and
+// rbp its recent peak. Pub/sub counts and MULTI state show their idle values until those
+// families exist.
+void append_client_info(std::string& out, const Connection& connection,
+                        const CommandContext& ctx) {
+  const ClientSession& session = connection.session();
+  const bool self = connection.id() == ctx.session.id;
+
+  std::string flags;
+  if (connection.monitor()) flags += 'O';
+  if (session.close_after_reply) flags += 'c';
+  if (connection.unix_socket()) flags += 'U';
+  if (session.no_evict) flags += 'e';
+  if (flags.empty()) flags = "N";
+
+  // Arguments stay in memory only while their command runs: the caller's own.
+  size_t argv_memory = 0;
+  if (self) {
+    for (std::string_view arg : ctx.args) argv_memory += arg.size();
+  }
+  const size_t query_used = connection.query_buffer_size();
+  const size_t query_capacity = std::max(connection.query_buffer_capacity(), query_used);
+  const size_t pending = connection.output_size();
+  const size_t total_memory =
+      sizeof(Connection) + query_capacity + connection.output_capacity() + argv_memory;
+
+  std::string events;
+  if (connection.watched_events() & EventLoop::kReadable) events += 'r';
+  if (connection.watched_events() & EventLoop::kWritable) events += 'w';
+
+  std::string_view command = "NULL";
+  if (self) {
+    command = ctx.command.full_name;
+  } else if (session.last_command != nullptr) {
+    command = session.last_command->full_name;
+  }
+
+  const int64_t now_sec = ctx.now_ms / 1000;
+  out += "id=" + std::to_string(connection.id());
+  out += " addr=" + connection.peer();
+  out += " laddr=" + connection.local();
+  out += " fd=" + std::to_string(connection.fd());
+  out += " name=" + session.name;
+  out += " age=" + std::to_string(now_sec - connection.created_ms() / 1000);
+  out += " idle=" + std::to_string(self ? 0 : now_sec - connection.last_interaction_ms() / 1000);
+  out += " flags=" + flags;
+  out += " db=" + std::to_string(session.db);
+  out += " sub=0 psub=0 ssub=0 multi=-1";
+  out += " qbuf=" + std::to_string(query_used);
+  out += " qbuf-free=" + std::to_string(query_capacity - query_used);
+  out += " argv-mem=" + std::to_string(argv_memory);
+  out += " multi-mem=0";
+  out += " rbs=" + std::to_string(connection.output_capacity());
+  out += " rbp=" + std::to_string(std::max(connection.output_peak(), pending));
+  out += " obl=" + std::to_string(pending);
+  out += " oll=0 omem=0";
+  out += " tot-mem=" + std::to_string(total_memory);
+  out += " events=" + events;
+  out += " cmd=";
+  out += command;
+  out += " user=default redir=-1 resp=" + std::to_string(session.resp);
+}
+
+void client_id_command(CommandContext& ctx) {
+  ctx.reply.integer(static_cast<int64_t>(ctx.session.id));
+}
+
+// Client names may not hold spaces or control characters, so CLIENT LIST stays parseable.
+bool valid_client_name(std::string_view name) {
+  for (char c : name) {
+    if (c < '!' || c > '~') return false;
+  }
+  return true;
+}
+
+void client_setname_command(CommandContext& ctx) {
+  if (!valid_client_name(ctx.args[2])) return ctx.error(errors::kInvalidClientName);
+  ctx.session.name.assign(ctx.args[2]);
+  ctx.reply.simple_string("OK");
+}
+
+void client_getname_command(CommandContext& ctx) {
+  if (ctx.session.name.empty()) return ctx.reply.null();
+  ctx.reply.bulk(ctx.session.name);
+}
+
+void client_list_command(CommandContext& ctx) {
+  Server& server = Server::from(ctx);
+  const size_t argc = ctx.args.size();
+  std::string text;
+  if (argc > 3 && equals_ignore_case(ctx.args[2], "id")) {
+    // Every ID is checked before anything is listed; unknown IDs are left out.
+    std::vector<int64_t> ids;
+    for (size_t i = 3; i < argc; ++i) {
+      int64_t id;
+      if (!parse_int64(ctx.args[i], &id)) return ctx.error(errors::kInvalidClientId);
+      ids.push_back(id);
+    }
+    for (int64_t id : ids) {
+      Connection* connection = id > 0 ? server.connection(static_cast<uint64_t>(id)) : nullptr;
+      if (connection == nullptr || connection->closed()) continue;
+      append_client_info(text, *connection, ctx);
+      text += '\n';
+    }
+    return ctx.reply.verbatim(text);
+  }
+  bool filter_type = false;
+  ClientType type = ClientType::kNormal;
+  if (argc == 4 && equals_ignore_case(ctx.args[2], "type")) {
+    if (!parse_client_type(ctx.args[3], &type)) return ctx.error(unknown_client_type(ctx.args[3]));
+    filter_type = true;
+  } else if (argc != 2) {
+    return ctx.error(errors::kSyntax);
+  }
+  for (const auto& [id, connection] : server.connections()) {
+    if (connection->closed()) continue;
+    if (filter_type && client_type(*connection) != type) continue;
+    append_client_info(text, *connection, ctx);
+    text += '\n';
+  }
+  ctx.reply.verbatim(text);
+}
+
+void client_info_command(CommandContext& ctx) {
+  Connection* self = Server::from(ctx).connection(ctx.session.id);
+  std::string text;
+  if (self != nullptr) append_client_info(text, *self, ctx);
+  text += '\n';
+  ctx.reply.verbatim(text);
+}
+
+// CLIENT KILL <addr> (the old form: kills even the caller, errors when nothing matched) or
+// CLIENT KILL <filter> <value> ... (every filter must match; replies with the number killed).
+void client_kill_command(CommandContext& ctx) {
+  Server& server = Server::from(ctx);
+  const size_t argc = ctx.args.size();
+  const bool old_form = argc == 3;
+  std::string_view address, local_address;
+  bool has_address = false, has_local_address = false, has_type = false;
+  ClientType type = ClientType::kNormal;
+  int64_t id = 0;
+  bool skip_me = true;
+
+  if (old_form) {
+    address = ctx.args[2];
+    has_address = true;
+    skip_me = false;
+  } else {
+    for (size_t i = 2; i < argc; i += 2) {
+      std::string_view option = ctx.args[i];
+      if (i + 1 >= argc) return ctx.error(errors::kSyntax);
+      std::string_view value = ctx.args[i + 1];
+      if (equals_ignore_case(option, "id")) {
+        if (!parse_int64(value, &id) || id < 1) return ctx.error(errors::kClientIdNotPositive);
+      } else if (equals_ignore_case(option, "type")) {
+        if (!parse_client_type(value, &type)) return ctx.error(unknown_client_type(value));
+        has_type = true;
+      } else if (equals_ignore_case(option, "addr")) {
+        address = value;
+        has_address = true;
+      } else if (equals_ignore_case(option, "laddr")) {
+        local_address = value;
+        has_local_address = true;
+      } else if (equals_ignore_case(option, "user")) {
+        // Only the default user exists until ACL users do, and every client is logged in as it.
+        if (value != "default") {
+          return ctx.error("ERR No such user '" + std::string(value) + "'");
+        }
+      } else if (equals_ignore_case(option, "skipme")) {
+        if (equals_ignore_case(value, "yes")) {
+          skip_me = true;
+        } else if (equals_ignore_case(value, "no")) {
+          skip_me = false;
+        } else {
+          return ctx.error(errors::kSyntax);
+        }
+      } else {
+        return ctx.error(errors::kSyntax);
+      }
+    }
+  }
+
+  int64_t killed = 0;
+  bool kill_self = false;
+  for (const auto& [connection_id, connection] : server.connections()) {
+    if (connection->closed()) continue;
+    if (has_address && connection->peer() != address) continue;
+    if (has_local_address && connection->local() != local_address) continue;
+    if (has_type && client_type(*connection) != type) continue;
+    if (id != 0 && connection->id() != static_cast<uint64_t>(id)) continue;
+    const bool self = connection->id() == ctx.session.id;
+    if (self && skip_me) continue;
+    // Another client goes at once; the caller only once its reply is out.
+    if (self) {
+      kill_self = true;
+    } else {
+      connection->close();
+    }
+    ++killed;
+  }
+  if (old_form) {
+    if (killed == 0) return ctx.error(errors::kNoSuchClient);
+    ctx.reply.simple_string("OK");
+  } else {
+    ctx.reply.integer(killed);
+  }
+  if (kill_self) ctx.session.close_after_reply = true;
+}
+
+// The connection applies the reply mode to each command's output (see Connection::execute_one).
+void client_reply_command(CommandContext& ctx) {
+  std::string_view mode = ctx.args[2];
+  if (equals_ignore_case(mode, "on")) {
+    ctx.session.reply_mode = ReplyMode::kOn;
+    ctx.reply.simple_string("OK");
+  } else if (equals_ignore_case(mode, "off")) {
+    ctx.session.reply_mode = ReplyMode::kOff;
+  } else if (equals_ignore_case(mode, "skip")) {
+    if (ctx.session.reply_mode != ReplyMode::kOff) ctx.session.reply_mode = ReplyMode::kSkipNext;
+  } else {
+    ctx.error(errors::kSyntax);
+  }
+}
+
+void client_no_evict_command(CommandContext& ctx) {
+  std::string_view mode = ctx.args[2];
+  if (equals_ignore_case(mode, "on")) {
+    ctx.session.no_evict = true;
+  } else if (equals_ignore_case(mode, "off")) {
+    ctx.session.no_evict = false;
+  } else {
+    return ctx.error(errors::kSyntax);
+  }
+  ctx.reply.simple_string("OK");
+}
+
+// CLIENT PAUSE <milliseconds> [WRITE|ALL]. The mode is checked before the timeout, as in Redis.
+void client_pause_command(CommandContext& ctx) {
+  if (ctx.args.size() > 4) return ctx.error(subcommand_syntax_error(ctx));
+  bool write_only = false;
+  if (ctx.args.size() == 4) {
+    if (equals_ignore_case(ctx.args[3], "write")) {
+      write_only = true;
+    } else if (!equals_ignore_case(ctx.args[3], "all")) {
+      return ctx.error(errors::kClientPauseMode);
+    }
+  }
+  int64_t timeout;
+  if (!parse_int64(ctx.args[2], &timeout)) return ctx.error(errors::kTimeoutNotInteger);
+  if (timeout < 0) return ctx.error(errors::kTimeoutNegative);
+  // Redis adds the timeout to the current time without an overflow check: a huge timeout
+  // wraps to a deadline in the past, which pauses nothing. We wrap the same way.
+  const int64_t deadline =
+      timeout == 0 ? 0
+                   : static_cast<int64_t>(static_cast<uint64_t>(timeout) +
+                                          static_cast<uint64_t>(ctx.now_ms));
+  Server::from(ctx).pause_clients(deadline, write_only);
+  ctx.reply.simple_string("OK");
+}
+
+void client_unpause_command(CommandContext& ctx) {
+  Server::from(ctx).unpause_clients();
+  ctx.reply.simple_string("OK");
+}
+
+// Tracking never turns on yet, so these report its "off" state.
+void client_getredir_command(CommandContext& ctx) { ctx.reply.integer(-1); }
+
+void client_trackinginfo_command(CommandContext& ctx) {
+  ctx.reply.map_header(3);
+  ctx.reply.bulk("flags");
+  ctx.reply.set_header(1);
+  ctx.reply.bulk("off");
+  ctx.reply.bulk("redirect");
+  ctx.reply.integer(-1);
+  ctx.reply.bulk("prefixes");
+  ctx.reply.array_header(0);
+}
+
+// CLIENT UNBLOCK <id> [TIMEOUT|ERROR]. No command blocks a client yet, so none is ever
+// unblocked; the blocking families must answer 1 here for the clients they hold.
+void client_unblock_command(CommandContext& ctx) {
+  if (ctx.args.size() > 4) return ctx.error(subcommand_syntax_error(ctx));
+  if (ctx.args.size() == 4 && !equals_ignore_case(ctx.args[3], "timeout") &&
+      !equals_ignore_case(ctx.args[3], "error")) {
+    return ctx.error(errors::kClientUnblockReason);
+  }
+  int64_t id;
+  if (!parse_int64(ctx.args[2], &id)) return ctx.error(errors::kNotInteger);
+  ctx.reply.integer(0);
+}
+
+void client_help_command(CommandContext& ctx) {
+  static constexpr std::string_view kLines[] = {
+      "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "CACHING (YES|NO)",
+      "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+      "GETREDIR",
+      "    Return the client ID we are redirecting to when tracking is enabled.",
+      "GETNAME",
+      "    Return the name of the current connection.",
+      "ID",
+      "    Return the ID of the current connection.",
+      "INFO",
+      "    Return information about the current client connection.",
+      "KILL <ip:port>",
+      "    Kill connection made from <ip:port>.",
+      "KILL <option> <value> [<option> <value> [...]]",
+      "    Kill connections. Options are:",
+      "    * ADDR (<ip:port>|<unixsocket>:0)",
+      "      Kill connections made from the specified address",
+      "    * LADDR (<ip:port>|<unixsocket>:0)",
+      "      Kill connections made to specified local address",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+      "      Kill connections by type.",
+      "    * USER <username>",
+      "      Kill connections authenticated by <username>.",
+      "    * SKIPME (YES|NO)",
+      "      Skip killing current connection (default: yes).",
+      "LIST [options ...]",
+      "    Return information about client connections. Options:",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+      "      Return clients of specified type.",
+      "UNPAUSE",
+      "    Stop the current client pause, resuming traffic.",
+      "PAUSE <timeout> [WRITE|ALL]",
+      "    Suspend all, or just write, clients for <timeout> milliseconds.",
+      "REPLY (ON|OFF|SKIP)",
+      "    Control the replies sent to the current connection.",
+      "SETNAME <name>",
+      "    Assign the name <name> to the current connection.",
+      "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+      "    Unblock the specified blocked client.",
+      "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+      "         [OPTIN] [OPTOUT] [NOLOOP]",
+      "    Control server assisted client side caching.",
+      "TRACKINGINFO",
+      "    Report tracking status for the current connection.",
+      "NO-EVICT (ON|OFF)",
+      "    Protect current client connection from eviction.",
+      "HELP",
+      "    Prints this help.",
+  };
+  ctx.reply.array_header(std::size(kLines));
+  for (std::string_view line : kLines) ctx.reply.simple_string(line);
+}
+
+constexpr uint32_t kClientFlags = kNoScript | kLoading | kStale;
+constexpr uint32_t kClientAdminFlags = kAdmin | kNoScript | kLoading | kStale;
+
+constexpr CommandSpec kClientSubcommands[] = {
+    {"id", 2, kClientFlags, 0, 0, 0, kAclConnection, client_id_command, "connection", "5.0.0",
+     "Returns the client ID for the current connection", "O(1)"},
+    {"setname", 3, kClientFlags, 0, 0, 0, kAclConnection, client_setname_command, "connection",
+     "2.6.9", "Set the current connection name", "O(1)"},
+    {"getname", 2, kClientFlags, 0, 0, 0, kAclConnection, client_getname_command, "connection",
+     "2.6.9", "Get the current connection name", "O(1)"},
+    {"list", -2, kClientAdminFlags, 0, 0, 0, kAclConnection, client_list_command, "connection",
+     "2.4.0", "Get the list of client connections",
+     "O(N) where N is the number of client connections"},
+    {"info", 2, kClientFlags, 0, 0, 0, kAclConnection, client_info_command, "connection", "6.2.0",
+     "Returns information about the current client connection.", "O(1)"},
+    {"kill", -3, kClientAdminFlags, 0, 0, 0, kAclConnection, client_kill_command, "connection",
+     "2.4.0", "Kill the connection of a client",
+     "O(N) where N is the number of client connections"},
+    {"reply", 3, kClientFlags, 0, 0, 0, kAclConnection, client_reply_command, "connection",
+     "3.2.0", "Instruct the server whether to reply to commands", "O(1)"},
+    {"no-evict", 3, kClientAdminFlags, 0, 0, 0, kAclConnection, client_no_evict_command,
+     "connection", "7.0.0", "Set client eviction mode for the current connection", "O(1)"},
+    {"pause", -3, kClientAdminFlags, 0, 0, 0, kAclConnection, client_pause_command,
+     "connection", "2.9.50", "Stop processing commands from clients for some time", "O(1)"},
+    {"unpause", 2, kClientAdminFlags, 0, 0, 0, kAclConnection, client_unpause_command,
+     "connection", "6.2.0", "Resume processing of clients that were paused",
+     "O(N) Where N is the number of paused clients"},
+    {"getredir", 2, kClientFlags, 0, 0, 0, kAclConnection, client_getredir_command,
+     "connection", "6.0.0", "Get tracking notifications redirection client ID if any", "O(1)"},
+    {"trackinginfo", 2, kClientFlags, 0, 0, 0, kAclConnection, client_trackinginfo_command,
+     "connection", "6.2.0",
+     "Return information about server assisted client side caching for the current connection",
+     "O(1)"},
+    {"unblock", -3, kClientAdminFlags, 0, 0, 0, kAclConnection, client_unblock_command,
+     "connection", "5.0.0",
+     "Unblock a client blocked in a blocking command from a different connection",
+     "O(log N) where N is the number of client connections"},
+    {"help", 2, kLoading | kStale, 0, 0, 0, kAclConnection, client_help_command, "connection",
+     "5.0.0", "Show helpful text about the different subcommands", "O(1)"},
+};
+
+constexpr CommandSpec kClientCommands[] = {
+    {"client", -2, 0, 0, 0, 0, 0, nullptr, "connection", "2.4.0",
+     "A container for client connection commands", "Depends on subcommand.",
+     kClientSubcommands},
+};
+
+}  // namespace
+
+void register_client_commands(CommandTable& table) { table.add(kClientCommands); }
+
+}  // namespace keywarden

@@ -1,0 +1,549 @@
+// INFO [section ...]: the server's figures in Redis 7.0.15's sections, order and field names,
+// because monitoring tools and client libraries parse them by name (redis-py's info(),
+// Redisson's version check, exporters that scrape every field).
+//
+// Fields for machinery keywarden does not have yet (forks, replicas, AOF, Lua, pub/sub,
+// tracking, defragmentation) report the value Redis shows while that machinery is idle, so
+// that parsers find every name; the figures keywarden does have are its own, measured the
+// same way where it can be (rates over the last cron samples, exact average TTL from the
+// expiry index instead of Redis's sampled estimate).
+#include <malloc.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "commands/arg_parser.h"
+#include "commands/context.h"
+#include "common/number.h"
+#include "common/version.h"
+#include "server/server.h"
+#include "server/server_families.h"
+
+namespace keywarden {
+namespace {
+
+// The sections INFO shows without arguments or with "default".
+constexpr std::string_view kDefaultSections[] = {
+    "server", "clients",     "memory",     "persistence", "stats",   "replication",
+    "cpu",    "module_list", "errorstats", "cluster",     "keyspace"};
+
+// Which sections one INFO call asked for. Names compare case-insensitively, as in Redis.
+class SectionRequest {
+ public:
+  explicit SectionRequest(std::span<const std::string_view> args) {
+    if (args.empty()) {
+      names_.assign(std::begin(kDefaultSections), std::end(kDefaultSections));
+      return;
+    }
+    for (std::string_view arg : args) {
+      if (equals_ignore_case(arg, "default")) {
+        names_.insert(names_.end(), std::begin(kDefaultSections), std::end(kDefaultSections));
+      } else if (equals_ignore_case(arg, "all")) {
+        all_ = true;
+      } else if (equals_ignore_case(arg, "everything")) {
+        all_ = true;
+      } else {
+        names_.push_back(arg);
+      }
+    }
+  }
+
+  bool wants(std::string_view section) const {
+    if (all_) return true;
+    for (std::string_view name : names_) {
+      if (equals_ignore_case(name, section)) return true;
+    }
+    return false;
+  }
+
+ private:
+  bool all_ = false;  // "all" and "everything" differ only for module sections, and we have none
+  std::vector<std::string_view> names_;
+};
+
+// Builds the text: "# Title" headers, "name:value" lines, a blank line between sections.
+class InfoText {
+ public:
+  void section(std::string_view title) {
+    if (!text_.empty()) text_ += "\r\n";
+    text_ += "# ";
+    text_ += title;
+    text_ += "\r\n";
+  }
+  void field(std::string_view name, std::string_view value) {
+    text_ += name;
+    text_ += ':';
+    text_ += value;
+    text_ += "\r\n";
+  }
+  void field(std::string_view name, const std::string& value) {
+    field(name, std::string_view(value));
+  }
+  void field(std::string_view name, const char* value) { field(name, std::string_view(value)); }
+  template <typename Integer>
+    requires std::is_integral_v<Integer>
+  void field(std::string_view name, Integer value) {
+    field(name, std::string_view(std::to_string(value)));
+  }
+  // A double with two decimals ("1.07"), as Redis prints ratios and rates.
+  void fixed2(std::string_view name, double value, std::string_view suffix = "") {
+    char buffer[64];
+    snprintf(buffer, sizeof(buffer), "%.2f", value);
+    field(name, std::string(buffer) + std::string(suffix));
+  }
+  // A line whose name is built by the caller ("db0", "cmdstat_get").
+  void line(const std::string& text) {
+    text_ += text;
+    text_ += "\r\n";
+  }
+
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+// INFO lines must not contain its separators: Redis turns '#', ':', CR and LF into '_'.
+std::string safe_info_name(std::string_view name) {
+  std::string safe(name);
+  for (char& c : safe) {
+    if (c == '#' || c == ':' || c == '\r' || c == '\n') c = '_';
+  }
+  return safe;
+}
+
+std::string format_timeval(const timeval& time) {
+  char buffer[48];
+  snprintf(buffer, sizeof(buffer), "%ld.%06ld", static_cast<long>(time.tv_sec),
+           static_cast<long>(time.tv_usec));
+  return buffer;
+}
+
+size_t process_rss() {
+  std::ifstream statm("/proc/self/statm");
+  size_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+std::string executable_path() {
+  char path[PATH_MAX];
+  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  return length > 0 ? std::string(path, static_cast<size_t>(length)) : std::string();
+}
+
+// What one connection holds in memory (CLIENT LIST tot-mem without the running command).
+size_t connection_memory(const Connection& connection) {
+  return sizeof(Connection) + connection.query_buffer_capacity() + connection.output_capacity();
+}
+
+uint64_t average_sample(const uint64_t (&samples)[16]) {
+  uint64_t sum = 0;
+  for (uint64_t sample : samples) sum += sample;
+  return sum / 16;
+}
+
+void server_section(InfoText& info, Server& server, int64_t now_us) {
+  static const utsname kSystem = [] {
+    utsname name{};
+    uname(&name);
+    return name;
+  }();
+  static const std::string kExecutable = executable_path();
+  // A build id in Redis's spirit: a hash of what identifies this build.
+  static const std::string kBuildId = [] {
+    uint64_t hash = 1469598103934665603ull;
+    for (char c : std::string(kKeywardenVersion) + __DATE__ + __TIME__) {
+      hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    }
+    char text[24];
+    snprintf(text, sizeof(text), "%llx", static_cast<unsigned long long>(hash));
+    return std::string(text);
+  }();
+
+  const int64_t uptime = now_us / 1'000'000 - server.start_time_ms() / 1000;
+  info.section("Server");
+  info.field("redis_version", kRedisCompatibleVersion);
+  info.field("keywarden_version", kKeywardenVersion);
+  info.field("redis_git_sha1", "00000000");
+  info.field("redis_git_dirty", 0);
+  info.field("redis_build_id", kBuildId);
+  info.field("redis_mode", "standalone");
+  info.field("os", std::string(kSystem.sysname) + " " + kSystem.release + " " + kSystem.machine);
+  info.field("arch_bits", static_cast<int>(sizeof(void*) * 8));
+  info.field("monotonic_clock", "POSIX clock_gettime");
+  info.field("multiplexing_api", "epoll");
+  info.field("atomicvar_api", "c11-builtin");
+  info.field("gcc_version", std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) +
+                                "." + std::to_string(__GNUC_PATCHLEVEL__));
+  info.field("process_id", static_cast<int64_t>(getpid()));
+  info.field("process_supervised", "no");
+  info.field("run_id", server.run_id());
+  info.field("tcp_port", server.actual_port());
+  info.field("server_time_usec", now_us);
+  info.field("uptime_in_seconds", uptime);
+  info.field("uptime_in_days", uptime / 86400);
+  info.field("hz", server.settings().hz);
+  info.field("configured_hz", server.settings().hz);
+  // Redis's LRU clock: seconds, wrapping at 24 bits.
+  info.field("lru_clock", (now_us / 1'000'000) & ((1 << 24) - 1));
+  info.field("executable", kExecutable);
+  info.field("config_file", server.config_file());
+  info.field("io_threads_active", 0);
+}
+
+void clients_section(InfoText& info, Server& server) {
+  size_t connected = 0, max_input = 0, max_output = 0;
+  for (const auto& [id, connection] : server.connections()) {
+    if (connection->closed()) continue;
+    ++connected;
+    max_input = std::max(max_input, connection->query_buffer_capacity());
+    max_output = std::max(max_output, connection->output_size());
+  }
+  info.section("Clients");
+  info.field("connected_clients", connected);
+  info.field("cluster_connections", 0);
+  info.field("maxclients", server.network().maxclients);
+  // Redis tracks these peaks over the last seconds; keywarden reports the current largest.
+  info.field("client_recent_max_input_buffer", max_input);
+  info.field("client_recent_max_output_buffer", max_output);
+  info.field("blocked_clients", 0);
+  info.field("tracking_clients", 0);
+  info.field("clients_in_timeout_table", 0);
+}
+
+void memory_section(InfoText& info, Server& server) {
+  const size_t used = server.used_memory();
+  const size_t rss = process_rss();
+  const size_t peak = std::max(server.peak_memory(), used);
+  const size_t startup = server.startup_memory();
+
+  size_t clients_memory = 0;
+  for (const auto& [id, connection] : server.connections()) {
+    if (!connection->closed()) clients_memory += connection_memory(*connection);
+  }
+  // Overhead is what is not the data itself: the start-up footprint, client buffers, and the
+  // databases' bucket arrays and expiry indexes.
+  size_t overhead = startup + clients_memory;
+  Keyspace& keyspace = server.state().keyspace();
+  for (int i = 0; i < keyspace.database_count(); ++i) {
+    Database& db = keyspace.db(i);
+    overhead += db.table().bucket_memory() + db.expiry_index().memory_bytes();
+  }
+  const size_t dataset = used > overhead ? used - overhead : 0;
+  const size_t net_usage = used > startup ? used - startup : 1;
+
+  // glibc's view of its heap: bytes handed out, and bytes it holds from the system.
+  const struct mallinfo2 heap = mallinfo2();
+  const size_t allocated = heap.uordblks + heap.hblkhd;
+  const size_t active = heap.arena + heap.hblkhd;
+  const size_t resident = rss;
+  auto ratio = [](size_t a, size_t b) {
+    return b == 0 ? 0.0 : static_cast<double>(static_cast<float>(a) / static_cast<float>(b));
+  };
+  auto difference = [](size_t a, size_t b) {
+    return static_cast<int64_t>(a) - static_cast<int64_t>(b);
+  };
+
+  const size_t system_memory =
+      static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const int64_t maxmemory = server.settings().maxmemory;
+  ConfigDirective* policy = server.config().find("maxmemory-policy");
+
+  info.section("Memory");
+  info.field("used_memory", used);
+  info.field("used_memory_human", format_human_bytes(used));
+  info.field("used_memory_rss", rss);
+  info.field("used_memory_rss_human", format_human_bytes(rss));
+  info.field("used_memory_peak", peak);
+  info.field("used_memory_peak_human", format_human_bytes(peak));
+  info.fixed2("used_memory_peak_perc", ratio(used * 100, peak), "%");
+  info.field("used_memory_overhead", overhead);
+  info.field("used_memory_startup", startup);
+  info.field("used_memory_dataset", dataset);
+  info.fixed2("used_memory_dataset_perc", ratio(dataset * 100, net_usage), "%");
+  info.field("allocator_allocated", allocated);
+  info.field("allocator_active", active);
+  info.field("allocator_resident", resident);
+  info.field("total_system_memory", system_memory);
+  info.field("total_system_memory_human", format_human_bytes(system_memory));
+  // No Lua engine or functions yet.
+  info.field("used_memory_lua", 0);
+  info.field("used_memory_vm_eval", 0);
+  info.field("used_memory_lua_human", "0B");
+  info.field("used_memory_scripts_eval", 0);
+  info.field("number_of_cached_scripts", 0);
+  info.field("number_of_functions", 0);
+  info.field("number_of_libraries", 0);
+  info.field("used_memory_vm_functions", 0);
+  info.field("used_memory_vm_total", 0);
+  info.field("used_memory_vm_total_human", "0B");
+  info.field("used_memory_functions", 0);
+  info.field("used_memory_scripts", 0);
+  info.field("used_memory_scripts_human", "0B");
+  info.field("maxmemory", maxmemory);
+  info.field("maxmemory_human", format_human_bytes(static_cast<uint64_t>(maxmemory)));
+  info.field("maxmemory_policy", policy != nullptr ? policy->get() : "noeviction");
+  info.fixed2("allocator_frag_ratio", ratio(active, allocated));
+  info.field("allocator_frag_bytes", difference(active, allocated));
+  info.fixed2("allocator_rss_ratio", ratio(resident, active));
+  info.field("allocator_rss_bytes", difference(resident, active));
+  info.fixed2("rss_overhead_ratio", ratio(rss, resident));
+  info.field("rss_overhead_bytes", difference(rss, resident));
+  info.fixed2("mem_fragmentation_ratio", ratio(rss, used));
+  info.field("mem_fragmentation_bytes", difference(rss, used));
+  info.field("mem_not_counted_for_evict", 0);
+  info.field("mem_replication_backlog", 0);
+  info.field("mem_total_replication_buffers", 0);
+  info.field("mem_clients_slaves", 0);
+  info.field("mem_clients_normal", clients_memory);
+  info.field("mem_cluster_links", 0);
+  info.field("mem_aof_buffer", 0);
+  info.field("mem_allocator", "libc");
+  info.field("active_defrag_running", 0);
+  info.field("lazyfree_pending_objects", 0);
+  info.field("lazyfreed_objects", 0);
+}
+
+void persistence_section(InfoText& info, Server& server) {
+  info.section("Persistence");
+  info.field("loading", 0);
+  info.field("async_loading", 0);
+  info.field("current_cow_peak", 0);
+  info.field("current_cow_size", 0);
+  info.field("current_cow_size_age", 0);
+  info.field("current_fork_perc", "0.00");
+  info.field("current_save_keys_processed", 0);
+  info.field("current_save_keys_total", 0);
+  info.field("rdb_changes_since_last_save", server.state().stats().dirty);
+  info.field("rdb_bgsave_in_progress", 0);
+  // Nothing has been saved since start-up, which Redis counts as the last save.
+  info.field("rdb_last_save_time", server.start_time_ms() / 1000);
+  info.field("rdb_last_bgsave_status", "ok");
+  info.field("rdb_last_bgsave_time_sec", -1);
+  info.field("rdb_current_bgsave_time_sec", -1);
+  info.field("rdb_saves", 0);
+  info.field("rdb_last_cow_size", 0);
+  info.field("rdb_last_load_keys_expired", 0);
+  info.field("rdb_last_load_keys_loaded", 0);
+  // No AOF is written yet, whatever appendonly says.
+  info.field("aof_enabled", 0);
+  info.field("aof_rewrite_in_progress", 0);
+  info.field("aof_rewrite_scheduled", 0);
+  info.field("aof_last_rewrite_time_sec", -1);
+  info.field("aof_current_rewrite_time_sec", -1);
+  info.field("aof_last_bgrewrite_status", "ok");
+  info.field("aof_rewrites", 0);
+  info.field("aof_rewrites_consecutive_failures", 0);
+  info.field("aof_last_write_status", "ok");
+  info.field("aof_last_cow_size", 0);
+  info.field("module_fork_in_progress", 0);
+  info.field("module_fork_last_cow_size", 0);
+}
+
+void stats_section(InfoText& info, Server& server) {
+  const NetworkStats& network = server.network_stats();
+  const ServerStats& stats = server.state().stats();
+  const ExpiryStats& expiry = server.state().keyspace().expiry_stats();
+  info.section("Stats");
+  info.field("total_connections_received", network.total_connections_received);
+  info.field("total_commands_processed", stats.total_commands_processed);
+  info.field("instantaneous_ops_per_sec", average_sample(network.ops_samples));
+  info.field("total_net_input_bytes", network.net_input_bytes);
+  info.field("total_net_output_bytes", network.net_output_bytes);
+  info.field("total_net_repl_input_bytes", 0);
+  info.field("total_net_repl_output_bytes", 0);
+  info.fixed2("instantaneous_input_kbps",
+              static_cast<float>(average_sample(network.input_samples)) / 1024);
+  info.fixed2("instantaneous_output_kbps",
+              static_cast<float>(average_sample(network.output_samples)) / 1024);
+  info.field("instantaneous_input_repl_kbps", "0.00");
+  info.field("instantaneous_output_repl_kbps", "0.00");
+  info.field("rejected_connections", network.rejected_connections);
+  info.field("sync_full", 0);
+  info.field("sync_partial_ok", 0);
+  info.field("sync_partial_err", 0);
+  info.field("expired_keys", expiry.expired_keys);
+  info.fixed2("expired_stale_perc", expiry.stale_percent);
+  info.field("expired_time_cap_reached_count", expiry.time_cap_reached_count);
+  info.field("expire_cycle_cpu_milliseconds", expiry.cycle_cpu_us / 1000);
+  info.field("evicted_keys", 0);
+  info.field("evicted_clients", 0);
+  info.field("total_eviction_exceeded_time", 0);
+  info.field("current_eviction_exceeded_time", 0);
+  info.field("keyspace_hits", stats.keyspace_hits);
+  info.field("keyspace_misses", stats.keyspace_misses);
+  info.field("pubsub_channels", 0);
+  info.field("pubsub_patterns", 0);
+  info.field("pubsubshard_channels", 0);
+  info.field("latest_fork_usec", 0);
+  info.field("total_forks", 0);
+  info.field("migrate_cached_sockets", 0);
+  info.field("slave_expires_tracked_keys", 0);
+  info.field("active_defrag_hits", 0);
+  info.field("active_defrag_misses", 0);
+  info.field("active_defrag_key_hits", 0);
+  info.field("active_defrag_key_misses", 0);
+  info.field("total_active_defrag_time", 0);
+  info.field("current_active_defrag_time", 0);
+  info.field("tracking_total_keys", 0);
+  info.field("tracking_total_items", 0);
+  info.field("tracking_total_prefixes", 0);
+  info.field("unexpected_error_replies", 0);
+  info.field("total_error_replies", stats.total_error_replies);
+  info.field("dump_payload_sanitizations", 0);
+  info.field("total_reads_processed", network.reads_processed);
+  info.field("total_writes_processed", network.writes_processed);
+  info.field("io_threaded_reads_processed", 0);
+  info.field("io_threaded_writes_processed", 0);
+  info.field("reply_buffer_shrinks", 0);
+  info.field("reply_buffer_expands", 0);
+}
+
+void replication_section(InfoText& info, Server& server) {
+  info.section("Replication");
+  info.field("role", "master");
+  info.field("connected_slaves", 0);
+  info.field("master_failover_state", "no-failover");
+  info.field("master_replid", server.replication_id());
+  info.field("master_replid2", std::string(40, '0'));
+  info.field("master_repl_offset", 0);
+  info.field("second_repl_offset", -1);
+  info.field("repl_backlog_active", 0);
+  info.field("repl_backlog_size", 1048576);
+  info.field("repl_backlog_first_byte_offset", 0);
+  info.field("repl_backlog_histlen", 0);
+}
+
+void cpu_section(InfoText& info) {
+  rusage self{}, children{}, thread{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  getrusage(RUSAGE_THREAD, &thread);
+  info.section("CPU");
+  info.field("used_cpu_sys", format_timeval(self.ru_stime));
+  info.field("used_cpu_user", format_timeval(self.ru_utime));
+  info.field("used_cpu_sys_children", format_timeval(children.ru_stime));
+  info.field("used_cpu_user_children", format_timeval(children.ru_utime));
+  info.field("used_cpu_sys_main_thread", format_timeval(thread.ru_stime));
+  info.field("used_cpu_user_main_thread", format_timeval(thread.ru_utime));
+}
+
+// A command, then its subcommands, for every command in the table.
+template <typename Visit>
+void for_each_command(const std::map<std::string, std::unique_ptr<Command>, std::less<>>& commands,
+                      const Visit& visit) {
+  for (const auto& [name, command] : commands) {
+    visit(*command);
+    for_each_command(command->subcommands, visit);
+  }
+}
+
+void commandstats_section(InfoText& info, Server& server) {
+  info.section("Commandstats");
+  for_each_command(server.state().commands().commands(), [&](const Command& command) {
+    const CommandStats& stats = command.stats;
+    if (stats.calls == 0 && stats.failed_calls == 0 && stats.rejected_calls == 0) return;
+    // Redis divides in float precision, and the rounding shows in the second decimal.
+    const float per_call =
+        stats.calls == 0 ? 0.0f
+                         : static_cast<float>(stats.usec) / static_cast<float>(stats.calls);
+    char figures[160];
+    snprintf(figures, sizeof(figures),
+             ":calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,failed_calls=%llu",
+             static_cast<unsigned long long>(stats.calls),
+             static_cast<unsigned long long>(stats.usec), static_cast<double>(per_call),
+             static_cast<unsigned long long>(stats.rejected_calls),
+             static_cast<unsigned long long>(stats.failed_calls));
+    info.line("cmdstat_" + safe_info_name(command.full_name) + figures);
+  });
+}
+
+void errorstats_section(InfoText& info, Server& server) {
+  info.section("Errorstats");
+  for (const auto& [code, count] : server.state().stats().error_counts) {
+    info.line("errorstat_" + safe_info_name(code) + ":count=" + std::to_string(count));
+  }
+}
+
+void latencystats_section(InfoText& info, Server& server) {
+  info.section("Latencystats");
+  if (!server.settings().latency_tracking) return;
+  const auto& histograms = server.network_stats().command_latency;
+  const std::vector<double>& percentiles = server.settings().latency_tracking_percentiles;
+  for_each_command(server.state().commands().commands(), [&](const Command& command) {
+    auto it = histograms.find(&command);
+    if (it == histograms.end()) return;
+    std::string text = "latency_percentiles_usec_" + safe_info_name(command.full_name) + ":";
+    for (size_t i = 0; i < percentiles.size(); ++i) {
+      if (i > 0) text += ',';
+      char value[48];
+      snprintf(value, sizeof(value), "=%.3f",
+               static_cast<double>(it->second.value_at_percentile(percentiles[i])) / 1000.0);
+      text += "p" + format_percentile(percentiles[i]) + value;
+    }
+    info.line(text);
+  });
+}
+
+void keyspace_section(InfoText& info, Server& server, int64_t now_ms) {
+  info.section("Keyspace");
+  Keyspace& keyspace = server.state().keyspace();
+  for (int i = 0; i < keyspace.database_count(); ++i) {
+    const Database& db = keyspace.db(i);
+    const size_t keys = db.size();
+    const size_t expires = db.volatile_count();
+    if (keys == 0 && expires == 0) continue;
+    // The exact mean of the remaining TTLs; keys past due but not yet reclaimed count as 0
+    // through the clamp, like the already-expired keys Redis's estimate never sees.
+    int64_t average_ttl = 0;
+    if (expires > 0) {
+      const __int128 remaining = db.expiry_index().deadline_sum() -
+                                 static_cast<__int128>(now_ms) * static_cast<__int128>(expires);
+      average_ttl = std::max<int64_t>(0, static_cast<int64_t>(remaining / expires));
+    }
+    info.line("db" + std::to_string(i) + ":keys=" + std::to_string(keys) +
+              ",expires=" + std::to_string(expires) + ",avg_ttl=" + std::to_string(average_ttl));
+  }
+}
+
+void info_command(CommandContext& ctx) {
+  Server& server = Server::from(ctx);
+  const SectionRequest request(ctx.args.subspan(1));
+  const int64_t now_us = server.clock().wall_us();
+  InfoText info;
+  if (request.wants("server")) server_section(info, server, now_us);
+  if (request.wants("clients")) clients_section(info, server);
+  if (request.wants("memory")) memory_section(info, server);
+  if (request.wants("persistence")) persistence_section(info, server);
+  if (request.wants("stats")) stats_section(info, server);
+  if (request.wants("replication")) replication_section(info, server);
+  if (request.wants("cpu")) cpu_section(info);
+  if (request.wants("module_list") || request.wants("modules")) info.section("Modules");
+  if (request.wants("commandstats")) commandstats_section(info, server);
+  if (request.wants("errorstats")) errorstats_section(info, server);
+  if (request.wants("latencystats")) latencystats_section(info, server);
+  if (request.wants("cluster")) {
+    info.section("Cluster");
+    info.field("cluster_enabled", 0);
+  }
+  if (request.wants("keyspace")) keyspace_section(info, server, ctx.now_ms);
+  ctx.reply.verbatim(info.text());
+}
+
+constexpr CommandSpec kInfoCommands[] = {
+    {"info", -1, kLoading | kStale, 0, 0, 0, kAclDangerous, info_command, "server", "1.0.0",
+     "Get information and statistics about the server", "O(1)"},
+};
+
+}  // namespace
+
+void register_info_commands(CommandTable& table) { table.add(kInfoCommands); }
+
+}  // namespace keywarden
