@@ -83,6 +83,20 @@ inline constexpr std::string_view kTimeoutNegative = "ERR timeout is negative";
 inline constexpr std::string_view kClientPauseMode = "ERR CLIENT PAUSE mode must be WRITE or ALL";
 inline constexpr std::string_view kClientUnblockReason =
     "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+// COMMAND GETKEYS / GETKEYSANDFLAGS.
+inline constexpr std::string_view kInvalidCommandSpecified = "ERR Invalid command specified";
+inline constexpr std::string_view kCommandHasNoKeys = "ERR The command has no key arguments";
+inline constexpr std::string_view kInvalidCommandArgumentCount =
+    "ERR Invalid number of arguments specified for command";
+inline constexpr std::string_view kInvalidCommandArguments =
+    "ERR Invalid arguments specified for command";
+// SHUTDOWN, SLOWLOG, FUNCTION FLUSH.
+inline constexpr std::string_view kNoShutdownInProgress = "ERR No shutdown in progress.";
+inline constexpr std::string_view kShutdownFailed = "ERR Errors trying to SHUTDOWN. Check logs.";
+inline constexpr std::string_view kSlowlogCount =
+    "ERR count should be greater than or equal to -1";
+inline constexpr std::string_view kFunctionFlushMode =
+    "ERR FUNCTION FLUSH only supports SYNC|ASYNC option";
 
 // "ERR unknown command 'foo', with args beginning with: 'a' 'b' "
 std::string unknown_command(std::string_view name, const std::string_view* args, size_t count);
