@@ -72,6 +72,12 @@ bool check_string_length(CommandContext& ctx, int64_t size, int64_t append) {
   return true;
 }
 
+// Replaces a key's value as SET does, in the old value's buffer when it fits.
+void overwrite_string(Database& db, Entry* entry, std::string_view bytes, bool keep_ttl) {
+  entry->value.assign_string(bytes);
+  if (!keep_ttl && entry->has_expiry()) db.set_expiry(entry, kNoExpiry);
+}
+
 // --- SET / GETEX options -------------------------------------------------------------------
 
 enum class ExpireKind : uint8_t { kNone, kEx, kPx, kExAt, kPxAt };
@@ -200,7 +206,7 @@ void set_generic(CommandContext& ctx, const StringOptions& options, std::string_
 
   Database& db = ctx.db();
   if (found) {
-    db.overwrite(entry, Value::make_string(value), options.keep_ttl);
+    overwrite_string(db, entry, value, options.keep_ttl);
   } else {
     entry = db.add(key, Value::make_string(value));
   }
@@ -344,7 +350,7 @@ void mset_generic(CommandContext& ctx, bool only_if_none_exist) {
   for (size_t i = 1; i < ctx.args.size(); i += 2) {
     Entry* entry = ctx.lookup_write(ctx.args[i]);
     if (entry != nullptr) {
-      db.overwrite(entry, Value::make_string(ctx.args[i + 1]), /*keep_ttl=*/false);
+      overwrite_string(db, entry, ctx.args[i + 1], /*keep_ttl=*/false);
     } else {
       db.add(ctx.args[i], Value::make_string(ctx.args[i + 1]));
     }

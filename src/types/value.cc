@@ -53,6 +53,23 @@ Value Value::make_raw(std::string bytes) {
   return value;
 }
 
+void Value::assign_string(std::string_view bytes) {
+  int64_t number;
+  if (bytes.size() <= kMaxIntEncodedLength && parse_int64(bytes, &number)) {
+    *this = make_int(number);
+    return;
+  }
+  const size_t capacity = bytes_.capacity();
+  const bool reuse = type_ == ValueType::kString && encoding_ != Encoding::kInt &&
+                     capacity >= bytes.size() && capacity <= 2 * bytes.size() + 16;
+  if (!reuse) {
+    *this = make_plain_string(bytes);
+    return;
+  }
+  encoding_ = bytes.size() <= kEmbStrMaxLength ? Encoding::kEmbStr : Encoding::kRaw;
+  bytes_.assign(bytes);
+}
+
 std::string_view Value::string_view(char (&scratch)[kInt64BufferSize]) const {
   if (encoding_ != Encoding::kInt) return bytes_;
   auto result = std::to_chars(scratch, scratch + kInt64BufferSize, int_);

@@ -38,6 +38,11 @@ class Value {
   // A raw string: what Redis holds after an in-place modification.
   static Value make_raw(std::string bytes);
 
+  // Becomes `bytes` stored exactly as make_string() stores them, reusing this value's string
+  // buffer when it is large enough and not more than about twice the need: overwriting a key
+  // with a value of similar size (the common SET) then costs no allocation.
+  void assign_string(std::string_view bytes);
+
   ValueType type() const { return type_; }
   Encoding encoding() const { return encoding_; }
   bool is_int() const { return encoding_ == Encoding::kInt; }

@@ -91,6 +91,23 @@ TEST_F(StringCommands, SetEncodings) {
   }
 }
 
+TEST_F(StringCommands, OverwritesReencode) {
+  const std::string long_a(100, 'a'), long_b(90, 'b'), long_c(300, 'c');
+  const std::pair<std::string, std::string> steps[] = {
+      {long_a, "raw"}, {long_b, "raw"}, {"short", "embstr"}, {"42", "int"},
+      {long_c, "raw"}, {long_a, "raw"}, {"-7", "int"},       {std::string(44, 'd'), "embstr"},
+      {"", "embstr"},  {long_b, "raw"}, {"x", "embstr"},
+  };
+  for (const auto& [value, expected] : steps) {
+    EXPECT_EQ(h.call_args({"SET", "k", value}), "+OK");
+    EXPECT_EQ(encoding("k"), expected) << value;
+    EXPECT_EQ(h.call("GET k"), "\"" + value + "\"");
+    EXPECT_EQ(h.call_args({"MSET", "m", value}), "+OK");
+    EXPECT_EQ(encoding("m"), expected) << value;
+    EXPECT_EQ(h.call("GET m"), "\"" + value + "\"");
+  }
+}
+
 TEST_F(StringCommands, SetNxXx) {
   EXPECT_EQ(h.call("SET k v XX"), "(nil)");
   EXPECT_EQ(find("k"), nullptr);
