@@ -755,7 +755,7 @@ def test_client_pause_is_never_shortened_or_weakened(server):
 
 def test_client_pause_all_after_write_pause_holds_reads(server):
     admin, reader = server.raw(), server.raw()
-    assert admin.execute("CLIENT", "PAUSE", "300", "WRITE") == b"OK"
+    assert admin.execute("CLIENT", "PAUSE", "1000", "WRITE") == b"OK"
     assert admin.execute("CLIENT", "PAUSE", "10", "ALL") == b"OK"  # stricter mode is kept
     reader.sock.settimeout(0.1)
     reader.send_command("GET", "x")
