@@ -165,12 +165,11 @@ void Connection::execute_one(std::span<const std::string_view> args) {
   const size_t mark = output_.size();
   const bool was_authenticated = session_.authenticated;
   const uint64_t processed_before = server_.state().stats().total_commands_processed;
-  server_.feed_monitors(*this, args);
   const int64_t duration_us = server_.dispatcher().execute(session_, args, writer_);
   ++commands_processed_;
   // The dispatcher counts only commands it ran (CONFIG RESETSTAT may zero the count meanwhile).
-  if (server_.state().stats().total_commands_processed != processed_before &&
-      session_.last_command != nullptr) {
+  const bool executed = server_.state().stats().total_commands_processed != processed_before;
+  if (executed && session_.last_command != nullptr) {
     server_.record_command_latency(*session_.last_command, duration_us);
   }
 
@@ -195,7 +194,9 @@ void Connection::execute_one(std::span<const std::string_view> args) {
   if (session_.authenticated != was_authenticated) {
     parser_.set_auth_required(!session_.authenticated);
   }
-  server_.after_command(*this, args, duration_us);
+  // Like Redis, the slow log, the latency monitor and MONITOR see only commands that ran, not
+  // those refused before (unknown, wrong arity, NOAUTH…).
+  if (executed) server_.after_command(*this, args, duration_us);
 }
 
 void Connection::send_raw(std::string_view bytes) {

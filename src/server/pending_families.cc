@@ -2,5 +2,4 @@
 // defines one deletes its line here (sed -i /register_x_commands/d). Removed once all exist.
 #include "server/server_families.h"
 namespace keywarden {
-void register_admin_commands(CommandTable&) {}
 }  // namespace keywarden

@@ -19,6 +19,7 @@
 #include <random>
 #include <sstream>
 
+#include "commands/arg_parser.h"
 #include "commands/context.h"
 #include "commands/families.h"
 #include "common/log.h"
@@ -46,6 +47,28 @@ constexpr std::string_view kProtectedModeReply =
 constexpr size_t kSlowlogMaxArgs = 32;
 constexpr size_t kSlowlogMaxArgLength = 128;
 constexpr size_t kLatencyHistory = 160;
+
+// Whether argument `index` of a command carries a secret, which Redis shows as "(redacted)" in
+// the slow log and the MONITOR feed: every argument of AUTH, the user and password after
+// HELLO's AUTH option.
+bool is_redacted(std::span<const std::string_view> args, size_t index) {
+  if (equals_ignore_case(args[0], "auth")) return index >= 1;
+  if (!equals_ignore_case(args[0], "hello")) return false;
+  for (size_t i = 2; i < args.size(); ++i) {
+    const size_t more = args.size() - 1 - i;
+    if (equals_ignore_case(args[i], "auth") && more >= 2) {
+      if (index == i + 1 || index == i + 2) return true;
+      i += 2;
+    } else if (equals_ignore_case(args[i], "setname") && more >= 1) {
+      i += 1;
+    } else {
+      break;  // HELLO stops at a bad option; what follows was never read
+    }
+  }
+  return false;
+}
+
+constexpr std::string_view kRedacted = "(redacted)";
 
 bool set_nonblocking(int fd) {
   int flags = fcntl(fd, F_GETFL, 0);
@@ -514,7 +537,7 @@ void Server::after_command(Connection& connection, std::span<const std::string_v
                              " more arguments)");
         break;
       }
-      std::string_view arg = args[i];
+      std::string_view arg = is_redacted(args, i) ? kRedacted : args[i];
       if (arg.size() > kSlowlogMaxArgLength) {
         entry.args.push_back(std::string(arg.substr(0, kSlowlogMaxArgLength)) + "... (" +
                              std::to_string(arg.size() - kSlowlogMaxArgLength) +
@@ -533,6 +556,8 @@ void Server::after_command(Connection& connection, std::span<const std::string_v
     bool fast = command != nullptr && command->has(kFast);
     record_latency(fast ? "fast-command" : "command", duration_us / 1000);
   }
+  // After the command, as Redis feeds MONITOR: the line shows the database it left selected.
+  feed_monitors(connection, args);
 }
 
 void Server::record_latency(const std::string& event, int64_t latency_ms) {
@@ -557,9 +582,11 @@ void Server::feed_monitors(const Connection& source, std::span<const std::string
   snprintf(stamp, sizeof(stamp), "+%lld.%06lld [%d ", static_cast<long long>(now_us / 1000000),
            static_cast<long long>(now_us % 1000000), source.session().db);
   std::string line = stamp;
-  line += source.unix_socket() ? "unix:" + source.peer() : source.peer();
+  // A unix-socket client shows as the socket's path (its peer name carries a ":0" suffix).
+  line += source.unix_socket() ? "unix:" + network_.unixsocket : source.peer();
   line += "]";
-  for (std::string_view arg : args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = is_redacted(args, i) ? kRedacted : args[i];
     line += " \"";
     for (unsigned char c : arg) {
       switch (c) {
@@ -585,7 +612,8 @@ void Server::feed_monitors(const Connection& source, std::span<const std::string
   line += "\r\n";
   for (uint64_t id : monitors_) {
     Connection* monitor = connection(id);
-    if (monitor != nullptr && monitor != &source) monitor->send_raw(line);
+    // A monitor sees its own commands too, as in Redis.
+    if (monitor != nullptr) monitor->send_raw(line);
   }
 }
 
