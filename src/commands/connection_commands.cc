@@ -110,9 +110,8 @@ void hello_command(CommandContext& ctx) {
   }
   if (!ctx.session.authenticated && !ctx.server.settings().requirepass.empty()) {
     return ctx.error("NOAUTH HELLO must be called with the client already authenticated, "
-                     "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
-                     "authenticate the client and select the RESP protocol version at the same "
-                     "time");
+                     "otherwise the HELLO AUTH <user> <pass> option can be used to authenticate "
+                     "the client and select the RESP protocol version at the same time");
   }
   if (has_name) {
     if (!valid_client_name(name)) {
