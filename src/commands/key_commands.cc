@@ -41,7 +41,8 @@ size_t clear_database(Database& db, bool async) {
   return db.clear();
 }
 
-// A database index as getIntFromObjectOrReply reads it: an integer, then within int.
+// A database index as getIntFromObjectOrReply reads it (MOVE, COPY … DB): an integer, then
+// within int.
 bool parse_int_argument(CommandContext& ctx, std::string_view text, int* out) {
   int64_t value;
   if (!parse_int64(text, &value)) {
@@ -263,12 +264,12 @@ void renamenx_command(CommandContext& ctx) { rename_generic(ctx, true); }
 
 void copy_command(CommandContext& ctx) {
   bool replace = false;
-  int64_t target_index = ctx.session.db;
+  int target_index = ctx.session.db;
   for (size_t i = 3; i < ctx.args.size(); ++i) {
     if (equals_ignore_case(ctx.args[i], "REPLACE")) {
       replace = true;
     } else if (equals_ignore_case(ctx.args[i], "DB") && i + 1 < ctx.args.size()) {
-      if (!parse_int64(ctx.args[i + 1], &target_index)) return ctx.error(errors::kNotInteger);
+      if (!parse_int_argument(ctx, ctx.args[i + 1], &target_index)) return;
       if (!valid_db_index(ctx, target_index)) return ctx.error(errors::kDbIndexOutOfRange);
       ++i;
     } else {
@@ -281,7 +282,7 @@ void copy_command(CommandContext& ctx) {
 
   Entry* source = ctx.lookup_read(key);
   if (source == nullptr) return ctx.reply.integer(0);
-  Database& target = ctx.db(static_cast<int>(target_index));
+  Database& target = ctx.db(target_index);
   if (Entry* existing = ctx.lookup_write(target, new_key); existing != nullptr) {
     if (!replace) return ctx.reply.integer(0);
     remove_entry(target, existing, ctx.server.settings().lazyfree_lazy_server_del);

@@ -423,7 +423,8 @@ TEST_F(KeyCommands, CopyErrors) {
   EXPECT_EQ(h.call("COPY k k DB x"), "-ERR value is not an integer or out of range");
   EXPECT_EQ(h.call("COPY k k DB 16"), "-ERR DB index is out of range");
   EXPECT_EQ(h.call("COPY k k DB -1"), "-ERR DB index is out of range");
-  EXPECT_EQ(h.call("COPY k k DB 99999999999"), "-ERR DB index is out of range");
+  EXPECT_EQ(h.call("COPY k k DB 4294967296"),
+            "-ERR value is out of range, value must between -2147483648 and 2147483647");
   EXPECT_EQ(h.call("COPY nokey b DB 99"), "-ERR DB index is out of range");
   EXPECT_EQ(h.call("COPY k"), "-ERR wrong number of arguments for 'copy' command");
   EXPECT_TRUE(propagated().empty());
