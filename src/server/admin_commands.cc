@@ -111,6 +111,7 @@ size_t rdb_integer_bytes(int64_t value) {
 // The length a string value takes in an RDB file: compact integer encoding when the value is
 // (or, up to 11 bytes, reads as) a small integer, else a length prefix and the bytes. LZF
 // compression of strings over 20 bytes is not counted: there is no RDB writer yet to agree with.
+// Strings only, the one type so far; the aggregate types add their RDB encodings here.
 size_t serialized_length(const Value& value) {
   char scratch[kInt64BufferSize];
   std::string_view bytes = value.string_view(scratch);
