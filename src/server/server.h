@@ -152,7 +152,8 @@ class Server final : public ServerHost {
   // Called by a connection that closed itself.
   void connection_closed(Connection* connection);
 
-  // After each command: slow log and latency monitor, MONITOR feed.
+  // After each command that ran (not one refused before running): slow log, latency monitor,
+  // MONITOR feed.
   void after_command(Connection& connection, std::span<const std::string_view> args,
                      int64_t duration_us);
   void feed_monitors(const Connection& source, std::span<const std::string_view> args);
