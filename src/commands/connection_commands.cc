@@ -144,20 +144,20 @@ constexpr uint32_t kConnectionFlags = kNoScript | kLoading | kStale | kFast;
 
 constexpr CommandSpec kConnectionCommands[] = {
     {"ping", -1, kFast, 0, 0, 0, kAclConnection, ping_command, "connection", "1.0.0",
-     "Returns the server's liveliness response.", "O(1)"},
+     "Ping the server", "O(1)"},
     {"echo", 2, kFast, 0, 0, 0, kAclConnection, echo_command, "connection", "1.0.0",
-     "Returns the given string.", "O(1)"},
+     "Echo the given string", "O(1)"},
     {"select", 2, kLoading | kStale | kFast, 0, 0, 0, kAclConnection, select_command,
-     "connection", "1.0.0", "Changes the selected database.", "O(1)"},
+     "connection", "1.0.0", "Change the selected database for the current connection", "O(1)"},
     {"quit", -1, kAllowBusy | kNoAuth | kConnectionFlags, 0, 0, 0, kAclConnection, quit_command,
-     "connection", "1.0.0", "Closes the connection.", "O(1)"},
+     "connection", "1.0.0", "Close the connection", "O(1)"},
     {"reset", 1, kNoAuth | kConnectionFlags, 0, 0, 0, kAclConnection, reset_command,
-     "connection", "6.2.0", "Resets the connection.", "O(1)"},
+     "connection", "6.2.0", "Reset the connection", "O(1)"},
     {"auth", -2, kNoAuth | kConnectionFlags | kAllowBusy, 0, 0, 0, kAclConnection, auth_command,
-     "connection", "1.0.0", "Authenticates the connection.",
+     "connection", "1.0.0", "Authenticate to the server",
      "O(N) where N is the number of passwords defined for the user"},
     {"hello", -1, kNoAuth | kConnectionFlags | kAllowBusy, 0, 0, 0, kAclConnection,
-     hello_command, "connection", "6.0.0", "Handshakes with the Redis server.", "O(1)"},
+     hello_command, "connection", "6.0.0", "Handshake with Redis", "O(1)"},
 };
 
 }  // namespace

@@ -65,22 +65,22 @@ constexpr uint32_t kConfigFlags = kAdmin | kNoScript | kLoading | kStale;
 
 constexpr CommandSpec kConfigSubcommands[] = {
     {"get", -3, kConfigFlags, 0, 0, 0, 0, config_get_command, "server", "2.0.0",
-     "Returns the effective values of configuration parameters.",
+     "Get the values of configuration parameters",
      "O(N) when N is the number of configuration parameters provided"},
     {"set", -4, kConfigFlags | kMayReplicate, 0, 0, 0, 0, config_set_command, "server", "2.0.0",
-     "Sets configuration parameters in-flight.",
+     "Set configuration parameters to the given values",
      "O(N) when N is the number of configuration parameters provided"},
     {"resetstat", 2, kConfigFlags, 0, 0, 0, 0, config_resetstat_command, "server", "2.0.0",
-     "Resets the server's statistics.", "O(1)"},
+     "Reset the stats returned by INFO", "O(1)"},
     {"rewrite", 2, kConfigFlags, 0, 0, 0, 0, config_rewrite_command, "server", "2.8.0",
-     "Persists the effective configuration to file.", "O(1)"},
+     "Rewrite the configuration file with the in memory configuration", "O(1)"},
     {"help", 2, kLoading | kStale, 0, 0, 0, 0, config_help_command, "server", "5.0.0",
-     "Returns helpful text about the different subcommands.", "O(1)"},
+     "Show helpful text about the different subcommands", "O(1)"},
 };
 
 constexpr CommandSpec kConfigCommands[] = {
     {"config", -2, 0, 0, 0, 0, 0, nullptr, "server", "2.0.0",
-     "A container for server configuration commands.", "Depends on subcommand.",
+     "A container for server configuration commands", "Depends on subcommand.",
      kConfigSubcommands},
 };
 

@@ -290,10 +290,17 @@ void Server::register_config() {
   c.add_integer("slowlog-max-len", &settings_.slowlog_max_len, 0, kMax);
   c.add_integer("latency-monitor-threshold", &settings_.latency_monitor_threshold, 0, kMax);
   c.add_memory("maxmemory", &settings_.maxmemory, 0, kMax);
-  c.add_enum("maxmemory-policy", &settings_.maxmemory_policy,
-             {{"volatile-lru", 1}, {"volatile-lfu", 2}, {"volatile-random", 3},
-              {"volatile-ttl", 4}, {"allkeys-lru", 5}, {"allkeys-lfu", 6},
-              {"allkeys-random", 7}, {"noeviction", 0}});
+  c.add_enum("maxmemory-policy", &command.maxmemory_policy,
+             {{"volatile-lru", kMaxmemoryVolatileLru},
+              {"volatile-lfu", kMaxmemoryVolatileLfu},
+              {"volatile-random", kMaxmemoryVolatileRandom},
+              {"volatile-ttl", kMaxmemoryVolatileTtl},
+              {"allkeys-lru", kMaxmemoryAllKeysLru},
+              {"allkeys-lfu", kMaxmemoryAllKeysLfu},
+              {"allkeys-random", kMaxmemoryAllKeysRandom},
+              {"noeviction", kMaxmemoryNoEviction}});
+  c.add_integer("lfu-log-factor", &command.lfu_log_factor, 0, INT32_MAX);
+  c.add_integer("lfu-decay-time", &command.lfu_decay_time, 0, INT32_MAX);
   c.add_integer("maxmemory-samples", &settings_.maxmemory_samples, 1, 64);
   c.add_string("notify-keyspace-events", &settings_.notify_keyspace_events);
   c.add_string("client-output-buffer-limit", &settings_.client_output_buffer_limit,

@@ -52,7 +52,6 @@ struct ServerSettings {
   int64_t slowlog_max_len = 128;
   int64_t latency_monitor_threshold = 0;
   int64_t maxmemory = 0;
-  int maxmemory_policy = 0;
   int64_t maxmemory_samples = 5;
   std::string notify_keyspace_events;
   std::string client_output_buffer_limit =
