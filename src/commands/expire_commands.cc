@@ -25,13 +25,6 @@ enum ExpireCondition : uint8_t {
   kOnlyEarlier = 1 << 3,     // LT
 };
 
-// The seam for lazy free, as in the keyspace family: the value is freed here until the
-// lazy-free worker exists.
-void remove_entry(Database& db, Entry* entry, bool lazy) {
-  (void)lazy;
-  db.remove(entry);
-}
-
 // Reads the NX|XX|GT|LT words after the time. Redis reads them before the time itself, so an
 // option error wins over a bad number.
 bool parse_conditions(CommandContext& ctx, uint8_t* conditions) {
@@ -110,7 +103,7 @@ void expire_generic(CommandContext& ctx, int64_t base_ms, bool in_seconds) {
   // (Redis keeps the key while loading or on a replica; neither exists here yet.)
   if (deadline_ms <= ctx.now_ms) {
     const bool lazy = ctx.server.settings().lazyfree_lazy_expire;
-    remove_entry(db, entry, lazy);
+    db.remove(entry, lazy);
     ctx.dirty();
     ctx.propagate({lazy ? "UNLINK" : "DEL", key});
     return ctx.reply.integer(1);

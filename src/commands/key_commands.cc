@@ -27,20 +27,6 @@ constexpr int kRandomKeyDraws = 100;
 constexpr int64_t kSharedIntegers = 10000;
 constexpr int64_t kSharedRefcount = INT_MAX;
 
-// The seam for lazy free. `lazy` says the value may be freed off the command thread (UNLINK,
-// lazyfree-lazy-user-del, lazyfree-lazy-server-del); until the lazy-free worker exists every
-// value is freed here, which changes no reply and no propagation.
-void remove_entry(Database& db, Entry* entry, bool lazy) {
-  (void)lazy;
-  db.remove(entry);
-}
-
-// The same seam for FLUSHDB/FLUSHALL ASYNC: returns how many keys were removed.
-size_t clear_database(Database& db, bool async) {
-  (void)async;
-  return db.clear();
-}
-
 // A database index as getIntFromObjectOrReply reads it (MOVE, COPY … DB): an integer, then
 // within int.
 bool parse_int_argument(CommandContext& ctx, std::string_view text, int* out) {
@@ -69,7 +55,7 @@ void delete_keys(CommandContext& ctx, bool lazy) {
   for (size_t i = 1; i < ctx.args.size(); ++i) {
     Entry* entry = db.lookup(ctx.args[i], ctx.now_ms);
     if (entry == nullptr) continue;
-    remove_entry(db, entry, lazy);
+    db.remove(entry, lazy);
     ++deleted;
   }
   if (deleted > 0) {
@@ -121,13 +107,13 @@ void keys_command(CommandContext& ctx) {
     // A pattern without special bytes names exactly one key.
     const Entry* entry = db.find_raw(pattern);
     if (entry != nullptr && !Database::is_expired(entry, now_ms)) {
-      ctx.reply.bulk(entry->key);
+      ctx.reply.bulk(entry->key());
       count = 1;
     }
   } else {
     db.for_each([&](const Entry* entry) {
-      if ((all || glob_match(pattern, entry->key)) && !Database::is_expired(entry, now_ms)) {
-        ctx.reply.bulk(entry->key);
+      if ((all || glob_match(pattern, entry->key())) && !Database::is_expired(entry, now_ms)) {
+        ctx.reply.bulk(entry->key());
         ++count;
       }
       return true;
@@ -179,27 +165,27 @@ void scan_command(CommandContext& ctx) {
   keys.reserve(batch.size());
   std::deque<std::string> gone;
   for (Entry* entry : batch) {
-    if (use_pattern && !glob_match(pattern, entry->key)) continue;
+    if (use_pattern && !glob_match(pattern, entry->key())) continue;
     if (use_type) {
       // Redis checks the type through a read lookup: it counts a hit or a miss and deletes an
       // expired key, whose type then reads "none". So TYPE none returns the names of keys that
       // had just expired; kept because clients can observe it.
       if (Database::is_expired(entry, ctx.now_ms)) {
-        std::string key = entry->key;  // the lookup is about to delete the entry
+        std::string key(entry->key());  // the lookup is about to delete the entry
         ctx.lookup_read(key, CommandContext::kLookupNoTouch);
         if (equals_ignore_case("none", type_name)) {
           keys.push_back(gone.emplace_back(std::move(key)));
         }
         continue;
       }
-      ctx.lookup_read(entry->key, CommandContext::kLookupNoTouch);
+      ctx.lookup_read(entry->key(), CommandContext::kLookupNoTouch);
       if (!equals_ignore_case(value_type_name(entry->value.type()), type_name)) continue;
     }
     if (Database::is_expired(entry, ctx.now_ms)) {
       db.expire(entry);
       continue;
     }
-    keys.push_back(entry->key);
+    keys.push_back(entry->key());
   }
 
   char digits[kMaxUint64Chars];
@@ -227,7 +213,7 @@ void randomkey_command(CommandContext& ctx) {
       db.expire(entry);
       continue;
     }
-    return ctx.reply.bulk(entry->key);
+    return ctx.reply.bulk(entry->key());
   }
 }
 
@@ -249,7 +235,7 @@ void rename_generic(CommandContext& ctx, bool only_if_new) {
   Database& db = ctx.db();
   if (Entry* existing = ctx.lookup_write(target); existing != nullptr) {
     if (only_if_new) return ctx.reply.integer(0);
-    remove_entry(db, existing, ctx.server.settings().lazyfree_lazy_server_del);
+    db.remove(existing, ctx.server.settings().lazyfree_lazy_server_del);
   }
   // The entry itself moves, so its deadline and access clock travel with it.
   db.move_entry(entry, db, target);
@@ -285,7 +271,7 @@ void copy_command(CommandContext& ctx) {
   Database& target = ctx.db(target_index);
   if (Entry* existing = ctx.lookup_write(target, new_key); existing != nullptr) {
     if (!replace) return ctx.reply.integer(0);
-    remove_entry(target, existing, ctx.server.settings().lazyfree_lazy_server_del);
+    target.remove(existing, ctx.server.settings().lazyfree_lazy_server_del);
   }
   // A copy keeps the value's encoding and the key's deadline; as a new object it starts a
   // fresh access clock.
@@ -355,7 +341,7 @@ bool parse_flush_mode(CommandContext& ctx, bool* async) {
 void flushdb_command(CommandContext& ctx) {
   bool async;
   if (!parse_flush_mode(ctx, &async)) return;
-  ctx.dirty(clear_database(ctx.db(), async));
+  ctx.dirty(ctx.db().clear(async));
   ctx.propagate_as_received();
   ctx.reply.simple_string("OK");
 }
@@ -366,7 +352,7 @@ void flushall_command(CommandContext& ctx) {
   Keyspace& keyspace = ctx.server.keyspace();
   size_t removed = 0;
   for (int i = 0; i < keyspace.database_count(); ++i) {
-    removed += clear_database(keyspace.db(i), async);
+    removed += keyspace.db(i).clear(async);
   }
   // Redis counts one change more than the keys removed (and, when save points are configured,
   // rewrites the RDB snapshot; that belongs to the persistence layer).

@@ -281,7 +281,7 @@ void getset_command(CommandContext& ctx) {
 
 // Deletes a key on behalf of a command and propagates DEL, or UNLINK when `lazy` is set.
 void delete_and_propagate(CommandContext& ctx, Entry* entry, bool lazy) {
-  std::string_view key = entry->key;
+  std::string_view key = entry->key();
   ctx.propagate({lazy ? "UNLINK" : "DEL", key});  // copies the key before it is freed
   ctx.db().remove(entry);
   ctx.dirty();

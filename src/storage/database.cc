@@ -1,5 +1,7 @@
 #include "storage/database.h"
 
+#include <cstring>
+#include <new>
 #include <utility>
 
 namespace keywarden {
@@ -50,6 +52,26 @@ uint32_t lfu_accessed(uint32_t stamp, int64_t now_ms, int64_t log_factor, int64_
 }
 }  // namespace access_clock
 
+Entry* Entry::create(std::string_view key, Value value) {
+  void* memory = ::operator new(sizeof(Entry) + key.size());
+  auto* entry = new (memory) Entry(static_cast<uint32_t>(key.size()), std::move(value));
+  std::memcpy(entry + 1, key.data(), key.size());
+  return entry;
+}
+
+void Entry::destroy(Entry* entry) {
+  entry->~Entry();
+  ::operator delete(entry);
+}
+
+Entry* Entry::rekey(Entry* entry, std::string_view new_key) {
+  Entry* renamed = create(new_key, std::move(entry->value));
+  renamed->expire_at_ms = entry->expire_at_ms;
+  renamed->access_clock = entry->access_clock;
+  destroy(entry);
+  return renamed;
+}
+
 Database::Database(int index, KeyspaceListener* listener, const uint32_t* new_entry_access_clock)
     : index_(index), listener_(listener), new_entry_access_clock_(new_entry_access_clock) {}
 
@@ -67,7 +89,7 @@ Entry* Database::lookup(std::string_view key, int64_t now_ms) {
 }
 
 Entry* Database::add(std::string_view key, Value value) {
-  auto* entry = new Entry(key, std::move(value));
+  Entry* entry = Entry::create(key, std::move(value));
   if (new_entry_access_clock_ != nullptr) entry->access_clock = *new_entry_access_clock_;
   table_.insert(entry);
   return entry;
@@ -94,33 +116,36 @@ bool Database::remove(std::string_view key) {
   return true;
 }
 
-void Database::remove(Entry* entry) {
+void Database::remove(Entry* entry, bool lazy) {
+  // `lazy`: the value may be freed off the command thread (UNLINK, lazyfree-lazy-*). Until the
+  // lazy-free worker exists every value is freed here, which changes no reply and no effect.
+  (void)lazy;
   expiry_.remove(entry);
   table_.remove(entry);
-  delete entry;
+  Entry::destroy(entry);
 }
 
 void Database::expire(Entry* entry) {
   expiry_.remove(entry);
   table_.remove(entry);
-  if (listener_ != nullptr) listener_->key_expired(index_, entry->key);
-  delete entry;
+  if (listener_ != nullptr) listener_->key_expired(index_, entry->key());
+  Entry::destroy(entry);
 }
 
-void Database::move_entry(Entry* entry, Database& target, std::string_view new_key) {
-  int64_t deadline = entry->expire_at_ms;
+Entry* Database::move_entry(Entry* entry, Database& target, std::string_view new_key) {
   expiry_.remove(entry);
   table_.remove(entry);
-  entry->key.assign(new_key);
-  entry->next = nullptr;
-  target.table_.insert(entry);
-  if (deadline != kNoExpiry) target.expiry_.set(entry, deadline);
+  Entry* moved = Entry::rekey(entry, new_key);
+  target.table_.insert(moved);
+  if (moved->expire_at_ms != kNoExpiry) target.expiry_.set(moved, moved->expire_at_ms);
+  return moved;
 }
 
-size_t Database::clear() {
+size_t Database::clear(bool lazy) {
+  (void)lazy;  // the lazy-free seam, as in remove()
   size_t count = table_.size();
   expiry_.clear();
-  table_.clear([](Entry* entry) { delete entry; });
+  table_.clear([](Entry* entry) { Entry::destroy(entry); });
   return count;
 }
 

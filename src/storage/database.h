@@ -31,7 +31,7 @@ class KeyspaceListener {
 };
 
 struct EntryTraits : DefaultKeyHash {
-  static std::string_view key(const Entry* entry) { return entry->key; }
+  static std::string_view key(const Entry* entry) { return entry->key(); }
   static Entry*& next(Entry* entry) { return entry->next; }
 };
 
@@ -90,15 +90,17 @@ class Database {
   // Removes and frees. Returns false when the key was absent (no expiry check: callers look
   // the key up first).
   bool remove(std::string_view key);
-  void remove(Entry* entry);
+  // `lazy`: the caller allows freeing the value off the command thread (UNLINK, lazyfree-*).
+  void remove(Entry* entry, bool lazy = false);
   // Deletes an entry because its deadline passed, telling the listener.
   void expire(Entry* entry);
 
-  // Moves an entry into another database under a new key (RENAME, MOVE), keeping its deadline.
-  void move_entry(Entry* entry, Database& target, std::string_view new_key);
+  // Moves an entry into another database under a new key (RENAME, MOVE), keeping its deadline
+  // and access clock. `entry` is gone afterwards; the returned entry replaces it.
+  Entry* move_entry(Entry* entry, Database& target, std::string_view new_key);
 
   // Removes every key; returns how many there were.
-  size_t clear();
+  size_t clear(bool lazy = false);
   // Exchanges contents with another database (SWAPDB); indexes stay with their numbers.
   void swap_contents(Database& other);
 

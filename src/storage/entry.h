@@ -17,17 +17,32 @@ namespace keywarden {
 inline constexpr int64_t kNoExpiry = -1;
 inline constexpr uint32_t kNotInExpiryIndex = UINT32_MAX;
 
+// An entry and its key bytes are one allocation: the key follows the object in memory, so a
+// lookup that reaches the entry finds the key in the same cache lines instead of chasing a
+// second pointer. Create and destroy entries only through create() and destroy().
 struct Entry {
-  Entry(std::string_view k, Value v) : key(k), value(std::move(v)) {}
+  static Entry* create(std::string_view key, Value value);
+  static void destroy(Entry* entry);
+  // A new entry with another key that takes over this one's value, deadline and access clock
+  // (RENAME, MOVE); this entry is destroyed. The caller re-links the result.
+  static Entry* rekey(Entry* entry, std::string_view new_key);
+
+  std::string_view key() const {
+    return {reinterpret_cast<const char*>(this + 1), key_size_};
+  }
+  bool has_expiry() const { return expire_at_ms != kNoExpiry; }
 
   Entry* next = nullptr;  // hash chain
   int64_t expire_at_ms = kNoExpiry;
   uint32_t expiry_slot = kNotInExpiryIndex;
   uint32_t access_clock = 0;  // LRU clock (seconds resolution, 24 bits as Redis) or LFU data
-  std::string key;
   Value value;
 
-  bool has_expiry() const { return expire_at_ms != kNoExpiry; }
+ private:
+  Entry(uint32_t key_size, Value v) : value(std::move(v)), key_size_(key_size) {}
+  ~Entry() = default;
+
+  uint32_t key_size_;
 };
 
 }  // namespace keywarden

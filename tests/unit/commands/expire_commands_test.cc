@@ -307,7 +307,7 @@ TEST_F(ExpireCommands, OneActiveCycleRemovesEveryDueKeyAndNoneEarly) {
   for (int i = 0; i < 4; ++i) {
     remaining += db(i).size();
     db(i).for_each([&](const Entry* entry) {
-      EXPECT_TRUE(!entry->has_expiry() || entry->expire_at_ms >= now()) << entry->key;
+      EXPECT_TRUE(!entry->has_expiry() || entry->expire_at_ms >= now()) << entry->key();
       return true;
     });
   }
