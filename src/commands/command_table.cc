@@ -5,18 +5,6 @@
 namespace keywarden {
 namespace {
 
-constexpr size_t kMaxCommandNameLength = 64;
-
-// Fills `out` with the lowercase form of `name`; false when too long to be a command.
-bool lowercase_name(std::string_view name, char (&out)[kMaxCommandNameLength], size_t* length) {
-  if (name.size() > kMaxCommandNameLength) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    out[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
-  }
-  *length = name.size();
-  return true;
-}
-
 uint32_t implied_categories(const CommandSpec& spec) {
   uint32_t categories = spec.acl_categories;
   if (spec.flags & kWrite) categories |= kAclWrite;
@@ -37,18 +25,16 @@ std::unique_ptr<Command> make_command(const CommandSpec& spec, Command* parent) 
                               : std::string(spec.name);
   command->acl_categories = implied_categories(spec);
   for (const CommandSpec& sub : spec.subcommands) {
-    command->subcommands.emplace(std::string(sub.name), make_command(sub, command.get()));
+    auto [it, inserted] =
+        command->subcommands.emplace(std::string(sub.name), make_command(sub, command.get()));
+    command->subcommand_index[it->first] = it->second.get();
   }
   return command;
 }
 
-Command* find_in(const std::map<std::string, std::unique_ptr<Command>, std::less<>>& map,
-                 std::string_view name) {
-  char lower[kMaxCommandNameLength];
-  size_t length;
-  if (!lowercase_name(name, lower, &length)) return nullptr;
-  auto it = map.find(std::string_view(lower, length));
-  return it == map.end() ? nullptr : it->second.get();
+Command* find_in(const CommandIndex& index, std::string_view name) {
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : it->second;
 }
 
 void reset(Command& command) {
@@ -56,20 +42,41 @@ void reset(Command& command) {
   for (auto& [name, sub] : command.subcommands) reset(*sub);
 }
 
+unsigned char lower(char c) {
+  return static_cast<unsigned char>(std::tolower(static_cast<unsigned char>(c)));
+}
+
 }  // namespace
+
+size_t CaseInsensitiveHash::operator()(std::string_view text) const {
+  // FNV-1a over the lowercased bytes: command names are short and few.
+  uint64_t hash = 14695981039346656037ull;
+  for (char c : text) hash = (hash ^ lower(c)) * 1099511628211ull;
+  return static_cast<size_t>(hash);
+}
+
+bool CaseInsensitiveEqual::operator()(std::string_view a, std::string_view b) const {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
 
 void CommandTable::add(std::span<const CommandSpec> rows) {
   for (const CommandSpec& spec : rows) {
-    commands_[std::string(spec.name)] = make_command(spec, nullptr);
+    auto& slot = commands_[std::string(spec.name)];
+    slot = make_command(spec, nullptr);
+    index_[commands_.find(spec.name)->first] = slot.get();
   }
 }
 
-Command* CommandTable::find(std::string_view name) const { return find_in(commands_, name); }
+Command* CommandTable::find(std::string_view name) const { return find_in(index_, name); }
 
 Command* CommandTable::find_for_args(std::span<const std::string_view> args) const {
   Command* base = find(args[0]);
   if (base == nullptr || !base->is_container() || args.size() < 2) return base;
-  return find_in(base->subcommands, args[1]);
+  return find_in(base->subcommand_index, args[1]);
 }
 
 void CommandTable::reset_stats() {

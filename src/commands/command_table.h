@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <unordered_map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,6 +96,18 @@ struct CommandStats {
   uint64_t failed_calls = 0;
 };
 
+struct Command;
+// ASCII case-insensitive hashing and equality, so that lookups by a client's spelling of a
+// name ("get", "GET", "Get") need neither a copy nor a lowercase pass.
+struct CaseInsensitiveHash {
+  size_t operator()(std::string_view text) const;
+};
+struct CaseInsensitiveEqual {
+  bool operator()(std::string_view a, std::string_view b) const;
+};
+using CommandIndex =
+    std::unordered_map<std::string_view, Command*, CaseInsensitiveHash, CaseInsensitiveEqual>;
+
 // A registered command: its row, its full name ("config|get") and its counters.
 struct Command {
   const CommandSpec* spec;
@@ -102,6 +115,7 @@ struct Command {
   uint32_t acl_categories;  // with the flag-implied ones
   Command* parent = nullptr;
   std::map<std::string, std::unique_ptr<Command>, std::less<>> subcommands;
+  CommandIndex subcommand_index;  // the same subcommands, for lookup
   CommandStats stats;
 
   bool has(uint32_t flag) const { return (spec->flags & flag) != 0; }
@@ -133,7 +147,8 @@ class CommandTable {
                                         std::span<const std::string_view> args);
 
  private:
-  std::map<std::string, std::unique_ptr<Command>, std::less<>> commands_;
+  std::map<std::string, std::unique_ptr<Command>, std::less<>> commands_;  // ordered, owning
+  CommandIndex index_;                                                       // for lookup
 };
 
 }  // namespace keywarden

@@ -135,9 +135,44 @@ void Connection::resume() {
 
 void Connection::process_query_buffer() {
   while (!closed() && !session_.close_after_reply && !query_.empty()) {
-    ParseStatus status = parser_.parse(query_.data(), query_.size());
-    if (status == ParseStatus::kNeedMore) {
-      query_.consume(parser_.consumed());
+    // Parse ahead: up to kBatchSize complete commands. Multibulk arguments are views into the
+    // query buffer and stay valid until it is consumed; an inline command's arguments live in
+    // the parser and last only until the next parse, so an inline command ends a batch.
+    batch_.clear();
+    batch_args_.clear();
+    size_t offset = 0;
+    ParseStatus status = ParseStatus::kNeedMore;
+    while (batch_.size() < kBatchSize) {
+      status = parser_.parse(query_.data() + offset, query_.size() - offset);
+      offset += parser_.consumed();
+      if (status != ParseStatus::kCommand) break;
+      std::span<const std::string_view> args = parser_.args();
+      batch_.push_back({batch_args_.size(), args.size(), offset});
+      batch_args_.insert(batch_args_.end(), args.begin(), args.end());
+      const char* first = args[0].data();
+      if (first < query_.data() || first >= query_.data() + query_.size()) break;
+    }
+    if (batch_.size() > 1) prefetch_batch();
+
+    size_t done = 0;  // bytes of the commands executed so far
+    for (const BatchCommand& queued : batch_) {
+      std::span<const std::string_view> args(batch_args_.data() + queued.first_arg,
+                                             queued.arg_count);
+      // Stop before a command that CLIENT PAUSE holds back; resume() re-parses from here.
+      if (const Command* command = server_.state().commands().find_for_args(args);
+          command != nullptr && server_.clients_paused_for(*command)) {
+        query_.consume(done);
+        parser_.reset();
+        finish_processing();
+        return;
+      }
+      execute_one(args);
+      done = queued.end_offset;
+      if (closed() || session_.close_after_reply) break;
+    }
+    if (closed()) return;
+    if (session_.close_after_reply) {
+      query_.consume(query_.size());
       break;
     }
     if (status == ParseStatus::kError) {
@@ -147,15 +182,37 @@ void Connection::process_query_buffer() {
       query_.consume(query_.size());
       break;
     }
-    // Stop before a command that CLIENT PAUSE holds back; resume() continues from here.
-    if (const Command* command = server_.state().commands().find_for_args(parser_.args());
-        command != nullptr && server_.clients_paused_for(*command)) {
-      parser_.reset();
-      break;
-    }
-    execute_one(parser_.args());
-    query_.consume(parser_.consumed());
+    query_.consume(offset);
+    if (status == ParseStatus::kNeedMore) break;
   }
+  finish_processing();
+}
+
+void Connection::prefetch_batch() {
+  // Two passes over the batch so that its cache misses overlap: first every key's bucket slot,
+  // then (the slots being on their way) every bucket's first entry. Only the first key of each
+  // command is hinted, in the database selected now; a SELECT inside the batch just makes the
+  // hints useless, never wrong.
+  Database& db = server_.state().keyspace().db(session_.db);
+  for (BatchCommand& queued : batch_) {
+    queued.key_hash = 0;
+    queued.has_key = false;
+    std::span<const std::string_view> args(batch_args_.data() + queued.first_arg,
+                                           queued.arg_count);
+    const Command* command = server_.state().commands().find_for_args(args);
+    if (command == nullptr) continue;
+    const int first_key = command->spec->first_key;
+    if (first_key <= 0 || static_cast<size_t>(first_key) >= args.size()) continue;
+    queued.key_hash = Database::hash_key(args[first_key]);
+    queued.has_key = true;
+    db.prefetch_bucket(queued.key_hash);
+  }
+  for (const BatchCommand& queued : batch_) {
+    if (queued.has_key) db.prefetch_entry(queued.key_hash);
+  }
+}
+
+void Connection::finish_processing() {
   query_.shrink_if_idle(kIdleQueryKeep);
   if (!output_.empty() || session_.close_after_reply) server_.queue_write(this);
 }

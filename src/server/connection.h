@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "commands/client_session.h"
 #include "resp/reply_writer.h"
@@ -89,6 +90,8 @@ class Connection final : public EventHandler {
  private:
   void read_from_socket();
   void process_query_buffer();
+  void prefetch_batch();
+  void finish_processing();
   void execute_one(std::span<const std::string_view> args);
   void watch_for(uint32_t events);
 
@@ -99,6 +102,17 @@ class Connection final : public EventHandler {
   bool unix_socket_;
   ByteBuffer query_;
   RequestParser parser_;
+  // The commands parsed ahead from the query buffer (pipelining), executed in order.
+  static constexpr size_t kBatchSize = 16;
+  struct BatchCommand {
+    size_t first_arg;   // into batch_args_
+    size_t arg_count;
+    size_t end_offset;  // query-buffer bytes up to the end of this command
+    uint64_t key_hash = 0;
+    bool has_key = false;
+  };
+  std::vector<BatchCommand> batch_;
+  std::vector<std::string_view> batch_args_;
   std::string output_;
   size_t output_sent_ = 0;
   ReplyWriter writer_;

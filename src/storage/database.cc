@@ -55,7 +55,7 @@ uint32_t lfu_accessed(uint32_t stamp, int64_t now_ms, int64_t log_factor, int64_
 Entry* Entry::create(std::string_view key, Value value) {
   void* memory = ::operator new(sizeof(Entry) + key.size());
   auto* entry = new (memory) Entry(static_cast<uint32_t>(key.size()), std::move(value));
-  std::memcpy(entry + 1, key.data(), key.size());
+  std::memcpy(reinterpret_cast<char*>(entry + 1), key.data(), key.size());
   return entry;
 }
 

@@ -79,6 +79,13 @@ class Database {
   // The entry regardless of its deadline (for the expiry machinery and DEBUG).
   Entry* find_raw(std::string_view key);
 
+  // Cache hints for a batch of lookups; see HashTable::prefetch_bucket(). Call
+  // prefetch_bucket() for every key of the batch, then prefetch_entry() for every key, then
+  // look them up.
+  static uint64_t hash_key(std::string_view key) { return EntryTable::hash_of(key); }
+  void prefetch_bucket(uint64_t hash) const { table_.prefetch_bucket(hash); }
+  void prefetch_entry(uint64_t hash) const { table_.prefetch_node(hash); }
+
   // Adds a key that must not exist. The new entry has no deadline; its access clock is the
   // current new-entry stamp.
   Entry* add(std::string_view key, Value value);

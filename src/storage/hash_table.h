@@ -432,6 +432,26 @@ class HashTable {
     return stored;
   }
 
+  // Cache hints for a batch of lookups (a pipelined batch of commands): prefetch_bucket()
+  // brings the bucket slot of `hash` towards the cache, prefetch_node() the first node of that
+  // bucket once the slot is there. Issuing both stages over a whole batch before the lookups
+  // overlaps their memory latencies instead of paying them one after another. Hints only:
+  // they never change the table and are harmless when stale.
+  void prefetch_bucket(uint64_t hash) const {
+    for (const Table& table : tables_) {
+      if (table.slots != nullptr) __builtin_prefetch(&table.slots[hash & table.mask]);
+    }
+  }
+  void prefetch_node(uint64_t hash) const {
+    for (const Table& table : tables_) {
+      if (table.slots == nullptr) continue;
+      if (const Node* node = table.slots[hash & table.mask]; node != nullptr) {
+        __builtin_prefetch(node);
+        __builtin_prefetch(reinterpret_cast<const char*>(node) + 64);
+      }
+    }
+  }
+
   // Calls `visit(Node*)` on every node once, in bucket order. If `visit` returns bool, false
   // stops the walk, and for_each returns whether it went through. `visit` must not modify the
   // table (debug builds check): there is no protection against a node moving or being freed
