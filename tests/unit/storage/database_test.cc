@@ -1,0 +1,683 @@
+// Database and Keyspace: lazy expiry at the exact boundary, the expiry index kept in step with
+// every TTL change, move/swap/clear, and the active expiry cycle (slow and fast forms, its CPU
+// budget, DEBUG SET-ACTIVE-EXPIRE, its statistics). Time is driven by clocks the test owns:
+// ManualClock for the boundaries, and TickingClock, whose monotonic time advances on every read,
+// so that the cycle's budget check trips after a known number of deletions. Nothing here
+// asserts on wall time.
+#include "storage/database.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/clock.h"
+#include "storage/keyspace.h"
+
+namespace keywarden {
+namespace {
+
+constexpr int64_t kNow = 1'700'000'000'000;
+
+class RecordingListener final : public KeyspaceListener {
+ public:
+  void key_expired(int db, std::string_view key) override { expired.emplace_back(db, key); }
+  std::vector<std::pair<int, std::string>> expired;
+};
+
+// Counts only: the mass-expiry test does not want a million strings kept.
+class CountingListener final : public KeyspaceListener {
+ public:
+  void key_expired(int, std::string_view) override { ++count; }
+  uint64_t count = 0;
+};
+
+// A clock whose monotonic time moves forward by `tick_us` on every read (wall time moves only
+// when told), standing in for the CPU time an active cycle spends.
+class TickingClock final : public Clock {
+ public:
+  explicit TickingClock(int64_t tick_us) : tick_us_(tick_us) {}
+  int64_t wall_ms() const override { return wall_us_ / 1000; }
+  int64_t wall_us() const override { return wall_us_; }
+  int64_t monotonic_us() const override {
+    ++reads_;
+    monotonic_us_ += tick_us_;
+    return monotonic_us_;
+  }
+  void advance_ms(int64_t ms) {
+    wall_us_ += ms * 1000;
+    monotonic_us_ += ms * 1000;
+  }
+  void advance_monotonic_us(int64_t us) { monotonic_us_ += us; }
+  void set_tick_us(int64_t us) { tick_us_ = us; }
+  int64_t reads() const { return reads_; }
+
+ private:
+  int64_t tick_us_;
+  int64_t wall_us_ = kNow * 1000;
+  mutable int64_t monotonic_us_ = 1'000'000;
+  mutable int64_t reads_ = 0;
+};
+
+Value string_value(std::string_view text) { return Value::make_string(text); }
+
+// The database's index agrees with its entries: every volatile entry is indexed at the slot it
+// records, every other entry is not.
+void expect_index_consistent(Database& db) {
+  size_t volatile_entries = 0;
+  std::set<uint32_t> slots;
+  db.for_each([&](const Entry* entry) {
+    if (entry->has_expiry()) {
+      ++volatile_entries;
+      EXPECT_NE(entry->expiry_slot, kNotInExpiryIndex) << entry->key();
+      EXPECT_LT(entry->expiry_slot, db.expiry_index().size()) << entry->key();
+      EXPECT_TRUE(slots.insert(entry->expiry_slot).second) << entry->key();
+    } else {
+      EXPECT_EQ(entry->expiry_slot, kNotInExpiryIndex) << entry->key();
+    }
+    return true;
+  });
+  EXPECT_EQ(volatile_entries, db.volatile_count());
+  EXPECT_EQ(db.expiry_index().size(), db.volatile_count());
+  __int128 sum = 0;
+  db.for_each([&](const Entry* entry) {
+    if (entry->has_expiry()) sum += entry->expire_at_ms;
+    return true;
+  });
+  EXPECT_TRUE(db.expiry_index().deadline_sum() == sum);
+  if (volatile_entries > 0) {
+    const Entry* front = db.expiry_index().front();
+    EXPECT_EQ(front->expire_at_ms, db.expiry_index().front_deadline());
+    db.for_each([&](const Entry* entry) {
+      if (entry->has_expiry()) {
+        EXPECT_GE(entry->expire_at_ms, front->expire_at_ms);
+      }
+      return true;
+    });
+  }
+}
+
+std::set<std::string> keys_of(const Database& db) {
+  std::set<std::string> keys;
+  db.for_each([&](const Entry* entry) {
+    keys.emplace(entry->key());
+    return true;
+  });
+  return keys;
+}
+
+// ----------------------------------------------------------------------------------------------
+// Database
+// ----------------------------------------------------------------------------------------------
+
+TEST(DatabaseTest, AddFindLookupRemove) {
+  RecordingListener listener;
+  Database db(0, &listener);
+  EXPECT_EQ(db.index(), 0);
+  EXPECT_EQ(db.lookup("a", kNow), nullptr);
+  Entry* a = db.add("a", string_value("1"));
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->key(), "a");
+  EXPECT_FALSE(a->has_expiry());
+  EXPECT_EQ(db.size(), 1u);
+  EXPECT_EQ(db.lookup("a", kNow), a);
+  EXPECT_EQ(db.find_raw("a"), a);
+  EXPECT_TRUE(db.remove("a"));
+  EXPECT_FALSE(db.remove("a"));
+  EXPECT_EQ(db.size(), 0u);
+  EXPECT_TRUE(listener.expired.empty());  // removals by command are not expirations
+}
+
+TEST(DatabaseTest, NewEntriesTakeTheCurrentAccessClock) {
+  RecordingListener listener;
+  uint32_t stamp = 1234;
+  Database db(0, &listener, &stamp);
+  EXPECT_EQ(db.add("a", string_value("1"))->access_clock, 1234u);
+  stamp = 99;
+  EXPECT_EQ(db.add("b", string_value("1"))->access_clock, 99u);
+  Database plain(1, &listener);
+  EXPECT_EQ(plain.add("a", string_value("1"))->access_clock, 0u);
+}
+
+TEST(DatabaseTest, LazyExpiryAtTheExactDeadline) {
+  RecordingListener listener;
+  Database db(4, &listener);
+  Entry* entry = db.add("k", string_value("v"));
+  db.set_expiry(entry, kNow);
+  // Due exactly now: still alive, as in Redis (expired only when now > deadline).
+  EXPECT_FALSE(Database::is_expired(entry, kNow));
+  EXPECT_EQ(db.lookup("k", kNow), entry);
+  EXPECT_EQ(db.lookup("k", kNow - 1000), entry);
+  EXPECT_TRUE(listener.expired.empty());
+  // One millisecond later it is gone, and the listener hears about it once.
+  EXPECT_TRUE(Database::is_expired(entry, kNow + 1));
+  EXPECT_EQ(db.lookup("k", kNow + 1), nullptr);
+  ASSERT_EQ(listener.expired.size(), 1u);
+  EXPECT_EQ(listener.expired[0], std::make_pair(4, std::string("k")));
+  EXPECT_EQ(db.size(), 0u);
+  EXPECT_EQ(db.volatile_count(), 0u);
+  EXPECT_EQ(db.find_raw("k"), nullptr);
+  EXPECT_EQ(db.lookup("k", kNow + 2), nullptr);
+  EXPECT_EQ(listener.expired.size(), 1u);
+  EXPECT_TRUE(db.expiry_index().empty());
+}
+
+TEST(DatabaseTest, FindRawSeesExpiredEntriesWithoutDeletingThem) {
+  RecordingListener listener;
+  Database db(0, &listener);
+  Entry* entry = db.add("k", string_value("v"));
+  db.set_expiry(entry, kNow - 10);
+  EXPECT_EQ(db.find_raw("k"), entry);
+  EXPECT_EQ(db.size(), 1u);
+  EXPECT_TRUE(listener.expired.empty());
+  db.expire(entry);
+  EXPECT_EQ(db.size(), 0u);
+  ASSERT_EQ(listener.expired.size(), 1u);
+  EXPECT_EQ(listener.expired[0].second, "k");
+}
+
+TEST(DatabaseTest, ExpiryWithoutListener) {
+  Database db(0, nullptr);
+  Entry* entry = db.add("k", string_value("v"));
+  db.set_expiry(entry, kNow);
+  EXPECT_EQ(db.lookup("k", kNow + 1), nullptr);
+  EXPECT_EQ(db.size(), 0u);
+}
+
+TEST(DatabaseTest, SetExpiryAndPersistKeepTheIndexConsistent) {
+  RecordingListener listener;
+  Database db(0, &listener);
+  std::vector<Entry*> entries;
+  for (int i = 0; i < 50; ++i) {
+    entries.push_back(db.add("k" + std::to_string(i), string_value("v")));
+  }
+  for (int i = 0; i < 50; i += 2) db.set_expiry(entries[i], kNow + 1000 - i);
+  EXPECT_EQ(db.volatile_count(), 25u);
+  expect_index_consistent(db);
+  EXPECT_EQ(db.expiry_index().front(), entries[48]);
+
+  // New TTLs, earlier and later.
+  db.set_expiry(entries[0], kNow + 1);
+  db.set_expiry(entries[48], kNow + 5000);
+  EXPECT_EQ(db.expiry_index().front(), entries[0]);
+  EXPECT_EQ(db.volatile_count(), 25u);
+  expect_index_consistent(db);
+
+  // PERSIST.
+  db.set_expiry(entries[0], kNoExpiry);
+  EXPECT_FALSE(entries[0]->has_expiry());
+  EXPECT_EQ(entries[0]->expiry_slot, kNotInExpiryIndex);
+  EXPECT_EQ(db.volatile_count(), 24u);
+  expect_index_consistent(db);
+  // PERSIST of a key without TTL changes nothing.
+  db.set_expiry(entries[1], kNoExpiry);
+  EXPECT_EQ(db.volatile_count(), 24u);
+  expect_index_consistent(db);
+
+  // Overwrite: SET drops the TTL, SET KEEPTTL keeps it.
+  db.overwrite(entries[2], string_value("new"), /*keep_ttl=*/true);
+  EXPECT_EQ(entries[2]->expire_at_ms, kNow + 998);
+  db.overwrite(entries[4], string_value("new"), /*keep_ttl=*/false);
+  EXPECT_FALSE(entries[4]->has_expiry());
+  EXPECT_EQ(db.volatile_count(), 23u);
+  expect_index_consistent(db);
+
+  // DEL of volatile and persistent keys.
+  EXPECT_TRUE(db.remove("k6"));
+  db.remove(entries[7]);
+  EXPECT_EQ(db.volatile_count(), 22u);
+  EXPECT_EQ(db.size(), 48u);
+  expect_index_consistent(db);
+  EXPECT_TRUE(listener.expired.empty());
+}
+
+TEST(DatabaseTest, MoveEntryKeepsTheDeadline) {
+  RecordingListener listener;
+  uint32_t stamp = 11;
+  Database source(0, &listener, &stamp);
+  Database target(5, &listener);
+  Entry* volatile_entry = source.add("v", string_value("1"));
+  source.set_expiry(volatile_entry, kNow + 100);
+  Entry* persistent = source.add("p", string_value("2"));
+  Entry* other = source.add("o", string_value("3"));
+  source.set_expiry(other, kNow + 50);
+
+  Entry* moved = source.move_entry(volatile_entry, target, "moved");  // MOVE, cross-db RENAME
+  EXPECT_EQ(source.find_raw("v"), nullptr);
+  EXPECT_EQ(target.find_raw("moved"), moved);
+  EXPECT_EQ(moved->key(), "moved");
+  EXPECT_EQ(moved->expire_at_ms, kNow + 100);
+  EXPECT_EQ(moved->access_clock, 11u);
+  char scratch[kInt64BufferSize];
+  EXPECT_EQ(moved->value.string_view(scratch), "1");
+  EXPECT_EQ(source.volatile_count(), 1u);
+  EXPECT_EQ(target.volatile_count(), 1u);
+  EXPECT_EQ(target.expiry_index().front(), moved);
+  expect_index_consistent(source);
+  expect_index_consistent(target);
+
+  Entry* moved_persistent = source.move_entry(persistent, target, "p2");
+  EXPECT_FALSE(moved_persistent->has_expiry());
+  EXPECT_EQ(moved_persistent->expiry_slot, kNotInExpiryIndex);
+  EXPECT_EQ(target.volatile_count(), 1u);
+  EXPECT_EQ(target.size(), 2u);
+
+  // RENAME within one database, to a longer key.
+  Entry* renamed = source.move_entry(other, source, "a-much-longer-name-than-before");
+  EXPECT_EQ(source.find_raw("o"), nullptr);
+  EXPECT_EQ(source.find_raw("a-much-longer-name-than-before"), renamed);
+  EXPECT_EQ(renamed->expire_at_ms, kNow + 50);
+  EXPECT_EQ(source.volatile_count(), 1u);
+  EXPECT_EQ(source.expiry_index().front(), renamed);
+  expect_index_consistent(source);
+
+  // The moved key expires in its new database, reported under the new name and number.
+  EXPECT_EQ(target.lookup("moved", kNow + 101), nullptr);
+  ASSERT_EQ(listener.expired.size(), 1u);
+  EXPECT_EQ(listener.expired[0], std::make_pair(5, std::string("moved")));
+  EXPECT_EQ(target.volatile_count(), 0u);
+}
+
+TEST(DatabaseTest, SwapContentsKeepsIndexNumbers) {
+  RecordingListener listener;
+  Database first(0, &listener);
+  Database second(1, &listener);
+  first.set_expiry(first.add("a", string_value("1")), kNow + 10);
+  first.add("b", string_value("2"));
+  second.set_expiry(second.add("c", string_value("3")), kNow + 20);
+  second.set_expiry(second.add("d", string_value("4")), kNow + 30);
+
+  first.swap_contents(second);
+  EXPECT_EQ(first.index(), 0);
+  EXPECT_EQ(second.index(), 1);
+  EXPECT_EQ(keys_of(first), (std::set<std::string>{"c", "d"}));
+  EXPECT_EQ(keys_of(second), (std::set<std::string>{"a", "b"}));
+  EXPECT_EQ(first.volatile_count(), 2u);
+  EXPECT_EQ(second.volatile_count(), 1u);
+  expect_index_consistent(first);
+  expect_index_consistent(second);
+
+  // Expiry after the swap is reported with the database's own number.
+  EXPECT_EQ(first.lookup("c", kNow + 21), nullptr);
+  EXPECT_EQ(second.lookup("a", kNow + 21), nullptr);
+  ASSERT_EQ(listener.expired.size(), 2u);
+  EXPECT_EQ(listener.expired[0], std::make_pair(0, std::string("c")));
+  EXPECT_EQ(listener.expired[1], std::make_pair(1, std::string("a")));
+  expect_index_consistent(first);
+  expect_index_consistent(second);
+}
+
+TEST(DatabaseTest, ClearRemovesEverythingAndTheDatabaseIsReusable) {
+  RecordingListener listener;
+  Database db(0, &listener);
+  for (int i = 0; i < 1000; ++i) {
+    Entry* entry = db.add("k" + std::to_string(i), string_value("value"));
+    if (i % 3 == 0) db.set_expiry(entry, kNow + i);
+  }
+  EXPECT_EQ(db.clear(), 1000u);
+  EXPECT_EQ(db.size(), 0u);
+  EXPECT_EQ(db.volatile_count(), 0u);
+  EXPECT_TRUE(db.expiry_index().empty());
+  EXPECT_TRUE(db.expiry_index().deadline_sum() == 0);
+  EXPECT_EQ(db.lookup("k0", kNow), nullptr);
+  EXPECT_TRUE(listener.expired.empty());  // FLUSHDB is not expiry
+  EXPECT_EQ(db.clear(), 0u);
+
+  Entry* again = db.add("k0", string_value("v"));
+  db.set_expiry(again, kNow + 5);
+  EXPECT_EQ(db.volatile_count(), 1u);
+  expect_index_consistent(db);
+}
+
+TEST(DatabaseTest, ScanAndRandomEntry) {
+  RecordingListener listener;
+  Database db(0, &listener);
+  std::mt19937_64 rng(1);
+  EXPECT_EQ(db.random_entry(rng), nullptr);
+  for (int i = 0; i < 300; ++i) db.add("k" + std::to_string(i), string_value("v"));
+  std::set<std::string> seen;
+  uint64_t cursor = 0;
+  do {
+    cursor = db.scan(cursor, [&](Entry* entry) { seen.emplace(entry->key()); });
+  } while (cursor != 0);
+  EXPECT_EQ(seen, keys_of(db));
+  for (int i = 0; i < 20; ++i) {
+    Entry* entry = db.random_entry(rng);
+    ASSERT_NE(entry, nullptr);
+    EXPECT_EQ(db.find_raw(entry->key()), entry);
+  }
+}
+
+// ----------------------------------------------------------------------------------------------
+// Keyspace
+// ----------------------------------------------------------------------------------------------
+
+TEST(KeyspaceTest, DatabasesAndSwap) {
+  ManualClock clock(kNow);
+  Keyspace keyspace(16, clock);
+  EXPECT_EQ(keyspace.database_count(), 16);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(keyspace.db(i).index(), i);
+  keyspace.db(0).add("a", string_value("1"));
+  keyspace.db(3).add("b", string_value("1"));
+  keyspace.db(3).add("c", string_value("1"));
+  EXPECT_EQ(keyspace.total_keys(), 3u);
+  keyspace.swap(0, 3);
+  EXPECT_EQ(keyspace.db(0).size(), 2u);
+  EXPECT_EQ(keyspace.db(3).size(), 1u);
+  EXPECT_EQ(keyspace.db(0).index(), 0);
+  keyspace.swap(2, 2);
+  EXPECT_EQ(keyspace.total_keys(), 3u);
+
+  keyspace.db(0).clear();
+  keyspace.db(3).clear();
+  keyspace.set_database_count(4);
+  EXPECT_EQ(keyspace.database_count(), 4);
+  EXPECT_EQ(keyspace.total_keys(), 0u);
+}
+
+TEST(KeyspaceTest, NewEntriesGetTheKeyspaceAccessClock) {
+  ManualClock clock(kNow);
+  Keyspace keyspace(2, clock);
+  keyspace.set_new_entry_access_clock(777);
+  EXPECT_EQ(keyspace.db(1).add("a", string_value("1"))->access_clock, 777u);
+}
+
+TEST(KeyspaceTest, LazyExpiryIsCountedAndForwarded) {
+  ManualClock clock(kNow);
+  Keyspace keyspace(4, clock);
+  RecordingListener listener;
+  keyspace.set_listener(&listener);
+  Database& db = keyspace.db(2);
+  db.set_expiry(db.add("k", string_value("v")), kNow + 10);
+  EXPECT_NE(db.lookup("k", kNow + 10), nullptr);
+  EXPECT_EQ(keyspace.expiry_stats().expired_keys, 0u);
+  EXPECT_EQ(db.lookup("k", kNow + 11), nullptr);
+  EXPECT_EQ(keyspace.expiry_stats().expired_keys, 1u);
+  ASSERT_EQ(listener.expired.size(), 1u);
+  EXPECT_EQ(listener.expired[0], std::make_pair(2, std::string("k")));
+}
+
+// Keys around `now` in several databases: due ones (before now), one due exactly now, future
+// ones and persistent ones.
+struct Population {
+  std::map<int, std::set<std::string>> due;
+  std::map<int, std::set<std::string>> surviving;
+};
+
+Population populate(Keyspace& keyspace, int64_t now, const std::vector<int>& databases) {
+  Population population;
+  for (int index : databases) {
+    Database& db = keyspace.db(index);
+    for (int i = 0; i < 200; ++i) {
+      std::string key = "due:" + std::to_string(i);
+      db.set_expiry(db.add(key, string_value("v")), now - 1 - i * 7);
+      population.due[index].insert(key);
+    }
+    for (int i = 0; i < 100; ++i) {
+      std::string key = "later:" + std::to_string(i);
+      db.set_expiry(db.add(key, string_value("v")), now + 1 + i);
+      population.surviving[index].insert(key);
+      key = "plain:" + std::to_string(i);
+      db.add(key, string_value("v"));
+      population.surviving[index].insert(key);
+    }
+    db.set_expiry(db.add("exactly-now", string_value("v")), now);
+    population.surviving[index].insert("exactly-now");
+  }
+  return population;
+}
+
+TEST(KeyspaceTest, SlowCycleRemovesEveryDueKeyAcrossDatabasesAndNoneEarly) {
+  ManualClock clock(kNow);
+  Keyspace keyspace(16, clock);
+  RecordingListener listener;
+  keyspace.set_listener(&listener);
+  Population population = populate(keyspace, kNow, {0, 3, 15});
+  EXPECT_TRUE(keyspace.has_due_keys(kNow));
+  EXPECT_FALSE(keyspace.has_due_keys(kNow - 1400));
+
+  // The manual clock does not move during the cycle, so the budget is never spent.
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+
+  for (int index : {0, 3, 15}) {
+    EXPECT_EQ(keys_of(keyspace.db(index)), population.surviving[index]) << "db " << index;
+    expect_index_consistent(keyspace.db(index));
+  }
+  EXPECT_FALSE(keyspace.has_due_keys(kNow));
+  EXPECT_EQ(listener.expired.size(), 600u);
+  std::map<int, std::set<std::string>> reported;
+  for (const auto& [db, key] : listener.expired) {
+    EXPECT_TRUE(reported[db].insert(key).second) << "reported twice: " << db << " " << key;
+  }
+  EXPECT_EQ(reported, population.due);
+  EXPECT_EQ(keyspace.expiry_stats().expired_keys, 600u);
+  EXPECT_EQ(keyspace.expiry_stats().time_cap_reached_count, 0u);
+  EXPECT_EQ(keyspace.expiry_stats().stale_percent, 0.0);
+
+  // Another cycle at the same time finds nothing; one millisecond later "exactly-now" goes.
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  EXPECT_EQ(listener.expired.size(), 600u);
+  clock.advance_ms(1);
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  EXPECT_EQ(listener.expired.size(), 603u);
+  for (int index : {0, 3, 15}) EXPECT_EQ(keyspace.db(index).find_raw("exactly-now"), nullptr);
+  EXPECT_EQ(keyspace.total_keys(), 3u * 200u);
+}
+
+TEST(KeyspaceTest, DisabledActiveExpireRemovesNothing) {
+  ManualClock clock(kNow);
+  Keyspace keyspace(4, clock);
+  RecordingListener listener;
+  keyspace.set_listener(&listener);
+  populate(keyspace, kNow, {0, 1});
+  const size_t before = keyspace.total_keys();
+  keyspace.expiry_settings().active_expire_enabled = false;  // DEBUG SET-ACTIVE-EXPIRE 0
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
+  clock.advance_ms(10'000);
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
+  EXPECT_EQ(keyspace.total_keys(), before);
+  EXPECT_TRUE(listener.expired.empty());
+  EXPECT_EQ(keyspace.expiry_stats().expired_keys, 0u);
+  // Lazy expiry still works.
+  EXPECT_EQ(keyspace.db(0).lookup("due:0", clock.wall_ms()), nullptr);
+  EXPECT_EQ(listener.expired.size(), 1u);
+  // Enabled again, the next cycle reclaims the rest.
+  keyspace.expiry_settings().active_expire_enabled = true;
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  EXPECT_EQ(keyspace.total_keys(), 2u * 100u);  // only the persistent keys remain
+}
+
+TEST(KeyspaceTest, FastCycleRunsAtMostOncePerWindow) {
+  ManualClock clock(kNow);
+  Keyspace keyspace(1, clock);
+  Database& db = keyspace.db(0);
+  auto add_due = [&](const std::string& key) {
+    db.set_expiry(db.add(key, string_value("v")), clock.wall_ms() - 1);
+  };
+
+  add_due("a");
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
+  EXPECT_EQ(db.find_raw("a"), nullptr);
+
+  // Within two fast-cycle lengths (2 ms at effort 1) of the last start, it does not run.
+  add_due("b");
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
+  EXPECT_NE(db.find_raw("b"), nullptr);
+  clock.advance_us(1999);
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
+  EXPECT_NE(db.find_raw("b"), nullptr);
+  clock.advance_us(1);
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
+  EXPECT_EQ(db.find_raw("b"), nullptr);
+
+  // The slow cycle is not held back by the fast cycle's window.
+  add_due("c");
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  EXPECT_EQ(db.find_raw("c"), nullptr);
+
+  // A higher effort lengthens the fast cycle and its window: 1 ms + 25% per step.
+  // The window is measured from the last start with the length now in force (3.25 ms).
+  keyspace.expiry_settings().effort = 10;
+  clock.advance_us(2 * 3250 - 1);
+  add_due("d");
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
+  EXPECT_NE(db.find_raw("d"), nullptr);
+  clock.advance_us(1);
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
+  EXPECT_EQ(db.find_raw("d"), nullptr);
+  add_due("e");
+  clock.advance_us(2 * 3250 - 1);
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
+  EXPECT_NE(db.find_raw("e"), nullptr);
+  clock.advance_us(1);
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
+  EXPECT_EQ(db.find_raw("e"), nullptr);
+  EXPECT_EQ(keyspace.expiry_stats().expired_keys, 5u);
+}
+
+// Adds `count` keys to `db`, all due at `deadline`.
+void add_volatile_keys(Database& db, int count, int64_t deadline, const std::string& prefix) {
+  db.table().reserve(db.size() + count);
+  for (int i = 0; i < count; ++i) {
+    db.set_expiry(db.add(prefix + std::to_string(i), Value::make_int(i)), deadline);
+  }
+}
+
+// How many deletions a cycle makes before its budget check trips: the clock is checked every
+// 32 deletions, and each read moves it by `tick_us`.
+int64_t deletions_per_cycle(int64_t budget_us, int64_t tick_us) {
+  return 32 * ((budget_us + tick_us - 1) / tick_us);
+}
+
+TEST(KeyspaceTest, BudgetScalesWithHzAndEffort) {
+  struct Case {
+    Keyspace::CycleKind kind;
+    int hz;
+    int effort;
+    int64_t budget_us;
+  };
+  // Slow: (25% + 2% per effort step above 1) of a 1/hz tick. Fast: 1 ms + 25% per step.
+  const Case cases[] = {
+      {Keyspace::CycleKind::kSlow, 10, 1, 25'000},  {Keyspace::CycleKind::kSlow, 100, 1, 2'500},
+      {Keyspace::CycleKind::kSlow, 10, 10, 43'000}, {Keyspace::CycleKind::kSlow, 1, 1, 250'000},
+      {Keyspace::CycleKind::kFast, 10, 1, 1'000},   {Keyspace::CycleKind::kFast, 10, 5, 2'000},
+  };
+  for (const Case& c : cases) {
+    TickingClock clock(100);
+    Keyspace keyspace(1, clock);
+    keyspace.expiry_settings().effort = c.effort;
+    const int64_t expected = deletions_per_cycle(c.budget_us, 100);
+    add_volatile_keys(keyspace.db(0), static_cast<int>(expected) + 500, kNow - 1, "k");
+    keyspace.active_expire_cycle(c.kind, c.hz);
+    EXPECT_EQ(keyspace.expiry_stats().expired_keys, static_cast<uint64_t>(expected))
+        << "hz " << c.hz << " effort " << c.effort;
+    EXPECT_EQ(keyspace.expiry_stats().time_cap_reached_count, 1u);
+    EXPECT_EQ(keyspace.db(0).size(), 500u);
+  }
+}
+
+TEST(KeyspaceTest, ExpiryStatsCounters) {
+  TickingClock clock(1000);
+  Keyspace keyspace(2, clock);
+  add_volatile_keys(keyspace.db(0), 2000, kNow - 1, "due");
+  add_volatile_keys(keyspace.db(0), 2000, kNow + 60'000, "later");
+  // One slow cycle at hz 10 (25 ms budget) deletes 800 and runs out of time.
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  const ExpiryStats& stats = keyspace.expiry_stats();
+  EXPECT_EQ(stats.expired_keys, 800u);
+  EXPECT_EQ(stats.time_cap_reached_count, 1u);
+  // 26 clock reads while deleting (start + 25 checks) and one at the end: 26 ticks of 1 ms.
+  EXPECT_EQ(stats.cycle_cpu_us, 26'000);
+  // 1200 due of 3200 volatile left (37.5%), folded into the running estimate at 5%.
+  EXPECT_DOUBLE_EQ(stats.stale_percent, 0.05 * 100.0 * 1000 / 3200);  // count capped at 1000
+  const double first_estimate = stats.stale_percent;
+
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  EXPECT_EQ(stats.expired_keys, 1600u);
+  EXPECT_EQ(stats.time_cap_reached_count, 2u);
+  EXPECT_GT(stats.stale_percent, first_estimate);
+
+  // The last 400 fit in the budget: no time cap, and the estimate decays.
+  const double second_estimate = stats.stale_percent;
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  EXPECT_EQ(stats.expired_keys, 2000u);
+  EXPECT_EQ(stats.time_cap_reached_count, 2u);
+  EXPECT_DOUBLE_EQ(stats.stale_percent, second_estimate * 0.95);
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  EXPECT_DOUBLE_EQ(stats.stale_percent, second_estimate * 0.95 * 0.95);
+  EXPECT_EQ(keyspace.db(0).size(), 2000u);
+
+  // Lazy expiry counts too.
+  keyspace.db(1).set_expiry(keyspace.db(1).add("x", string_value("v")), kNow);
+  EXPECT_EQ(keyspace.db(1).lookup("x", kNow + 1), nullptr);
+  EXPECT_EQ(stats.expired_keys, 2001u);
+}
+
+// A million keys expiring in the same second are reclaimed over many cycles, each of which
+// stops at its budget; no cycle deletes more than its share, and nothing is left behind.
+TEST(KeyspaceTest, MillionKeyMassExpiryIsDrainedInBoundedCycles) {
+  constexpr int kKeys = 1'000'000;
+  constexpr int64_t kTickUs = 1000;
+  TickingClock clock(kTickUs);
+  Keyspace keyspace(3, clock);
+  CountingListener listener;
+  keyspace.set_listener(&listener);
+  Database& db = keyspace.db(0);
+  db.table().reserve(kKeys);
+  for (int i = 0; i < kKeys; ++i) {
+    // Deadlines spread over one second.
+    db.set_expiry(db.add("key:" + std::to_string(i), Value::make_int(i)), kNow + i % 1000);
+  }
+  add_volatile_keys(keyspace.db(2), 5000, kNow + 1000, "due");
+  add_volatile_keys(keyspace.db(1), 100, kNow + 5000, "later");
+
+  // Nothing is due yet.
+  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  EXPECT_EQ(listener.count, 0u);
+  clock.advance_ms(1001);  // everything in db 0 and db 2 is due now
+
+  const int64_t slow_share = deletions_per_cycle(25'000, kTickUs);  // 800 at hz 10
+  const int64_t fast_share = deletions_per_cycle(1'000, kTickUs);   // 32
+  const uint64_t total_due = kKeys + 5000;
+  uint64_t previous = 0;
+  int slow_cycles = 0;
+  int fast_cycles = 0;
+  int full_cycles = 0;
+  while (listener.count < total_due) {
+    ASSERT_LT(slow_cycles, 2000) << "mass expiry does not drain";
+    keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+    ++slow_cycles;
+    const uint64_t slow_deleted = listener.count - previous;
+    ASSERT_LE(slow_deleted, static_cast<uint64_t>(slow_share)) << "slow cycle " << slow_cycles;
+    if (slow_deleted == static_cast<uint64_t>(slow_share)) ++full_cycles;
+    previous = listener.count;
+    // Between ticks the event loop runs fast cycles; they are bounded too.
+    for (int i = 0; i < 3; ++i) {
+      clock.advance_monotonic_us(5000);
+      keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
+      ++fast_cycles;
+      ASSERT_LE(listener.count - previous, static_cast<uint64_t>(fast_share));
+      previous = listener.count;
+    }
+  }
+  EXPECT_EQ(listener.count, total_due);
+  EXPECT_EQ(keyspace.expiry_stats().expired_keys, total_due);
+  // Every cycle but the last ran into its budget; 1,005,000 keys at 800 + 3 * 32 per round.
+  EXPECT_EQ(slow_cycles, static_cast<int>((total_due + 895) / 896));
+  EXPECT_GE(full_cycles, slow_cycles - 1);
+  EXPECT_GE(keyspace.expiry_stats().time_cap_reached_count, static_cast<uint64_t>(slow_cycles));
+  EXPECT_EQ(db.size(), 0u);
+  EXPECT_TRUE(db.expiry_index().empty());
+  EXPECT_EQ(keyspace.db(2).size(), 0u);
+  EXPECT_EQ(keyspace.db(1).size(), 100u);  // not due: untouched
+  EXPECT_FALSE(keyspace.has_due_keys(clock.wall_ms()));
+}
+
+}  // namespace
+}  // namespace keywarden
