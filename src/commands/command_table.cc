@@ -42,8 +42,10 @@ void reset(Command& command) {
   for (auto& [name, sub] : command.subcommands) reset(*sub);
 }
 
+// ASCII only, inline: command names are ASCII, and libc's tolower is a call per byte.
 unsigned char lower(char c) {
-  return static_cast<unsigned char>(std::tolower(static_cast<unsigned char>(c)));
+  unsigned char byte = static_cast<unsigned char>(c);
+  return byte >= 'A' && byte <= 'Z' ? byte + ('a' - 'A') : byte;
 }
 
 }  // namespace

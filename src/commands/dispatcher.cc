@@ -12,9 +12,8 @@ void Dispatcher::reject(Command* command, ReplyWriter& reply, std::string_view t
 }
 
 int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_view> args,
-                            ReplyWriter& reply) {
+                            ReplyWriter& reply, Command* command) {
   CommandTable& table = server_.commands();
-  Command* command = table.find_for_args(args);
   if (command == nullptr) {
     Command* base = table.find(args[0]);
     if (base != nullptr && base->is_container()) {

@@ -23,7 +23,13 @@ class Dispatcher {
   // Returns how long the handler ran, in microseconds (0 when the command was refused), for
   // the slow log and latency monitor.
   int64_t execute(ClientSession& session, std::span<const std::string_view> args,
-                  ReplyWriter& reply);
+                  ReplyWriter& reply) {
+    return execute(session, args, reply, server_.commands().find_for_args(args));
+  }
+  // The same with the command already looked up (CommandTable::find_for_args; null when
+  // unknown), for callers that needed it before execution.
+  int64_t execute(ClientSession& session, std::span<const std::string_view> args,
+                  ReplyWriter& reply, Command* command);
 
   ServerState& server() { return server_; }
 

@@ -147,7 +147,8 @@ void Connection::process_query_buffer() {
       offset += parser_.consumed();
       if (status != ParseStatus::kCommand) break;
       std::span<const std::string_view> args = parser_.args();
-      batch_.push_back({batch_args_.size(), args.size(), offset});
+      batch_.push_back({batch_args_.size(), args.size(), offset,
+                        server_.state().commands().find_for_args(args)});
       batch_args_.insert(batch_args_.end(), args.begin(), args.end());
       const char* first = args[0].data();
       if (first < query_.data() || first >= query_.data() + query_.size()) break;
@@ -159,14 +160,13 @@ void Connection::process_query_buffer() {
       std::span<const std::string_view> args(batch_args_.data() + queued.first_arg,
                                              queued.arg_count);
       // Stop before a command that CLIENT PAUSE holds back; resume() re-parses from here.
-      if (const Command* command = server_.state().commands().find_for_args(args);
-          command != nullptr && server_.clients_paused_for(*command)) {
+      if (queued.command != nullptr && server_.clients_paused_for(*queued.command)) {
         query_.consume(done);
         parser_.reset();
         finish_processing();
         return;
       }
-      execute_one(args);
+      execute_one(args, queued.command);
       done = queued.end_offset;
       if (closed() || session_.close_after_reply) break;
     }
@@ -197,10 +197,10 @@ void Connection::prefetch_batch() {
   for (BatchCommand& queued : batch_) {
     queued.key_hash = 0;
     queued.has_key = false;
+    const Command* command = queued.command;
+    if (command == nullptr) continue;
     std::span<const std::string_view> args(batch_args_.data() + queued.first_arg,
                                            queued.arg_count);
-    const Command* command = server_.state().commands().find_for_args(args);
-    if (command == nullptr) continue;
     const int first_key = command->spec->first_key;
     if (first_key <= 0 || static_cast<size_t>(first_key) >= args.size()) continue;
     queued.key_hash = Database::hash_key(args[first_key]);
@@ -217,12 +217,12 @@ void Connection::finish_processing() {
   if (!output_.empty() || session_.close_after_reply) server_.queue_write(this);
 }
 
-void Connection::execute_one(std::span<const std::string_view> args) {
+void Connection::execute_one(std::span<const std::string_view> args, Command* command) {
   const bool skip_this = session_.reply_mode == ReplyMode::kSkip;
   const size_t mark = output_.size();
   const bool was_authenticated = session_.authenticated;
   const uint64_t processed_before = server_.state().stats().total_commands_processed;
-  const int64_t duration_us = server_.dispatcher().execute(session_, args, writer_);
+  const int64_t duration_us = server_.dispatcher().execute(session_, args, writer_, command);
   ++commands_processed_;
   // The dispatcher counts only commands it ran (CONFIG RESETSTAT may zero the count meanwhile).
   const bool executed = server_.state().stats().total_commands_processed != processed_before;

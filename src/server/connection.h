@@ -92,7 +92,7 @@ class Connection final : public EventHandler {
   void process_query_buffer();
   void prefetch_batch();
   void finish_processing();
-  void execute_one(std::span<const std::string_view> args);
+  void execute_one(std::span<const std::string_view> args, Command* command);
   void watch_for(uint32_t events);
 
   Server& server_;
@@ -108,6 +108,7 @@ class Connection final : public EventHandler {
     size_t first_arg;   // into batch_args_
     size_t arg_count;
     size_t end_offset;  // query-buffer bytes up to the end of this command
+    Command* command;   // looked up once, null when unknown
     uint64_t key_hash = 0;
     bool has_key = false;
   };

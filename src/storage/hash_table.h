@@ -17,6 +17,8 @@
 
 #pragma once
 
+#include "common/prefetch.h"
+
 #include <algorithm>
 #include <bit>
 #include <cassert>
@@ -438,18 +440,12 @@ class HashTable {
   // overlaps their memory latencies instead of paying them one after another. Hints only:
   // they never change the table and are harmless when stale.
   void prefetch_bucket(uint64_t hash) const {
-    for (const Table& table : tables_) {
-      if (table.slots != nullptr) __builtin_prefetch(&table.slots[hash & table.mask]);
-    }
+    prefetch_slot(tables_[0], hash);
+    if (rehashing()) prefetch_slot(tables_[1], hash);
   }
   void prefetch_node(uint64_t hash) const {
-    for (const Table& table : tables_) {
-      if (table.slots == nullptr) continue;
-      if (const Node* node = table.slots[hash & table.mask]; node != nullptr) {
-        __builtin_prefetch(node);
-        __builtin_prefetch(reinterpret_cast<const char*>(node) + 64);
-      }
-    }
+    prefetch_head(tables_[0], hash);
+    if (rehashing()) prefetch_head(tables_[1], hash);
   }
 
   // Calls `visit(Node*)` on every node once, in bucket order. If `visit` returns bool, false
@@ -483,6 +479,17 @@ class HashTable {
     size_t used = 0;
     size_t bucket_count() const { return slots == nullptr ? 0 : mask + 1; }
   };
+
+  static void prefetch_slot(const Table& table, uint64_t hash) {
+    if (table.slots != nullptr) prefetch_read(&table.slots[hash & table.mask]);
+  }
+  static void prefetch_head(const Table& table, uint64_t hash) {
+    if (table.slots == nullptr) return;
+    if (const Node* node = table.slots[hash & table.mask]; node != nullptr) {
+      prefetch_read(node);
+      prefetch_read(reinterpret_cast<const char*>(node) + 64);
+    }
+  }
 
   class PauseGuard {
    public:
