@@ -1,10 +1,11 @@
 // CLIENT ID | SETNAME | GETNAME | LIST | INFO | KILL | REPLY | NO-EVICT | PAUSE | UNPAUSE |
-// GETREDIR | TRACKINGINFO | UNBLOCK | HELP, as Redis 7.0.15 answers them.
+// GETREDIR | TRACKINGINFO | UNBLOCK | HELP, as Redis 7.0.15 answers them, plus SETINFO and
+// NO-TOUCH as Redis 7.2 added them (7.0 answers "unknown subcommand"; clients that send
+// SETINFO on connect, like redis-py 5, ignore that, so answering them instead breaks nobody).
+// CLIENT LIST and INFO keep 7.0's field set.
 //
 // Not here: CLIENT TRACKING and CACHING (server-assisted client-side caching does not exist
-// yet, so they answer "unknown subcommand"), and CLIENT SETINFO and NO-TOUCH, which came with
-// Redis 7.2: 7.0 answers them with "unknown subcommand", and so do we, which is what clients
-// that send SETINFO on connect (redis-py 5) already expect from a 7.0 server.
+// yet, so they answer "unknown subcommand").
 #include <string>
 #include <vector>
 
@@ -66,6 +67,7 @@ void append_client_info(std::string& out, const Connection& connection,
   if (session.close_after_reply) flags += 'c';
   if (connection.unix_socket()) flags += 'U';
   if (session.no_evict) flags += 'e';
+  if (session.no_touch) flags += 'T';
   if (flags.empty()) flags = "N";
 
   // Arguments stay in memory only while their command runs: the caller's own.
@@ -289,6 +291,44 @@ void client_no_evict_command(CommandContext& ctx) {
   ctx.reply.simple_string("OK");
 }
 
+void client_no_touch_command(CommandContext& ctx) {
+  std::string_view mode = ctx.args[2];
+  if (equals_ignore_case(mode, "on")) {
+    ctx.session.no_touch = true;
+  } else if (equals_ignore_case(mode, "off")) {
+    ctx.session.no_touch = false;
+  } else {
+    return ctx.error(errors::kSyntax);
+  }
+  ctx.reply.simple_string("OK");
+}
+
+// CLIENT SETINFO LIB-NAME <name> | LIB-VER <version> (Redis 7.2).
+void client_setinfo_command(CommandContext& ctx) {
+  std::string_view attribute = ctx.args[2];
+  std::string_view value = ctx.args[3];
+  std::string* target;
+  std::string_view label;
+  if (equals_ignore_case(attribute, "lib-name")) {
+    target = &ctx.session.library_name;
+    label = "lib-name";
+  } else if (equals_ignore_case(attribute, "lib-ver")) {
+    target = &ctx.session.library_version;
+    label = "lib-ver";
+  } else {
+    return ctx.error("ERR Unrecognized option '" + std::string(attribute) + "'");
+  }
+  // Like client names, so that CLIENT LIST stays parseable.
+  for (char c : value) {
+    if (c < '!' || c > '~') {
+      return ctx.error("ERR " + std::string(label) +
+                       " cannot contain spaces, newlines or special characters.");
+    }
+  }
+  target->assign(value);
+  ctx.reply.simple_string("OK");
+}
+
 // CLIENT PAUSE <milliseconds> [WRITE|ALL]. The mode is checked before the timeout, as in Redis.
 void client_pause_command(CommandContext& ctx) {
   if (ctx.args.size() > 4) return ctx.error(subcommand_syntax_error(ctx));
@@ -393,6 +433,12 @@ void client_help_command(CommandContext& ctx) {
       "    Report tracking status for the current connection.",
       "NO-EVICT (ON|OFF)",
       "    Protect current client connection from eviction.",
+      "NO-TOUCH (ON|OFF)",
+      "    Will not touch LRU/LFU stats when this mode is on.",
+      "SETINFO <option> <value>",
+      "    Set client meta attr. Options are:",
+      "    * LIB-NAME: the client lib name.",
+      "    * LIB-VER: the client lib version.",
       "HELP",
       "    Prints this help.",
   };
@@ -422,6 +468,11 @@ constexpr CommandSpec kClientSubcommands[] = {
      "3.2.0", "Instruct the server whether to reply to commands", "O(1)"},
     {"no-evict", 3, kClientAdminFlags, 0, 0, 0, kAclConnection, client_no_evict_command,
      "connection", "7.0.0", "Set client eviction mode for the current connection", "O(1)"},
+    {"no-touch", 3, kClientFlags, 0, 0, 0, kAclConnection, client_no_touch_command,
+     "connection", "7.2.0",
+     "Controls whether commands sent by the client affect the LRU/LFU of accessed keys", "O(1)"},
+    {"setinfo", 4, kClientFlags, 0, 0, 0, kAclConnection, client_setinfo_command, "connection",
+     "7.2.0", "Sets information specific to the client or connection.", "O(1)"},
     {"pause", -3, kClientAdminFlags, 0, 0, 0, kAclConnection, client_pause_command,
      "connection", "2.9.50", "Stop processing commands from clients for some time", "O(1)"},
     {"unpause", 2, kClientAdminFlags, 0, 0, 0, kAclConnection, client_unpause_command,
