@@ -45,8 +45,9 @@ int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_
   }
 
   const Clock& clock = server_.clock();
-  const int64_t start_us = clock.monotonic_us();
-  CommandContext context(server_, session, reply, args, *command, clock.wall_ms());
+  const ClockReading start = clock.read();
+  const int64_t start_us = start.monotonic_us;
+  CommandContext context(server_, session, reply, args, *command, start.wall_ms);
   command->spec->handler(context);
   const int64_t elapsed_us = clock.monotonic_us() - start_us;
 

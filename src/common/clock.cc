@@ -15,4 +15,13 @@ int64_t SystemClock::wall_ms() const { return read_us(CLOCK_REALTIME) / 1000; }
 int64_t SystemClock::wall_us() const { return read_us(CLOCK_REALTIME); }
 int64_t SystemClock::monotonic_us() const { return read_us(CLOCK_MONOTONIC); }
 
+ClockReading SystemClock::read() const {
+  const int64_t monotonic = read_us(CLOCK_MONOTONIC);
+  if (monotonic - offset_measured_at_us_.load(std::memory_order_relaxed) >= kOffsetRefreshUs) {
+    wall_offset_us_.store(read_us(CLOCK_REALTIME) - monotonic, std::memory_order_relaxed);
+    offset_measured_at_us_.store(monotonic, std::memory_order_relaxed);
+  }
+  return {(monotonic + wall_offset_us_.load(std::memory_order_relaxed)) / 1000, monotonic};
+}
+
 }  // namespace keywarden

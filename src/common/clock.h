@@ -8,13 +8,21 @@
 #pragma once
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
 
 namespace keywarden {
 
+// Both times from one reading, for callers that need both (the dispatcher, per command).
+struct ClockReading {
+  int64_t wall_ms;
+  int64_t monotonic_us;
+};
+
 class Clock {
  public:
   virtual ~Clock() = default;
+  virtual ClockReading read() const { return {wall_ms(), monotonic_us()}; }
   // Unix time in milliseconds.
   virtual int64_t wall_ms() const = 0;
   // Unix time in microseconds (TIME, SLOWLOG timestamps).
@@ -28,6 +36,15 @@ class SystemClock final : public Clock {
   int64_t wall_ms() const override;
   int64_t wall_us() const override;
   int64_t monotonic_us() const override;
+  // One monotonic read; the wall time is derived from an offset to the monotonic clock that is
+  // re-measured every kOffsetRefreshUs, so a step of the system clock shows within that time.
+  // It saves a system-clock read per command on the hot path.
+  ClockReading read() const override;
+
+ private:
+  static constexpr int64_t kOffsetRefreshUs = 50'000;
+  mutable std::atomic<int64_t> wall_offset_us_{0};
+  mutable std::atomic<int64_t> offset_measured_at_us_{INT64_MIN / 2};
 };
 
 // A clock that only moves when told to. Wall and monotonic time advance together.
