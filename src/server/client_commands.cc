@@ -433,12 +433,6 @@ void client_help_command(CommandContext& ctx) {
       "    Report tracking status for the current connection.",
       "NO-EVICT (ON|OFF)",
       "    Protect current client connection from eviction.",
-      "NO-TOUCH (ON|OFF)",
-      "    Will not touch LRU/LFU stats when this mode is on.",
-      "SETINFO <option> <value>",
-      "    Set client meta attr. Options are:",
-      "    * LIB-NAME: the client lib name.",
-      "    * LIB-VER: the client lib version.",
       "HELP",
       "    Prints this help.",
   };
