@@ -44,6 +44,10 @@ HOST = "127.0.0.1"
 START_TIMEOUT = float(os.environ.get("KW_START_TIMEOUT", "10"))
 STOP_TIMEOUT = 5.0
 IO_TIMEOUT = 10.0  # no single socket read in a test may block longer than this
+# What a server built with AddressSanitizer/UndefinedBehaviorSanitizer (scripts/test.sh
+# --sanitize) prints to stderr when it finds a bug. Leaks are reported only at exit, so every
+# server's output is checked when it is cleaned up, and a report fails the test.
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
 
 
 def keywarden_binary() -> str:
@@ -548,9 +552,28 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 pass
 
+    def sanitizer_report(self) -> str | None:
+        """The sanitizer report in the server's output, if there is one."""
+        try:
+            with open(self.log_path, "rb") as f:
+                text = f.read().decode(errors="replace")
+        except OSError:
+            return None
+        found = [text.find(marker) for marker in SANITIZER_MARKERS]
+        found = [at for at in found if at >= 0]
+        if not found:
+            return None
+        start = min(found)
+        return text[max(0, start - 2000):start + 30000]
+
     def cleanup(self) -> None:
         self.stop()
+        report = self.sanitizer_report()
         shutil.rmtree(self.workdir, ignore_errors=True)
+        if report is not None:
+            status = self.proc.returncode if self.proc else None
+            pytest.fail(f"{self.name} reported a sanitizer error (exit status {status}):\n"
+                        f"{report}", pytrace=False)
 
     # -- clients ----------------------------------------------------------------------------
     def client(self, **kwargs) -> redis.Redis:
