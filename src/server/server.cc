@@ -24,6 +24,8 @@
 #include "commands/families.h"
 #include "common/log.h"
 #include "common/number.h"
+#include "resp/split_arguments.h"
+#include "common/number.h"
 #include "server/server_families.h"
 
 namespace keywarden {
@@ -261,7 +263,11 @@ void Server::register_config() {
                state_.settings().enable_debug_command =
                    static_cast<DebugCommandAccess>(settings_.enable_debug_command);
              });
-  c.add_int("hz", &settings_.hz, 1, 500, 0, [this] { apply_hz(); });
+  // Any non-negative int is accepted and clamped to 1..500, as Redis does.
+  c.add_int("hz", &settings_.hz, 0, INT32_MAX, 0, [this] {
+    settings_.hz = std::clamp(settings_.hz, 1, 500);
+    apply_hz();
+  });
   c.add_bool("dynamic-hz", &settings_.dynamic_hz);
   c.add_int("databases", &settings_.databases, 1, INT32_MAX, kConfigImmutable);
   c.add_int("active-expire-effort", &expiry.effort, 1, 10);
@@ -282,7 +288,25 @@ void Server::register_config() {
   settings_.loglevel = 2;
   c.add_string("pidfile", &settings_.pidfile, kConfigImmutable);
   c.add_bool("daemonize", &settings_.daemonize, kConfigImmutable);
-  c.add_string("save", &settings_.save, kConfigMultiArg);
+  // Pairs of non-negative integers (seconds, changes); "" disables snapshots.
+  c.add({"save", {}, kConfigMultiArg, [this] { return settings_.save; },
+         [this](std::string_view value, bool) -> std::string {
+           std::vector<std::string> words;
+           if (!split_arguments(value, words) || words.size() % 2 != 0) {
+             return "Invalid save parameters";
+           }
+           for (const std::string& word : words) {
+             int64_t number;
+             if (!parse_int64(word, &number) || number < 0) return "Invalid save parameters";
+           }
+           std::string normalized;
+           for (const std::string& word : words) {
+             if (!normalized.empty()) normalized += ' ';
+             normalized += word;
+           }
+           settings_.save = normalized;
+           return "";
+         }});
   c.add_bool("appendonly", &settings_.appendonly);
   c.add_string("appendfilename", &settings_.appendfilename, kConfigImmutable);
   c.add_string("dbfilename", &settings_.dbfilename);

@@ -79,7 +79,9 @@ void Keyspace::active_expire_cycle(CycleKind kind, int hz) {
         }
       }
     }
-    if (!out_of_time) next_cycle_db_ = (next_cycle_db_ + 1) % count;
+    // Move on even when out of time, as Redis does, so one database's mass expiry cannot
+    // keep the others' due keys waiting.
+    next_cycle_db_ = (next_cycle_db_ + 1) % count;
   }
 
   double stale = 0;
