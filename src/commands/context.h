@@ -54,6 +54,12 @@ class CommandContext {
   // Records an access for the eviction policy: the LRU time, or an LFU counter step.
   void record_access(Entry* entry);
 
+  // An array of status lines: the shape of every HELP reply.
+  void reply_status_lines(std::span<const std::string_view> lines) {
+    reply.array_header(lines.size());
+    for (std::string_view line : lines) reply.simple_string(line);
+  }
+
   // Sends an error reply and counts it (errorstats, the command's failed_calls).
   void error(std::string_view text);
   bool failed() const { return failed_; }
@@ -69,6 +75,19 @@ class CommandContext {
   }
   // Propagates the command exactly as the client sent it.
   void propagate_as_received() { propagate(args); }
+
+  // Tells WATCH that a write changed `key` (Redis's signalModifiedKey): every write command
+  // calls it for each key whose value, type, existence or deadline it changed, in the database
+  // it changed it in. Cheap when nobody watches.
+  void key_modified(std::string_view key) { key_modified(db(), key); }
+  void key_modified(Database& database, std::string_view key) {
+    if (!server.watches().empty()) server.watches().touch(database.index(), key);
+  }
+  // Before a database loses all its keys (FLUSHDB, FLUSHALL) or, with `replaced_with`, gets
+  // another's (SWAPDB, once per side, before swapping).
+  void database_replaced(Database& emptied, Database* replaced_with = nullptr) {
+    server.watches().touch_all_in_db(emptied, replaced_with, now_ms);
+  }
 
  private:
   // Sets the access clock that entries created by this command start with.

@@ -320,8 +320,7 @@ void command_help_command(CommandContext& ctx) {
       "HELP",
       "    Prints this help.",
   };
-  ctx.reply.array_header(std::size(kLines));
-  for (std::string_view line : kLines) ctx.reply.simple_string(line);
+  ctx.reply_status_lines(kLines);
 }
 
 constexpr uint32_t kIntrospectionFlags = kLoading | kStale;

@@ -37,10 +37,6 @@ void subcommand_syntax_error(CommandContext& ctx) {
   ctx.error(text);
 }
 
-void reply_lines(CommandContext& ctx, std::span<const std::string_view> lines) {
-  ctx.reply.array_header(lines.size());
-  for (std::string_view line : lines) ctx.reply.simple_string(line);
-}
 
 // --- SHUTDOWN ----------------------------------------------------------------------------------
 
@@ -187,7 +183,7 @@ void debug_help(CommandContext& ctx) {
       "HELP",
       "    Prints this help.",
   };
-  reply_lines(ctx, kLines);
+  ctx.reply_status_lines(kLines);
 }
 
 // DEBUG is one command, not a container: it matches its subcommand and count itself.
@@ -265,7 +261,7 @@ void slowlog_help_command(CommandContext& ctx) {
       "HELP",
       "    Prints this help.",
   };
-  reply_lines(ctx, kLines);
+  ctx.reply_status_lines(kLines);
 }
 
 // --- LATENCY -----------------------------------------------------------------------------------
@@ -685,7 +681,7 @@ void latency_help_command(CommandContext& ctx) {
       "HELP",
       "    Prints this help.",
   };
-  reply_lines(ctx, kLines);
+  ctx.reply_status_lines(kLines);
 }
 
 // --- TIME, LASTSAVE ----------------------------------------------------------------------------
@@ -729,7 +725,7 @@ void function_help_command(CommandContext& ctx) {
       "HELP",
       "    Prints this help.",
   };
-  reply_lines(ctx, kLines);
+  ctx.reply_status_lines(kLines);
 }
 
 // --- Table -------------------------------------------------------------------------------------

@@ -123,43 +123,41 @@ void ConfigRegistry::add_bool(std::string name, bool* target, uint32_t flags,
        }});
 }
 
+// A numeric directive: `parse` reads the text (false: `parse_error`), then the range is checked.
+template <class T>
+ConfigDirective numeric_directive(std::string name, T* target, int64_t min, int64_t max,
+                                  uint32_t flags, std::function<void()> on_change,
+                                  bool (*parse)(std::string_view, int64_t*),
+                                  std::string_view parse_error) {
+  return {std::move(name), {}, flags, [target] { return std::to_string(*target); },
+          [=](std::string_view value, bool) -> std::string {
+            int64_t number;
+            if (!parse(value, &number)) return std::string(parse_error);
+            if (number < min || number > max) return range_error(min, max);
+            *target = static_cast<T>(number);
+            if (on_change) on_change();
+            return "";
+          }};
+}
+
+constexpr std::string_view kNotInteger = "argument couldn't be parsed into an integer";
+
 void ConfigRegistry::add_integer(std::string name, int64_t* target, int64_t min, int64_t max,
                                  uint32_t flags, std::function<void()> on_change) {
-  add({std::move(name), {}, flags, [target] { return std::to_string(*target); },
-       [=](std::string_view value, bool) -> std::string {
-         int64_t number;
-         if (!parse_int64(value, &number)) return "argument couldn't be parsed into an integer";
-         if (number < min || number > max) return range_error(min, max);
-         *target = number;
-         if (on_change) on_change();
-         return "";
-       }});
+  add(numeric_directive(std::move(name), target, min, max, flags, std::move(on_change),
+                        parse_int64, kNotInteger));
 }
 
 void ConfigRegistry::add_int(std::string name, int* target, int min, int max, uint32_t flags,
                              std::function<void()> on_change) {
-  add({std::move(name), {}, flags, [target] { return std::to_string(*target); },
-       [=](std::string_view value, bool) -> std::string {
-         int64_t number;
-         if (!parse_int64(value, &number)) return "argument couldn't be parsed into an integer";
-         if (number < min || number > max) return range_error(min, max);
-         *target = static_cast<int>(number);
-         if (on_change) on_change();
-         return "";
-       }});
+  add(numeric_directive(std::move(name), target, min, max, flags, std::move(on_change),
+                        parse_int64, kNotInteger));
 }
 
 void ConfigRegistry::add_memory(std::string name, int64_t* target, int64_t min, int64_t max,
                                 uint32_t flags, std::function<void()> on_change) {
-  add({std::move(name), {}, flags, [target] { return std::to_string(*target); },
-       [=](std::string_view value, bool) -> std::string {
-         int64_t number;
-         if (!parse_memory(value, &number)) return "argument must be a memory value";
-         if (number < min || number > max) return range_error(min, max);
-         *target = number;
-         if (on_change) on_change();
-         return "";
-       }});
+  add(numeric_directive(std::move(name), target, min, max, flags, std::move(on_change),
+                        parse_memory, "argument must be a memory value"));
 }
 
 void ConfigRegistry::add_enum(std::string name, int* target,

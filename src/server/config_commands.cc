@@ -57,8 +57,7 @@ void config_help_command(CommandContext& ctx) {
       "HELP",
       "    Prints this help.",
   };
-  ctx.reply.array_header(std::size(kLines));
-  for (std::string_view line : kLines) ctx.reply.simple_string(line);
+  ctx.reply_status_lines(kLines);
 }
 
 constexpr uint32_t kConfigFlags = kAdmin | kNoScript | kLoading | kStale;
