@@ -192,6 +192,7 @@ class Server::Listener final : public EventHandler {
   }
   void on_events(uint32_t) override { server_.accept_client(fd_, unix_socket_); }
   int fd() const { return fd_; }
+  bool unix_socket() const { return unix_socket_; }
 
  private:
   Server& server_;
@@ -225,8 +226,30 @@ void Server::register_config() {
   ExpirySettings& expiry = state_.keyspace().expiry_settings();
   constexpr int64_t kMax = INT64_MAX;
 
-  c.add_integer("port", &network_.port, 0, 65535, kConfigImmutable);
-  c.add_string("bind", &network_.bind, kConfigImmutable | kConfigMultiArg);
+  // port and bind may change at run time: the new sockets must open before the old ones close.
+  c.add_integer("port", &network_.port, 0, 65535);
+  c.add_string("bind", &network_.bind, kConfigMultiArg);
+  c.find("port")->set = [this, parse = c.find("port")->set](std::string_view value,
+                                                            bool starting) -> std::string {
+    int64_t previous = network_.port;
+    std::string problem = parse(value, starting);
+    if (!problem.empty() || starting || network_.port == previous) return problem;
+    if (!reopen_tcp_listeners().empty()) {
+      network_.port = previous;
+      return "Unable to listen on this port. Check server logs.";
+    }
+    return "";
+  };
+  c.find("bind")->set = [this](std::string_view value, bool starting) -> std::string {
+    std::string previous = network_.bind;
+    network_.bind.assign(value);
+    if (starting || network_.bind == previous) return "";
+    if (!reopen_tcp_listeners().empty()) {
+      network_.bind = previous;
+      return "Failed to bind to specified addresses.";
+    }
+    return "";
+  };
   c.add_string("unixsocket", &network_.unixsocket, kConfigImmutable);
   // Permissions read and shown in octal, as chmod takes them.
   c.add({"unixsocketperm", {}, kConfigImmutable,
@@ -325,6 +348,10 @@ void Server::register_config() {
               {"noeviction", kMaxmemoryNoEviction}});
   c.add_integer("lfu-log-factor", &command.lfu_log_factor, 0, INT32_MAX);
   c.add_integer("lfu-decay-time", &command.lfu_decay_time, 0, INT32_MAX);
+  c.add_integer("hash-max-listpack-entries", &command.hash_limits.max_listpack_entries, 0, kMax);
+  c.add_alias("hash-max-listpack-entries", "hash-max-ziplist-entries");
+  c.add_memory("hash-max-listpack-value", &command.hash_limits.max_listpack_value, 0, kMax);
+  c.add_alias("hash-max-listpack-value", "hash-max-ziplist-value");
   c.add_integer("maxmemory-samples", &settings_.maxmemory_samples, 1, 64);
   c.add_string("notify-keyspace-events", &settings_.notify_keyspace_events);
   c.add_string("client-output-buffer-limit", &settings_.client_output_buffer_limit,
@@ -372,26 +399,45 @@ std::string Server::configure(const std::string& config_path,
   return "";
 }
 
-std::string Server::listen() {
-  if (network_.port != 0) {
-    std::istringstream words(network_.bind);
-    std::string address;
-    while (words >> address) {
-      // A leading '-' marks an address that may be unavailable (no IPv6 here, say).
-      bool optional = address.front() == '-';
-      if (optional) address.erase(0, 1);
-      std::string error;
-      int fd = listen_tcp(address, static_cast<int>(network_.port),
-                          static_cast<int>(network_.tcp_backlog), &error);
-      if (fd < 0) {
-        if (optional) continue;
-        return "Warning: Could not create server TCP listening socket " + address + ":" +
-               std::to_string(network_.port) + ": " + error;
-      }
-      actual_port_ = bound_port(fd);
-      listeners_.push_back(std::make_unique<Listener>(*this, fd, false, ""));
+std::string Server::open_tcp_listeners(std::vector<std::unique_ptr<Listener>>& out) {
+  if (network_.port == 0) return "";
+  std::istringstream words(network_.bind);
+  std::string address;
+  while (words >> address) {
+    // A leading '-' marks an address that may be unavailable (no IPv6 here, say).
+    bool optional = address.front() == '-';
+    if (optional) address.erase(0, 1);
+    std::string error;
+    int fd = listen_tcp(address, static_cast<int>(network_.port),
+                        static_cast<int>(network_.tcp_backlog), &error);
+    if (fd < 0) {
+      if (optional) continue;
+      return "Warning: Could not create server TCP listening socket " + address + ":" +
+             std::to_string(network_.port) + ": " + error;
     }
+    actual_port_ = bound_port(fd);
+    out.push_back(std::make_unique<Listener>(*this, fd, false, ""));
   }
+  return "";
+}
+
+std::string Server::reopen_tcp_listeners() {
+  // The new sockets open first: if any fails, the old ones are still there and stay.
+  std::vector<std::unique_ptr<Listener>> fresh;
+  std::string problem = open_tcp_listeners(fresh);
+  if (!problem.empty()) {
+    log_message(LogLevel::kWarning, problem);
+    return problem;
+  }
+  std::erase_if(listeners_, [](const std::unique_ptr<Listener>& listener) {
+    return !listener->unix_socket();
+  });
+  for (auto& listener : fresh) listeners_.push_back(std::move(listener));
+  return "";
+}
+
+std::string Server::listen() {
+  if (std::string problem = open_tcp_listeners(listeners_); !problem.empty()) return problem;
   if (!network_.unixsocket.empty()) {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un address{};

@@ -190,6 +190,10 @@ class Server final : public ServerHost {
 
  private:
   class Listener;
+  // Opens a listening socket for every `bind` address on `port` into `out`.
+  std::string open_tcp_listeners(std::vector<std::unique_ptr<Listener>>& out);
+  // CONFIG SET port/bind: replaces the TCP listeners, keeping the old ones on failure.
+  std::string reopen_tcp_listeners();
   void register_config();
   void accept_client(int listen_fd, bool unix_socket);
   void before_sleep();
