@@ -1,10 +1,13 @@
 // What the command layer knows of one client: its selected database, protocol version,
-// authentication, name and reply mode. The server layer owns the socket and embeds a session
-// per connection; commands see only this, so they can be tested without sockets.
+// authentication, name, reply mode and transaction state. The server layer owns the socket and
+// embeds a session per connection; commands see only this, so they can be tested without
+// sockets.
 #pragma once
 
 #include <cstdint>
 #include <string>
+
+#include "commands/transactions.h"
 
 namespace keywarden {
 
@@ -26,6 +29,7 @@ struct ClientSession {
   std::string library_name;
   std::string library_version;
   const Command* last_command = nullptr;
+  ClientTransaction transaction;  // MULTI state and watched keys
 };
 
 }  // namespace keywarden

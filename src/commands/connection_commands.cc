@@ -37,6 +37,7 @@ void quit_command(CommandContext& ctx) {
 
 void reset_command(CommandContext& ctx) {
   ClientSession& session = ctx.session;
+  session.transaction.discard();  // leaves MULTI and unwatches, as Redis's RESET does
   session.db = 0;
   session.resp = 2;
   ctx.reply.set_resp(2);

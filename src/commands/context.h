@@ -76,6 +76,19 @@ class CommandContext {
   // Propagates the command exactly as the client sent it.
   void propagate_as_received() { propagate(args); }
 
+  // Tells WATCH that a write changed `key` (Redis's signalModifiedKey): every write command
+  // calls it for each key whose value, type, existence or deadline it changed, in the database
+  // it changed it in. Cheap when nobody watches.
+  void key_modified(std::string_view key) { key_modified(db(), key); }
+  void key_modified(Database& database, std::string_view key) {
+    if (!server.watches().empty()) server.watches().touch(database, key);
+  }
+  // Before a database loses all its keys (FLUSHDB, FLUSHALL) or, with `replaced_with`, gets
+  // another's (SWAPDB, once per side, before swapping).
+  void database_replaced(Database& emptied, Database* replaced_with = nullptr) {
+    server.watches().touch_all_in_db(emptied, replaced_with, now_ms);
+  }
+
  private:
   // Sets the access clock that entries created by this command start with.
   void stamp_new_entries();

@@ -1,14 +1,58 @@
 #include "commands/dispatcher.h"
 
+#include <string>
+#include <vector>
+
 #include "commands/context.h"
 #include "commands/errors.h"
 
 namespace keywarden {
 
+void register_transaction_commands(CommandTable& table);
+
+namespace {
+
+bool is_command(const Command* command, std::string_view name) {
+  return command != nullptr && command->parent == nullptr && command->spec->name == name;
+}
+
+// Commands that act on the transaction itself run at once inside MULTI; all others queue.
+bool runs_inside_multi(const Command& command) {
+  if (command.parent != nullptr) return false;
+  const std::string_view name = command.spec->name;
+  return name == "exec" || name == "discard" || name == "multi" || name == "watch" ||
+         name == "quit" || name == "reset";
+}
+
+}  // namespace
+
+Dispatcher::Dispatcher(ServerState& server) : server_(server) {
+  server_.set_dispatcher(this);
+  if (server_.commands().find("multi") == nullptr) {
+    register_transaction_commands(server_.commands());
+  }
+}
+
 void Dispatcher::reject(Command* command, ReplyWriter& reply, std::string_view text) {
   if (command != nullptr) ++command->stats.rejected_calls;
   server_.count_error(text);
   reply.error(text);
+}
+
+void Dispatcher::refuse(ClientSession& session, Command* command, ReplyWriter& reply,
+                        std::string_view text) {
+  ClientTransaction& transaction = session.transaction;
+  if (is_command(command, "exec")) {
+    // Redis ends the transaction here rather than leave the client in MULTI with an EXEC
+    // that can never succeed; it answers so (and unwatches) even outside MULTI.
+    std::string abort(errors::kExecAbortBecause);
+    abort += text.starts_with("ERR ") ? text.substr(4) : text;
+    transaction.discard();
+    reject(command, reply, abort);
+    return;
+  }
+  transaction.flag_error();
+  reject(command, reply, text);
 }
 
 int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_view> args,
@@ -17,9 +61,10 @@ int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_
   if (command == nullptr) {
     Command* base = table.find(args[0]);
     if (base != nullptr && base->is_container()) {
-      reject(nullptr, reply, errors::unknown_subcommand(args[0], args[1]));
+      refuse(session, nullptr, reply, errors::unknown_subcommand(args[0], args[1]));
     } else {
-      reject(nullptr, reply, errors::unknown_command(args[0], args.data() + 1, args.size() - 1));
+      refuse(session, nullptr, reply,
+             errors::unknown_command(args[0], args.data() + 1, args.size() - 1));
     }
     return 0;
   }
@@ -27,27 +72,40 @@ int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_
   const int arity = command->spec->arity;
   const int argc = static_cast<int>(args.size());
   if ((arity > 0 && arity != argc) || argc < -arity) {
-    reject(command, reply, errors::wrong_arity(command->full_name));
+    refuse(session, command, reply, errors::wrong_arity(command->full_name));
     return 0;
   }
   if (command->has(kProtected)) {
     DebugCommandAccess access = server_.settings().enable_debug_command;
     if (access == DebugCommandAccess::kNo ||
         (access == DebugCommandAccess::kLocal && !session.is_local)) {
-      reject(command, reply, errors::kDebugDisabled);
+      refuse(session, command, reply, errors::kDebugDisabled);
       return 0;
     }
   }
   if (!session.authenticated && !server_.settings().requirepass.empty() &&
       !command->has(kNoAuth)) {
-    reject(command, reply, errors::kNoAuth);
+    refuse(session, command, reply, errors::kNoAuth);
     return 0;
+  }
+  if (session.transaction.in_multi()) {
+    if (command->has(kNoMulti)) {
+      refuse(session, command, reply, errors::kNotAllowedInMulti);
+      return 0;
+    }
+    if (!runs_inside_multi(*command)) {
+      session.transaction.queue(command, args.data(), args.size());
+      session.last_command = command;
+      reply.simple_string("QUEUED");
+      return 0;
+    }
   }
 
   const Clock& clock = server_.clock();
   const ClockReading start = clock.read();
   const int64_t start_us = start.monotonic_us;
   CommandContext context(server_, session, reply, args, *command, start.wall_ms);
+  session.last_command = command;  // CLIENT LIST cmd= while it runs (EXEC's queue included)
   command->spec->handler(context);
   const int64_t elapsed_us = clock.monotonic_us() - start_us;
 
@@ -59,6 +117,21 @@ int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_
   session.last_command = command;
   server_.propagator().flush();
   return elapsed_us;
+}
+
+void Dispatcher::execute_queued(ClientSession& session, QueuedCommand& queued,
+                                ReplyWriter& reply, int64_t now_ms) {
+  std::vector<std::string_view> args(queued.args.begin(), queued.args.end());
+  Command& command = *queued.command;
+  const Clock& clock = server_.clock();
+  const int64_t start_us = clock.monotonic_us();
+  CommandContext context(server_, session, reply, args, command, now_ms);
+  command.spec->handler(context);
+  const int64_t elapsed_us = clock.monotonic_us() - start_us;
+  ++command.stats.calls;
+  command.stats.usec += static_cast<uint64_t>(elapsed_us);
+  if (context.failed()) ++command.stats.failed_calls;
+  ++server_.stats().total_commands_processed;
 }
 
 }  // namespace keywarden

@@ -18,7 +18,9 @@ namespace keywarden {
 
 class Dispatcher {
  public:
-  explicit Dispatcher(ServerState& server) : server_(server) {}
+  // Registers MULTI, EXEC, DISCARD, WATCH and UNWATCH: they are part of how the dispatcher
+  // runs commands (queueing inside MULTI), as they are part of Redis's processCommand.
+  explicit Dispatcher(ServerState& server);
 
   // Returns how long the handler ran, in microseconds (0 when the command was refused), for
   // the slow log and latency monitor.
@@ -33,9 +35,18 @@ class Dispatcher {
 
   ServerState& server() { return server_; }
 
+  // Runs one command queued by MULTI, for EXEC: no checks (they ran when it was queued), the
+  // EXEC's time snapshot, counted like any command, effects left pending for EXEC's batch.
+  void execute_queued(ClientSession& session, QueuedCommand& queued, ReplyWriter& reply,
+                      int64_t now_ms);
+
  private:
   // Replies with an error for a command refused before it ran.
   void reject(Command* command, ReplyWriter& reply, std::string_view text);
+  // The same for a client's command, which also aborts the client's transaction if it is in
+  // MULTI (an EXEC refused there ends it at once with EXECABORT).
+  void refuse(ClientSession& session, Command* command, ReplyWriter& reply,
+              std::string_view text);
 
   ServerState& server_;
 };

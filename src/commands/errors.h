@@ -70,6 +70,19 @@ inline constexpr std::string_view kLfuSelected =
     "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
     "switching between policies at runtime LRU and LFU data will take some time to adjust.";
 
+// --- Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH ---
+inline constexpr std::string_view kMultiNested = "ERR MULTI calls can not be nested";
+inline constexpr std::string_view kExecWithoutMulti = "ERR EXEC without MULTI";
+inline constexpr std::string_view kDiscardWithoutMulti = "ERR DISCARD without MULTI";
+inline constexpr std::string_view kWatchInsideMulti = "ERR WATCH inside MULTI is not allowed";
+inline constexpr std::string_view kNotAllowedInMulti =
+    "ERR Command not allowed inside a transaction";
+inline constexpr std::string_view kExecAbort =
+    "EXECABORT Transaction discarded because of previous errors.";
+// Followed by the refusal of the EXEC itself (its text without a leading "ERR ").
+inline constexpr std::string_view kExecAbortBecause =
+    "EXECABORT Transaction discarded because of: ";
+
 // --- Server families: CONFIG, INFO, CLIENT, DEBUG, SLOWLOG… (add their texts here) ---
 // CLIENT.
 inline constexpr std::string_view kInvalidClientName =

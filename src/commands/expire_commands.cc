@@ -103,6 +103,7 @@ void expire_generic(CommandContext& ctx, int64_t base_ms, bool in_seconds) {
   // (Redis keeps the key while loading or on a replica; neither exists here yet.)
   if (deadline_ms <= ctx.now_ms) {
     const bool lazy = ctx.server.settings().lazyfree_lazy_expire;
+    ctx.key_modified(db, key);
     db.remove(entry, lazy);
     ctx.dirty();
     ctx.propagate({lazy ? "UNLINK" : "DEL", key});
@@ -110,6 +111,7 @@ void expire_generic(CommandContext& ctx, int64_t base_ms, bool in_seconds) {
   }
 
   db.set_expiry(entry, deadline_ms);
+  ctx.key_modified(db, key);
   ctx.dirty();
   // PEXPIREAT key <absolute ms>, keeping the condition words as Redis rewrites only the name
   // and the time.
@@ -146,6 +148,7 @@ void persist_command(CommandContext& ctx) {
   Entry* entry = ctx.lookup_write(ctx.args[1]);
   if (entry == nullptr || !entry->has_expiry()) return ctx.reply.integer(0);
   ctx.db().set_expiry(entry, kNoExpiry);
+  ctx.key_modified(ctx.args[1]);
   ctx.dirty();
   ctx.propagate_as_received();
   ctx.reply.integer(1);

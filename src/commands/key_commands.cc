@@ -55,6 +55,7 @@ void delete_keys(CommandContext& ctx, bool lazy) {
   for (size_t i = 1; i < ctx.args.size(); ++i) {
     Entry* entry = db.lookup(ctx.args[i], ctx.now_ms);
     if (entry == nullptr) continue;
+    ctx.key_modified(db, ctx.args[i]);
     db.remove(entry, lazy);
     ++deleted;
   }
@@ -239,6 +240,8 @@ void rename_generic(CommandContext& ctx, bool only_if_new) {
   }
   // The entry itself moves, so its deadline and access clock travel with it.
   db.move_entry(entry, db, target);
+  ctx.key_modified(db, source);
+  ctx.key_modified(db, target);
   ctx.dirty();
   ctx.propagate_as_received();
   if (only_if_new) return ctx.reply.integer(1);
@@ -279,6 +282,7 @@ void copy_command(CommandContext& ctx) {
   const int64_t deadline = source->expire_at_ms;
   Entry* copy = target.add(new_key, std::move(duplicate));
   if (deadline != kNoExpiry) target.set_expiry(copy, deadline);
+  ctx.key_modified(target, new_key);
   ctx.dirty();
   ctx.propagate_as_received();
   ctx.reply.integer(1);
@@ -296,6 +300,8 @@ void move_command(CommandContext& ctx) {
   Database& target = ctx.db(target_index);
   if (ctx.lookup_write(target, key) != nullptr) return ctx.reply.integer(0);
   ctx.db().move_entry(entry, target, key);
+  ctx.key_modified(ctx.db(), key);
+  ctx.key_modified(target, key);
   ctx.dirty();
   ctx.propagate_as_received();
   ctx.reply.integer(1);
@@ -313,6 +319,12 @@ void swapdb_command(CommandContext& ctx) {
     return ctx.error(errors::kDbIndexOutOfRange);
   }
   // Swapping a database with itself changes nothing but, as in Redis, still counts as a write.
+  if (first != second) {
+    Database& one = ctx.db(static_cast<int>(first));
+    Database& other = ctx.db(static_cast<int>(second));
+    ctx.database_replaced(one, &other);
+    ctx.database_replaced(other, &one);
+  }
   ctx.server.keyspace().swap(static_cast<int>(first), static_cast<int>(second));
   ctx.dirty();
   ctx.propagate_as_received();
@@ -341,6 +353,7 @@ bool parse_flush_mode(CommandContext& ctx, bool* async) {
 void flushdb_command(CommandContext& ctx) {
   bool async;
   if (!parse_flush_mode(ctx, &async)) return;
+  ctx.database_replaced(ctx.db());
   ctx.dirty(ctx.db().clear(async));
   ctx.propagate_as_received();
   ctx.reply.simple_string("OK");
@@ -352,6 +365,7 @@ void flushall_command(CommandContext& ctx) {
   Keyspace& keyspace = ctx.server.keyspace();
   size_t removed = 0;
   for (int i = 0; i < keyspace.database_count(); ++i) {
+    ctx.database_replaced(keyspace.db(i));
     removed += keyspace.db(i).clear(async);
   }
   // Redis counts one change more than the keys removed (and, when save points are configured,

@@ -20,6 +20,16 @@ void Propagator::add(int db, std::initializer_list<std::string_view> args) {
   add(db, std::span<const std::string_view>(args.begin(), args.size()));
 }
 
+void Propagator::wrap_pending_in_transaction() {
+  if (pending_.size() < 2) return;
+  // MULTI and EXEC carry the databases of their neighbours, so that no sink emits a SELECT
+  // for them alone.
+  const int first_db = pending_.front().db;
+  const int last_db = pending_.back().db;
+  pending_.insert(pending_.begin(), PropagatedCommand{first_db, {"MULTI"}});
+  pending_.push_back(PropagatedCommand{last_db, {"EXEC"}});
+}
+
 void Propagator::flush() {
   if (pending_.empty()) return;
   for (PropagationSink* sink : sinks_) sink->write_batch(pending_);

@@ -37,6 +37,9 @@ class Propagator {
   void add(int db, std::initializer_list<std::string_view> args);
   // Delivers what was added since the last flush.
   void flush();
+  // Wraps what was added since the last flush in MULTI … EXEC when it is more than one
+  // command, so that the AOF and replicas apply it atomically (Redis 7.0's execution units).
+  void wrap_pending_in_transaction();
 
  private:
   std::vector<PropagationSink*> sinks_;

@@ -9,10 +9,13 @@
 
 #include "commands/command_table.h"
 #include "commands/propagation.h"
+#include "commands/transactions.h"
 #include "common/clock.h"
 #include "storage/keyspace.h"
 
 namespace keywarden {
+
+class Dispatcher;
 
 enum class DebugCommandAccess : uint8_t { kNo, kYes, kLocal };
 
@@ -79,6 +82,11 @@ class ServerState final : public KeyspaceListener {
   ServerStats& stats() { return stats_; }
   ServerHost* host() const { return host_; }
   void set_host(ServerHost* host) { host_ = host; }
+  // Which clients WATCH which keys (MULTI/EXEC).
+  WatchRegistry& watches() { return watches_; }
+  // The dispatcher that runs commands on this state (EXEC runs its queue through it).
+  Dispatcher* dispatcher() const { return dispatcher_; }
+  void set_dispatcher(Dispatcher* dispatcher) { dispatcher_ = dispatcher; }
 
   // Counts an error reply under its code (the first word: "ERR", "WRONGTYPE"…).
   void count_error(std::string_view text);
@@ -93,6 +101,8 @@ class ServerState final : public KeyspaceListener {
   CommandSettings settings_;
   ServerStats stats_;
   ServerHost* host_ = nullptr;
+  WatchRegistry watches_;
+  Dispatcher* dispatcher_ = nullptr;
 };
 
 }  // namespace keywarden

@@ -211,6 +211,7 @@ void set_generic(CommandContext& ctx, const StringOptions& options, std::string_
     entry = db.add(key, Value::make_string(value));
   }
   ctx.dirty();
+  ctx.key_modified(key);
   if (deadline != kNoExpiry) db.set_expiry(entry, deadline);
   if (!options.get) {
     if (replies == SetReplies::kOneOrZero) {
@@ -283,6 +284,7 @@ void getset_command(CommandContext& ctx) {
 void delete_and_propagate(CommandContext& ctx, Entry* entry, bool lazy) {
   std::string_view key = entry->key();
   ctx.propagate({lazy ? "UNLINK" : "DEL", key});  // copies the key before it is freed
+  ctx.key_modified(key);
   ctx.db().remove(entry);
   ctx.dirty();
 }
@@ -310,11 +312,13 @@ void getex_command(CommandContext& ctx) {
   } else if (deadline != kNoExpiry) {
     ctx.db().set_expiry(entry, deadline);
     ctx.dirty();
+    ctx.key_modified(key);
     char digits[kMaxInt64Chars];
     ctx.propagate({"PEXPIREAT", key, std::string_view(digits, int64_to_chars(deadline, digits))});
   } else if (options.persist && entry->has_expiry()) {
     ctx.db().set_expiry(entry, kNoExpiry);
     ctx.dirty();
+    ctx.key_modified(key);
     ctx.propagate({"PERSIST", key});
   }
 }
@@ -354,6 +358,7 @@ void mset_generic(CommandContext& ctx, bool only_if_none_exist) {
     } else {
       db.add(ctx.args[i], Value::make_string(ctx.args[i + 1]));
     }
+    ctx.key_modified(ctx.args[i]);
   }
   ctx.dirty((ctx.args.size() - 1) / 2);
   ctx.propagate_as_received();
@@ -387,6 +392,7 @@ void append_command(CommandContext& ctx) {
     length = bytes.size();
   }
   ctx.dirty();
+  ctx.key_modified(key);
   ctx.propagate_as_received();
   ctx.reply.integer(static_cast<int64_t>(length));
 }
@@ -444,6 +450,7 @@ void setrange_command(CommandContext& ctx) {
     std::memcpy(bytes.data() + offset, patch.data(), patch.size());
   }
   ctx.dirty();
+  ctx.key_modified(key);
   ctx.propagate_as_received();
   ctx.reply.integer(static_cast<int64_t>(entry->value.string_length()));
 }
@@ -481,6 +488,7 @@ void incr_decr(CommandContext& ctx, int64_t delta) {
   const int64_t result = current + delta;
   store_counter(ctx, entry, key, Value::make_int(result));
   ctx.dirty();
+  ctx.key_modified(key);
   ctx.propagate_as_received();
   ctx.reply.integer(result);
 }
@@ -525,6 +533,7 @@ void incrbyfloat_command(CommandContext& ctx) {
   const std::string text = format_long_double(result);
   store_counter(ctx, entry, key, Value::make_plain_string(text));
   ctx.dirty();
+  ctx.key_modified(key);
   ctx.propagate({"SET", key, text, "KEEPTTL"});
   ctx.reply.bulk(text);
 }

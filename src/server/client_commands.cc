@@ -55,8 +55,7 @@ std::string subcommand_syntax_error(const CommandContext& ctx) {
 //
 // keywarden keeps a connection's pending replies in one buffer, so obl is everything waiting
 // to be sent and oll/omem (Redis's overflow list) stay 0; rbs is that buffer's capacity and
-// rbp its recent peak. Pub/sub counts and MULTI state show their idle values until those
-// families exist.
+// rbp its recent peak. Pub/sub counts show their idle values until that family exists.
 void append_client_info(std::string& out, const Connection& connection,
                         const CommandContext& ctx) {
   const ClientSession& session = connection.session();
@@ -64,6 +63,8 @@ void append_client_info(std::string& out, const Connection& connection,
 
   std::string flags;
   if (connection.monitor()) flags += 'O';
+  if (session.transaction.in_multi()) flags += 'x';
+  if (session.transaction.dirty_cas()) flags += 'd';
   if (session.close_after_reply) flags += 'c';
   if (connection.unix_socket()) flags += 'U';
   if (session.no_evict) flags += 'e';
@@ -78,15 +79,18 @@ void append_client_info(std::string& out, const Connection& connection,
   const size_t query_used = connection.query_buffer_size();
   const size_t query_capacity = std::max(connection.query_buffer_capacity(), query_used);
   const size_t pending = connection.output_size();
-  const size_t total_memory =
-      sizeof(Connection) + query_capacity + connection.output_capacity() + argv_memory;
+  const size_t multi_memory = session.transaction.memory_overhead();
+  const size_t total_memory = sizeof(Connection) + query_capacity +
+                              connection.output_capacity() + argv_memory + multi_memory;
 
   std::string events;
   if (connection.watched_events() & EventLoop::kReadable) events += 'r';
   if (connection.watched_events() & EventLoop::kWritable) events += 'w';
 
+  // The command the client sent last: for the caller, the one running now, which inside
+  // EXEC is the EXEC (the dispatcher records it before running it).
   std::string_view command = "NULL";
-  if (self) {
+  if (self && session.last_command == nullptr) {
     command = ctx.command.full_name;
   } else if (session.last_command != nullptr) {
     command = session.last_command->full_name;
@@ -102,11 +106,13 @@ void append_client_info(std::string& out, const Connection& connection,
   out += " idle=" + std::to_string(self ? 0 : now_sec - connection.last_interaction_ms() / 1000);
   out += " flags=" + flags;
   out += " db=" + std::to_string(session.db);
-  out += " sub=0 psub=0 ssub=0 multi=-1";
+  out += " sub=0 psub=0 ssub=0 multi=";
+  out += session.transaction.in_multi() ? std::to_string(session.transaction.queued_count())
+                                        : "-1";
   out += " qbuf=" + std::to_string(query_used);
   out += " qbuf-free=" + std::to_string(query_capacity - query_used);
   out += " argv-mem=" + std::to_string(argv_memory);
-  out += " multi-mem=0";
+  out += " multi-mem=" + std::to_string(multi_memory);
   out += " rbs=" + std::to_string(connection.output_capacity());
   out += " rbp=" + std::to_string(std::max(connection.output_peak(), pending));
   out += " obl=" + std::to_string(pending);

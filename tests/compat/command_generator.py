@@ -382,6 +382,13 @@ TEMPLATES: list[Template] = [
     T("PING", "server", 0.3, lambda c: ["PING"] + ([c.value()] if c.chance(0.5) else [])),
     T("ECHO", "server", 0.3, lambda c: ["ECHO", c.value()]),
     T("unknown", "server", 0.3, build_unknown),
+    # transactions: generate() keeps track of MULTI so that only exactly-compared commands are
+    # queued (an EXEC reply is compared byte for byte, with every queued reply inside it)
+    T("MULTI", "transactions", 1.5, lambda c: ["MULTI"]),
+    T("EXEC", "transactions", 1.2, lambda c: ["EXEC"]),
+    T("DISCARD", "transactions", 0.3, lambda c: ["DISCARD"]),
+    T("WATCH", "transactions", 1, lambda c: ["WATCH"] + c.keys(1, 3)),
+    T("UNWATCH", "transactions", 0.3, lambda c: ["UNWATCH"]),
     # ---- families the server does not have yet (enable with KW_DIFF_FAMILIES) ----
     T("RPUSH", "lists", 3, lambda c: ["RPUSH", c.key()] + [c.short_value() for _ in range(2)]),
     T("LPUSH", "lists", 2, lambda c: ["LPUSH", c.key(), c.short_value()]),
@@ -401,6 +408,7 @@ TEMPLATES: list[Template] = [
 ]
 
 DEFAULT_FAMILIES = ("strings", "expiry", "keys", "server")
+DEFAULT_FAMILIES += ("transactions",)
 ALL_FAMILIES = tuple(dict.fromkeys(t.family for t in TEMPLATES))
 
 
@@ -414,9 +422,16 @@ def generate(seed: int, count: int, families=DEFAULT_FAMILIES, now_s: int | None
     if unknown:
         raise ValueError(f"unknown families {sorted(unknown)}; known: {ALL_FAMILIES}")
     weights = [t.weight for t in table]
+    # Inside MULTI only templates compared exactly: their replies end up inside EXEC's.
+    queueable = [t for t in table if t.compare == "exact"]
+    queueable_weights = [t.weight for t in queueable]
+    in_multi = False
     commands = []
     for _ in range(count):
-        template = rng.choices(table, weights)[0]
+        if in_multi:
+            template = rng.choices(queueable, queueable_weights)[0]
+        else:
+            template = rng.choices(table, weights)[0]
         args = template.build(ctx)
         if template.mutate and rng.random() < p_mutate:
             if len(args) > 1 and rng.random() < 0.5:
@@ -426,7 +441,20 @@ def generate(seed: int, count: int, families=DEFAULT_FAMILIES, now_s: int | None
         if rng.random() < 0.05:  # command names are case-insensitive
             args[0] = args[0].lower() if rng.random() < 0.5 else args[0].capitalize()
         commands.append(Command(args, template.compare, template.name))
+        in_multi = _in_multi_after(in_multi, args)
     return commands
+
+
+def _in_multi_after(in_multi: bool, args: list) -> bool:
+    """Whether the client is inside MULTI after ``args`` (as Redis 7.0 decides it)."""
+    name = args[0].upper() if isinstance(args[0], str) else ""
+    if name == "MULTI" and len(args) == 1:
+        return True
+    if in_multi and name == "EXEC":
+        return False  # runs, or (with a wrong arity) aborts the transaction at once
+    if in_multi and name == "DISCARD" and len(args) == 1:
+        return False
+    return in_multi
 
 
 def main() -> None:
