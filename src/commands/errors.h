@@ -70,6 +70,16 @@ inline constexpr std::string_view kLfuSelected =
     "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
     "switching between policies at runtime LRU and LFU data will take some time to adjust.";
 
+// --- Hash family (add hash-command texts here) ---
+inline constexpr std::string_view kHashValueNotInteger = "ERR hash value is not an integer";
+inline constexpr std::string_view kHashValueNotFloat = "ERR hash value is not a float";
+inline constexpr std::string_view kNaNOrInfinity = "ERR value is NaN or Infinity";
+inline constexpr std::string_view kValueOutOfRange = "ERR value is out of range";
+// getRangeLongFromObjectOrReply over -LONG_MAX..LONG_MAX (HRANDFIELD's count).
+inline constexpr std::string_view kCountOutOfRange =
+    "ERR value is out of range, value must between -9223372036854775807 and "
+    "9223372036854775807";
+
 // --- Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH ---
 inline constexpr std::string_view kMultiNested = "ERR MULTI calls can not be nested";
 inline constexpr std::string_view kExecWithoutMulti = "ERR EXEC without MULTI";

@@ -10,6 +10,7 @@ void register_connection_commands(CommandTable& table);
 void register_string_commands(CommandTable& table);
 void register_key_commands(CommandTable& table);
 void register_expire_commands(CommandTable& table);
+void register_hash_commands(CommandTable& table);
 // COMMAND and its subcommands, answered from the table itself.
 void register_introspection_commands(CommandTable& table);
 
@@ -19,6 +20,7 @@ inline void register_data_commands(CommandTable& table) {
   register_string_commands(table);
   register_key_commands(table);
   register_expire_commands(table);
+  register_hash_commands(table);
   register_introspection_commands(table);
 }
 

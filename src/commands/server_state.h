@@ -12,6 +12,7 @@
 #include "commands/transactions.h"
 #include "common/clock.h"
 #include "storage/keyspace.h"
+#include "types/hash_value.h"
 
 namespace keywarden {
 
@@ -47,6 +48,8 @@ struct CommandSettings {
   int maxmemory_policy = kMaxmemoryNoEviction;  // a MaxmemoryPolicy
   int64_t lfu_log_factor = 10;
   int64_t lfu_decay_time = 1;  // minutes
+  // hash-max-listpack-entries / hash-max-listpack-value.
+  HashLimits hash_limits;
 };
 
 struct ServerStats {

@@ -348,6 +348,10 @@ void Server::register_config() {
               {"noeviction", kMaxmemoryNoEviction}});
   c.add_integer("lfu-log-factor", &command.lfu_log_factor, 0, INT32_MAX);
   c.add_integer("lfu-decay-time", &command.lfu_decay_time, 0, INT32_MAX);
+  c.add_integer("hash-max-listpack-entries", &command.hash_limits.max_listpack_entries, 0, kMax);
+  c.add_alias("hash-max-listpack-entries", "hash-max-ziplist-entries");
+  c.add_memory("hash-max-listpack-value", &command.hash_limits.max_listpack_value, 0, kMax);
+  c.add_alias("hash-max-listpack-value", "hash-max-ziplist-value");
   c.add_integer("maxmemory-samples", &settings_.maxmemory_samples, 1, 64);
   c.add_string("notify-keyspace-events", &settings_.notify_keyspace_events);
   c.add_string("client-output-buffer-limit", &settings_.client_output_buffer_limit,

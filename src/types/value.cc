@@ -22,8 +22,26 @@ std::string_view encoding_name(Encoding encoding) {
     case Encoding::kInt: return "int";
     case Encoding::kEmbStr: return "embstr";
     case Encoding::kRaw: return "raw";
+    case Encoding::kListpack: return "listpack";
+    case Encoding::kHashTable: return "hashtable";
   }
   return "unknown";
+}
+
+Value::Value(const Value& other)
+    : type_(other.type_), encoding_(other.encoding_), int_(other.int_), bytes_(other.bytes_),
+      hash_(other.hash_ == nullptr ? nullptr : std::make_unique<HashValue>(*other.hash_)) {}
+
+Value& Value::operator=(const Value& other) {
+  if (this != &other) *this = Value(other);
+  return *this;
+}
+
+Value Value::make_hash() {
+  Value value;
+  value.type_ = ValueType::kHash;
+  value.hash_ = std::make_unique<HashValue>();
+  return value;
 }
 
 Value Value::make_string(std::string_view bytes) {
@@ -92,6 +110,7 @@ std::string& Value::mutable_raw() {
 }
 
 size_t Value::payload_bytes() const {
+  if (hash_ != nullptr) return hash_->payload_bytes();
   if (encoding_ == Encoding::kInt) return 0;
   // std::string keeps up to 15 bytes inline; beyond that it holds one heap block.
   return bytes_.capacity() > 15 ? bytes_.capacity() + 1 : 0;

@@ -5,18 +5,22 @@
 // and report "embstr" when created in one piece at 44 bytes or less, "raw" otherwise or once
 // modified in place (APPEND, SETRANGE), because that is what Redis clients and tests observe.
 //
-// Invariant: type() == kString for every value this header creates; the aggregate types add
-// their payloads here when they arrive.
+// Aggregates hold their payload behind one pointer, so that a string value stays as small and
+// as fast as before: a hash is a HashValue ("listpack" or "hashtable"). Copying a Value copies
+// the payload deeply (COPY); moving it moves the pointer.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+
+#include "types/hash_value.h"
 
 namespace keywarden {
 
 enum class ValueType : uint8_t { kString, kList, kSet, kZSet, kHash };
-enum class Encoding : uint8_t { kInt, kEmbStr, kRaw };
+enum class Encoding : uint8_t { kInt, kEmbStr, kRaw, kListpack, kHashTable };
 
 // Redis's OBJECT_ENCODING_EMBSTR_SIZE_LIMIT: the longest string created as "embstr".
 inline constexpr size_t kEmbStrMaxLength = 44;
@@ -30,6 +34,12 @@ std::string_view encoding_name(Encoding encoding);
 
 class Value {
  public:
+  Value() = default;
+  Value(const Value& other);
+  Value& operator=(const Value& other);
+  Value(Value&&) noexcept = default;
+  Value& operator=(Value&&) noexcept = default;
+
   // A string as SET stores it: integer-encoded when possible, else embstr/raw by length.
   static Value make_string(std::string_view bytes);
   // A string that is never integer-encoded, created in one piece (embstr/raw by length).
@@ -37,6 +47,8 @@ class Value {
   static Value make_int(int64_t number);
   // A raw string: what Redis holds after an in-place modification.
   static Value make_raw(std::string bytes);
+  // An empty hash in the listpack encoding.
+  static Value make_hash();
 
   // Becomes `bytes` stored exactly as make_string() stores them, reusing this value's string
   // buffer when it is large enough and not more than about twice the need: overwriting a key
@@ -44,7 +56,12 @@ class Value {
   void assign_string(std::string_view bytes);
 
   ValueType type() const { return type_; }
-  Encoding encoding() const { return encoding_; }
+  Encoding encoding() const {
+    if (type_ == ValueType::kHash) {
+      return hash_->is_listpack() ? Encoding::kListpack : Encoding::kHashTable;
+    }
+    return encoding_;
+  }
   bool is_int() const { return encoding_ == Encoding::kInt; }
   int64_t int_value() const { return int_; }
 
@@ -54,6 +71,10 @@ class Value {
   // Converts to "raw" (as Redis does before an in-place change) and exposes the bytes.
   std::string& mutable_raw();
 
+  // The hash payload; only for type() == kHash.
+  HashValue& hash() { return *hash_; }
+  const HashValue& hash() const { return *hash_; }
+
   // Approximate heap bytes held beyond the entry itself (MEMORY USAGE, later accounting).
   size_t payload_bytes() const;
 
@@ -62,6 +83,7 @@ class Value {
   Encoding encoding_ = Encoding::kRaw;
   int64_t int_ = 0;
   std::string bytes_;
+  std::unique_ptr<HashValue> hash_;
 };
 
 }  // namespace keywarden

@@ -289,6 +289,45 @@ def build_object(ctx: Context) -> list[str]:
     return ["OBJECT", sub, ctx.key()]
 
 
+FIELDS = ["a", "bc", "1", "22", "", "xyz", "-", "0", "hello", "\u00e9", "n", "f" * 65]
+FIELD_PATTERNS = ["*", "a*", "?", "*c", "[ab]*", "h*", "x?z", "[^a]*", "nomatch"]
+
+
+def field(ctx: Context) -> str:
+    return ctx.pick(FIELDS)
+
+
+def field_pairs(ctx: Context, lo: int = 1, hi: int = 3) -> list[str]:
+    out: list[str] = []
+    for _ in range(ctx.rng.randint(lo, hi)):
+        out += [field(ctx), ctx.value()]
+    return out
+
+
+def build_hrandfield(ctx: Context) -> list[str]:
+    """Counts whose reply is a deterministic set: the whole hash, nothing, or an error."""
+    count = ctx.pick(["100", "20", "0", "0"] + (BAD_INTEGERS[:3] + [str(LLONG_MIN),
+                     str(LLONG_MAX), str(2**62), str(-2**62)] if ctx.bad() else []))
+    args = ["HRANDFIELD", ctx.key(), count]
+    # -2**62 is out of range only WITHVALUES; alone it would ask for 2**62 random fields.
+    if count == str(-2**62) or ctx.chance(0.5):
+        args.append(ctx.opt("WITHVALUES") if not ctx.bad() else ctx.pick(["WITHVALUE", "junk"]))
+    return args
+
+
+def build_hscan(ctx: Context) -> list[str]:
+    cursor = ctx.pick(["abc", "-1", "1x", ""]) if ctx.bad() else "0"
+    args = ["HSCAN", ctx.key(), cursor]
+    if ctx.chance(0.4):
+        args += [ctx.opt("MATCH"), ctx.pick(FIELD_PATTERNS)]
+    if ctx.chance(0.4):
+        args += [ctx.opt("COUNT"), ctx.pick(["1", "2", "5", "100"]) if not ctx.bad()
+                 else ctx.pick(["0", "-1", "abc"])]
+    if ctx.chance(0.05):
+        args += [ctx.pick(["NOVALUES", "TYPE", "junk"])]
+    return args
+
+
 def build_unknown(ctx: Context) -> list[str]:
     return [ctx.pick(["FOO", "getx", "SETT", "EXPIRES"])] + ctx.keys(0, 2)
 
@@ -389,16 +428,31 @@ TEMPLATES: list[Template] = [
     T("DISCARD", "transactions", 0.3, lambda c: ["DISCARD"]),
     T("WATCH", "transactions", 1, lambda c: ["WATCH"] + c.keys(1, 3)),
     T("UNWATCH", "transactions", 0.3, lambda c: ["UNWATCH"]),
+    # hashes (small ones stay listpack-encoded and reply in insertion order, as in Redis;
+    # fields or values over 64 bytes make a hashtable, whose order is the server's own)
+    T("HSET", "hashes", 4, lambda c: ["HSET", c.key()] + field_pairs(c)),
+    T("HMSET", "hashes", 1, lambda c: ["HMSET", c.key()] + field_pairs(c)),
+    T("HSETNX", "hashes", 1.5, lambda c: ["HSETNX", c.key(), field(c), c.value()]),
+    T("HGET", "hashes", 2, lambda c: ["HGET", c.key(), field(c)]),
+    T("HMGET", "hashes", 1.5, lambda c: ["HMGET", c.key()] + [field(c) for _ in range(3)]),
+    T("HGETALL", "hashes", 2, lambda c: ["HGETALL", c.key()], "unordered_pairs"),
+    T("HKEYS", "hashes", 1, lambda c: ["HKEYS", c.key()], "unordered"),
+    T("HVALS", "hashes", 1, lambda c: ["HVALS", c.key()], "unordered"),
+    T("HDEL", "hashes", 2, lambda c: ["HDEL", c.key()] + [field(c) for _ in range(2)]),
+    T("HLEN", "hashes", 1, lambda c: ["HLEN", c.key()]),
+    T("HSTRLEN", "hashes", 1, lambda c: ["HSTRLEN", c.key(), field(c)]),
+    T("HEXISTS", "hashes", 1, lambda c: ["HEXISTS", c.key(), field(c)]),
+    T("HINCRBY", "hashes", 2, lambda c: ["HINCRBY", c.key(), field(c), c.integer()]),
+    T("HINCRBYFLOAT", "hashes", 1.5, lambda c: ["HINCRBYFLOAT", c.key(), field(c), c.float_()]),
+    # not mutated: dropping the count would ask for one random field
+    T("HRANDFIELD", "hashes", 1, build_hrandfield, "unordered", mutate=False),
+    T("HSCAN", "hashes", 1.5, build_hscan, "scan"),
     # ---- families the server does not have yet (enable with KW_DIFF_FAMILIES) ----
     T("RPUSH", "lists", 3, lambda c: ["RPUSH", c.key()] + [c.short_value() for _ in range(2)]),
     T("LPUSH", "lists", 2, lambda c: ["LPUSH", c.key(), c.short_value()]),
     T("LPOP", "lists", 1.5, lambda c: ["LPOP", c.key()]),
     T("LLEN", "lists", 1, lambda c: ["LLEN", c.key()]),
     T("LRANGE", "lists", 2, lambda c: ["LRANGE", c.key(), c.integer(-5, 5), c.integer(-5, 5)]),
-    T("HSET", "hashes", 3, lambda c: ["HSET", c.key(), c.short_value(), c.value()]),
-    T("HGET", "hashes", 1.5, lambda c: ["HGET", c.key(), c.short_value()]),
-    T("HGETALL", "hashes", 1.5, lambda c: ["HGETALL", c.key()], "unordered_pairs"),
-    T("HINCRBY", "hashes", 1, lambda c: ["HINCRBY", c.key(), "n", c.integer()]),
     T("SADD", "sets", 3, lambda c: ["SADD", c.key()] + [c.short_value() for _ in range(2)]),
     T("SMEMBERS", "sets", 1.5, lambda c: ["SMEMBERS", c.key()], "unordered"),
     T("SCARD", "sets", 1, lambda c: ["SCARD", c.key()]),
@@ -407,7 +461,7 @@ TEMPLATES: list[Template] = [
     T("ZSCORE", "zsets", 1, lambda c: ["ZSCORE", c.key(), c.short_value()]),
 ]
 
-DEFAULT_FAMILIES = ("strings", "expiry", "keys", "server")
+DEFAULT_FAMILIES = ("strings", "expiry", "keys", "server", "hashes")
 DEFAULT_FAMILIES += ("transactions",)
 ALL_FAMILIES = tuple(dict.fromkeys(t.family for t in TEMPLATES))
 

@@ -15,8 +15,8 @@ Environment:
   KW_DIFF_COMMANDS   commands per seed (default 400)
   KW_DIFF_SEED       run only these seeds, comma separated (e.g. to reproduce a failure)
   KW_DIFF_SEED_BASE  first seed when KW_DIFF_SEED is not set (default 1)
-  KW_DIFF_FAMILIES   template families (default strings,expiry,keys,server; also lists,
-                     hashes, sets, zsets once the server has them)
+  KW_DIFF_FAMILIES   template families (default strings,expiry,keys,server,hashes; also
+                     lists, sets, zsets once the server has them)
 """
 
 from __future__ import annotations
@@ -65,22 +65,26 @@ class Side:
             assert isinstance(hello, Map), f"{name}: HELLO 3 answered {hello!r}"
 
     def scan_all(self, args: list[bytes]):
-        """Run a whole SCAN iteration; ('error', raw) or ('keys', sorted distinct keys)."""
-        rest = args[2:]
+        """Run a whole SCAN iteration; ('error', raw) or ('keys', sorted distinct keys).
+
+        HSCAN/SSCAN/ZSCAN take the cursor after the key; HSCAN and ZSCAN items are pairs."""
+        at = 1 if args[0].upper() == b"SCAN" else 2
+        pairs = args[0].upper() in (b"HSCAN", b"ZSCAN")
+        rest = args[at + 1:]
         reply, raw = _exec(self.conn, args)
         if not isinstance(reply, list):
             return ("reply", raw)
-        if args[1] != b"0":
+        if args[at] != b"0":
             # A valid non-zero cursor resumes an iteration whose order is the server's own
             # business (Redis even seeds its hash function at random): only the type counts.
             return ("resumed scan", raw[:1])
         keys: set[bytes] = set()
         for _ in range(100_000):
             cursor, batch = reply
-            keys.update(batch)
+            keys.update(zip(batch[::2], batch[1::2]) if pairs else batch)
             if cursor == b"0":
                 return ("keys", sorted(keys))
-            reply, raw = _exec(self.conn, [args[0], cursor, *rest])
+            reply, raw = _exec(self.conn, [*args[:at], cursor, *rest])
             if not isinstance(reply, list):
                 return ("reply", raw)
         raise AssertionError(f"{self.name}: SCAN never returned cursor 0")

@@ -1,0 +1,423 @@
+// Hash commands: HSET, HSETNX, HMSET, HGET, HMGET, HGETALL, HKEYS, HVALS, HDEL, HLEN, HSTRLEN,
+// HEXISTS, HINCRBY, HINCRBYFLOAT, HRANDFIELD and HSCAN, with Redis 7.0's replies, argument
+// checking order, encodings (listpack → hashtable at hash-max-listpack-entries/-value) and
+// propagation.
+//
+// Writes propagate as received except HINCRBYFLOAT, which propagates its result as
+// HSET key field <value> so that replicas never redo float arithmetic. A hash whose last field
+// is deleted is deleted with it.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commands/arg_parser.h"
+#include "commands/context.h"
+#include "commands/errors.h"
+#include "commands/families.h"
+#include "common/glob.h"
+#include "common/number.h"
+#include "types/hash_value.h"
+#include "types/value.h"
+
+namespace keywarden {
+namespace {
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
+
+bool is_hash(const Entry* entry) { return entry->value.type() == ValueType::kHash; }
+
+// The hash at `key` for reading: null when absent. Sets *wrong_type (and replies WRONGTYPE)
+// when the key holds another type.
+const HashValue* read_hash(CommandContext& ctx, std::string_view key, bool* wrong_type) {
+  *wrong_type = false;
+  const Entry* entry = ctx.lookup_read(key);
+  if (entry == nullptr) return nullptr;
+  if (!is_hash(entry)) {
+    *wrong_type = true;
+    ctx.error(errors::kWrongType);
+    return nullptr;
+  }
+  return &entry->value.hash();
+}
+
+// The entry of the hash at `key` for writing, created empty when absent (the caller stores at
+// least one field before returning). Null after a WRONGTYPE reply.
+Entry* write_hash(CommandContext& ctx, std::string_view key) {
+  Entry* entry = ctx.lookup_write(key);
+  if (entry == nullptr) return ctx.db().add(key, Value::make_hash());
+  if (!is_hash(entry)) {
+    ctx.error(errors::kWrongType);
+    return nullptr;
+  }
+  return entry;
+}
+
+const HashLimits& limits(CommandContext& ctx) { return ctx.server.settings().hash_limits; }
+
+// --- HSET, HMSET, HSETNX -------------------------------------------------------------------
+
+void hset_generic(CommandContext& ctx, bool reply_created) {
+  if (ctx.args.size() % 2 != 0) {
+    return ctx.error(errors::wrong_arity(reply_created ? "hset" : "hmset"));
+  }
+  Entry* entry = write_hash(ctx, ctx.args[1]);
+  if (entry == nullptr) return;
+  HashValue& hash = entry->value.hash();
+  // Redis converts before storing anything when any argument is too long for the listpack.
+  if (hash.is_listpack()) {
+    for (size_t i = 2; i < ctx.args.size(); ++i) {
+      if (static_cast<int64_t>(ctx.args[i].size()) > limits(ctx).max_listpack_value) {
+        hash.convert_to_table();
+        break;
+      }
+    }
+  }
+  int64_t created = 0;
+  for (size_t i = 2; i < ctx.args.size(); i += 2) {
+    if (hash.set(ctx.args[i], ctx.args[i + 1], limits(ctx))) ++created;
+  }
+  const size_t pairs = (ctx.args.size() - 2) / 2;
+  ctx.dirty(pairs);
+  ctx.propagate_as_received();
+  if (reply_created) {
+    ctx.reply.integer(created);
+  } else {
+    ctx.reply.simple_string("OK");
+  }
+}
+
+void hset_command(CommandContext& ctx) { hset_generic(ctx, true); }
+void hmset_command(CommandContext& ctx) { hset_generic(ctx, false); }
+
+void hsetnx_command(CommandContext& ctx) {
+  Entry* entry = write_hash(ctx, ctx.args[1]);
+  if (entry == nullptr) return;
+  HashValue& hash = entry->value.hash();
+  if (hash.find(ctx.args[2]) != nullptr) return ctx.reply.integer(0);
+  hash.set(ctx.args[2], ctx.args[3], limits(ctx));
+  ctx.dirty();
+  ctx.propagate_as_received();
+  ctx.reply.integer(1);
+}
+
+// --- Reads ---------------------------------------------------------------------------------
+
+void hget_command(CommandContext& ctx) {
+  bool wrong_type;
+  const HashValue* hash = read_hash(ctx, ctx.args[1], &wrong_type);
+  if (wrong_type) return;
+  const std::string* value = hash == nullptr ? nullptr : hash->find(ctx.args[2]);
+  if (value == nullptr) return ctx.reply.null();
+  ctx.reply.bulk(*value);
+}
+
+void hmget_command(CommandContext& ctx) {
+  bool wrong_type;
+  const HashValue* hash = read_hash(ctx, ctx.args[1], &wrong_type);
+  if (wrong_type) return;
+  ctx.reply.array_header(ctx.args.size() - 2);
+  for (size_t i = 2; i < ctx.args.size(); ++i) {
+    const std::string* value = hash == nullptr ? nullptr : hash->find(ctx.args[i]);
+    if (value == nullptr) {
+      ctx.reply.null();
+    } else {
+      ctx.reply.bulk(*value);
+    }
+  }
+}
+
+enum class Parts : uint8_t { kFields = 1, kValues = 2, kBoth = 3 };
+
+void reply_all(CommandContext& ctx, Parts parts) {
+  bool wrong_type;
+  const HashValue* hash = read_hash(ctx, ctx.args[1], &wrong_type);
+  if (wrong_type) return;
+  const size_t size = hash == nullptr ? 0 : hash->size();
+  if (parts == Parts::kBoth) {
+    ctx.reply.map_header(size);
+  } else {
+    ctx.reply.array_header(size);
+  }
+  if (hash == nullptr) return;
+  hash->for_each([&](const std::string& field, const std::string& value) {
+    if (parts != Parts::kValues) ctx.reply.bulk(field);
+    if (parts != Parts::kFields) ctx.reply.bulk(value);
+  });
+}
+
+void hgetall_command(CommandContext& ctx) { reply_all(ctx, Parts::kBoth); }
+void hkeys_command(CommandContext& ctx) { reply_all(ctx, Parts::kFields); }
+void hvals_command(CommandContext& ctx) { reply_all(ctx, Parts::kValues); }
+
+void hlen_command(CommandContext& ctx) {
+  bool wrong_type;
+  const HashValue* hash = read_hash(ctx, ctx.args[1], &wrong_type);
+  if (wrong_type) return;
+  ctx.reply.integer(hash == nullptr ? 0 : static_cast<int64_t>(hash->size()));
+}
+
+void hstrlen_command(CommandContext& ctx) {
+  bool wrong_type;
+  const HashValue* hash = read_hash(ctx, ctx.args[1], &wrong_type);
+  if (wrong_type) return;
+  const std::string* value = hash == nullptr ? nullptr : hash->find(ctx.args[2]);
+  ctx.reply.integer(value == nullptr ? 0 : static_cast<int64_t>(value->size()));
+}
+
+void hexists_command(CommandContext& ctx) {
+  bool wrong_type;
+  const HashValue* hash = read_hash(ctx, ctx.args[1], &wrong_type);
+  if (wrong_type) return;
+  ctx.reply.integer(hash != nullptr && hash->find(ctx.args[2]) != nullptr ? 1 : 0);
+}
+
+// --- HDEL ----------------------------------------------------------------------------------
+
+void hdel_command(CommandContext& ctx) {
+  Entry* entry = ctx.lookup_write(ctx.args[1]);
+  if (entry == nullptr) return ctx.reply.integer(0);
+  if (!is_hash(entry)) return ctx.error(errors::kWrongType);
+  HashValue& hash = entry->value.hash();
+  int64_t deleted = 0;
+  for (size_t i = 2; i < ctx.args.size(); ++i) {
+    if (hash.remove(ctx.args[i])) {
+      ++deleted;
+      if (hash.empty()) {
+        ctx.db().remove(entry);
+        break;
+      }
+    }
+  }
+  if (deleted > 0) {
+    ctx.dirty(deleted);
+    ctx.propagate_as_received();
+  }
+  ctx.reply.integer(deleted);
+}
+
+// --- HINCRBY, HINCRBYFLOAT -----------------------------------------------------------------
+
+void hincrby_command(CommandContext& ctx) {
+  int64_t increment;
+  if (!parse_int64(ctx.args[3], &increment)) return ctx.error(errors::kNotInteger);
+  Entry* entry = ctx.lookup_write(ctx.args[1]);
+  if (entry != nullptr && !is_hash(entry)) return ctx.error(errors::kWrongType);
+  int64_t current = 0;
+  if (entry != nullptr) {
+    const std::string* value = entry->value.hash().find(ctx.args[2]);
+    if (value != nullptr && !parse_int64(*value, &current)) {
+      return ctx.error(errors::kHashValueNotInteger);
+    }
+  }
+  if ((increment < 0 && current < 0 && increment < kInt64Min - current) ||
+      (increment > 0 && current > 0 && increment > kInt64Max - current)) {
+    return ctx.error(errors::kOverflow);
+  }
+  const int64_t result = current + increment;
+  if (entry == nullptr) entry = ctx.db().add(ctx.args[1], Value::make_hash());
+  char digits[kMaxInt64Chars];
+  entry->value.hash().set(ctx.args[2], std::string_view(digits, int64_to_chars(result, digits)),
+                          limits(ctx));
+  ctx.dirty();
+  ctx.propagate_as_received();
+  ctx.reply.integer(result);
+}
+
+void hincrbyfloat_command(CommandContext& ctx) {
+  long double increment;
+  if (!parse_long_double(ctx.args[3], &increment)) return ctx.error(errors::kNotFloat);
+  if (std::isnan(increment) || std::isinf(increment)) return ctx.error(errors::kNaNOrInfinity);
+  Entry* entry = ctx.lookup_write(ctx.args[1]);
+  if (entry != nullptr && !is_hash(entry)) return ctx.error(errors::kWrongType);
+  long double current = 0;
+  if (entry != nullptr) {
+    const std::string* value = entry->value.hash().find(ctx.args[2]);
+    if (value != nullptr && !parse_long_double(*value, &current)) {
+      return ctx.error(errors::kHashValueNotFloat);
+    }
+  }
+  const long double result = current + increment;
+  if (std::isnan(result) || std::isinf(result)) return ctx.error(errors::kIncrFloatNaNOrInf);
+  const std::string text = format_long_double(result);
+  if (entry == nullptr) entry = ctx.db().add(ctx.args[1], Value::make_hash());
+  entry->value.hash().set(ctx.args[2], text, limits(ctx));
+  ctx.dirty();
+  ctx.propagate({"HSET", ctx.args[1], ctx.args[2], text});
+  ctx.reply.bulk(text);
+}
+
+// --- HRANDFIELD ----------------------------------------------------------------------------
+
+void reply_random_pair(CommandContext& ctx, const HashValue::Pair& pair, bool with_values) {
+  if (with_values && ctx.reply.resp() == 3) ctx.reply.array_header(2);
+  ctx.reply.bulk(pair.field);
+  if (with_values) ctx.reply.bulk(pair.value);
+}
+
+void hrandfield_command(CommandContext& ctx) {
+  if (ctx.args.size() == 2) {
+    bool wrong_type;
+    const HashValue* hash = read_hash(ctx, ctx.args[1], &wrong_type);
+    if (wrong_type) return;
+    if (hash == nullptr) return ctx.reply.null();
+    return ctx.reply.bulk(hash->random_pair(ctx.server.keyspace().rng()).field);
+  }
+
+  int64_t count;
+  if (!parse_int64(ctx.args[2], &count)) return ctx.error(errors::kNotInteger);
+  if (count == kInt64Min) return ctx.error(errors::kCountOutOfRange);
+  bool with_values = false;
+  if (ctx.args.size() > 4 ||
+      (ctx.args.size() == 4 && !equals_ignore_case(ctx.args[3], "WITHVALUES"))) {
+    return ctx.error(errors::kSyntax);
+  }
+  if (ctx.args.size() == 4) {
+    with_values = true;
+    // Twice the count must still fit: the RESP2 reply holds fields and values.
+    if (count < -kInt64Max / 2 || count > kInt64Max / 2) {
+      return ctx.error(errors::kValueOutOfRange);
+    }
+  }
+  bool wrong_type;
+  const HashValue* hash = read_hash(ctx, ctx.args[1], &wrong_type);
+  if (wrong_type) return;
+  if (hash == nullptr || count == 0) return ctx.reply.array_header(0);
+
+  const bool flat_pairs = with_values && ctx.reply.resp() == 2;
+  std::mt19937_64& rng = ctx.server.keyspace().rng();
+  if (count < 0) {
+    // A negative count allows repetitions: exactly -count draws.
+    const uint64_t draws = static_cast<uint64_t>(-count);
+    ctx.reply.array_header(flat_pairs ? draws * 2 : draws);
+    for (uint64_t i = 0; i < draws; ++i) {
+      reply_random_pair(ctx, hash->random_pair(rng), with_values);
+    }
+    return;
+  }
+  const size_t size = hash->size();
+  if (static_cast<uint64_t>(count) >= size) {
+    ctx.reply.array_header(flat_pairs ? size * 2 : size);
+    hash->for_each([&](const std::string& field, const std::string& value) {
+      if (with_values && ctx.reply.resp() == 3) ctx.reply.array_header(2);
+      ctx.reply.bulk(field);
+      if (with_values) ctx.reply.bulk(value);
+    });
+    return;
+  }
+  const std::vector<const HashValue::Pair*> chosen =
+      hash->random_distinct(static_cast<size_t>(count), rng);
+  ctx.reply.array_header(flat_pairs ? chosen.size() * 2 : chosen.size());
+  for (const HashValue::Pair* pair : chosen) reply_random_pair(ctx, *pair, with_values);
+}
+
+// --- HSCAN ---------------------------------------------------------------------------------
+
+void hscan_command(CommandContext& ctx) {
+  uint64_t cursor;
+  if (!parse_scan_cursor(ctx.args[2], &cursor)) return ctx.error(errors::kCursor);
+  bool wrong_type;
+  const HashValue* hash = read_hash(ctx, ctx.args[1], &wrong_type);
+  if (wrong_type) return;
+  if (hash == nullptr) {
+    // Redis answers a missing key before reading the options.
+    ctx.reply.array_header(2);
+    ctx.reply.bulk("0");
+    return ctx.reply.array_header(0);
+  }
+
+  int64_t count = 10;
+  std::string_view pattern;
+  bool use_pattern = false;
+  for (size_t i = 3; i < ctx.args.size(); i += 2) {
+    const std::string_view option = ctx.args[i];
+    const bool has_value = i + 1 < ctx.args.size();
+    if (equals_ignore_case(option, "COUNT") && has_value) {
+      if (!parse_int64(ctx.args[i + 1], &count)) return ctx.error(errors::kNotInteger);
+      if (count < 1) return ctx.error(errors::kSyntax);
+    } else if (equals_ignore_case(option, "MATCH") && has_value) {
+      pattern = ctx.args[i + 1];
+      use_pattern = pattern != "*";
+    } else {
+      return ctx.error(errors::kSyntax);
+    }
+  }
+
+  // A listpack answers whole in one step; a table is walked bucket by bucket until COUNT fields
+  // are collected, giving up after COUNT * 10 buckets as Redis does. MATCH filters afterwards,
+  // so it does not lengthen the walk.
+  std::vector<std::string_view> items;
+  int64_t steps_left = count > kInt64Max / 10 ? kInt64Max : count * 10;
+  auto collect = [&](const std::string& field, const std::string& value) {
+    if (use_pattern && !glob_match(pattern, field)) return;
+    items.push_back(field);
+    items.push_back(value);
+  };
+  size_t visited = 0;
+  auto collect_counted = [&](const std::string& field, const std::string& value) {
+    ++visited;
+    collect(field, value);
+  };
+  do {
+    cursor = hash->scan(cursor, collect_counted);
+  } while (cursor != 0 && steps_left-- > 0 && visited < static_cast<uint64_t>(count));
+
+  char digits[kMaxUint64Chars];
+  ctx.reply.array_header(2);
+  ctx.reply.bulk(std::string_view(digits, uint64_to_chars(cursor, digits)));
+  ctx.reply.array_header(items.size());
+  for (std::string_view item : items) ctx.reply.bulk(item);
+}
+
+// --- Table ---------------------------------------------------------------------------------
+
+constexpr CommandSpec kHashCommands[] = {
+    {"hset", -4, kWrite | kDenyOom | kFast, 1, 1, 1, kAclHash, hset_command, "hash", "2.0.0",
+     "Set the string value of a hash field",
+     "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command "
+     "is called with multiple field/value pairs."},
+    {"hsetnx", 4, kWrite | kDenyOom | kFast, 1, 1, 1, kAclHash, hsetnx_command, "hash", "2.0.0",
+     "Set the value of a hash field, only if the field does not exist", "O(1)"},
+    {"hmset", -4, kWrite | kDenyOom | kFast, 1, 1, 1, kAclHash, hmset_command, "hash", "2.0.0",
+     "Set multiple hash fields to multiple values",
+     "O(N) where N is the number of fields being set."},
+    {"hget", 3, kReadonly | kFast, 1, 1, 1, kAclHash, hget_command, "hash", "2.0.0",
+     "Get the value of a hash field", "O(1)"},
+    {"hmget", -3, kReadonly | kFast, 1, 1, 1, kAclHash, hmget_command, "hash", "2.0.0",
+     "Get the values of all the given hash fields",
+     "O(N) where N is the number of fields being requested."},
+    {"hgetall", 2, kReadonly, 1, 1, 1, kAclHash, hgetall_command, "hash", "2.0.0",
+     "Get all the fields and values in a hash", "O(N) where N is the size of the hash."},
+    {"hkeys", 2, kReadonly, 1, 1, 1, kAclHash, hkeys_command, "hash", "2.0.0",
+     "Get all the fields in a hash", "O(N) where N is the size of the hash."},
+    {"hvals", 2, kReadonly, 1, 1, 1, kAclHash, hvals_command, "hash", "2.0.0",
+     "Get all the values in a hash", "O(N) where N is the size of the hash."},
+    {"hdel", -3, kWrite | kFast, 1, 1, 1, kAclHash, hdel_command, "hash", "2.0.0",
+     "Delete one or more hash fields", "O(N) where N is the number of fields to be removed."},
+    {"hlen", 2, kReadonly | kFast, 1, 1, 1, kAclHash, hlen_command, "hash", "2.0.0",
+     "Get the number of fields in a hash", "O(1)"},
+    {"hstrlen", 3, kReadonly | kFast, 1, 1, 1, kAclHash, hstrlen_command, "hash", "3.2.0",
+     "Get the length of the value of a hash field", "O(1)"},
+    {"hexists", 3, kReadonly | kFast, 1, 1, 1, kAclHash, hexists_command, "hash", "2.0.0",
+     "Determine if a hash field exists", "O(1)"},
+    {"hincrby", 4, kWrite | kDenyOom | kFast, 1, 1, 1, kAclHash, hincrby_command, "hash", "2.0.0",
+     "Increment the integer value of a hash field by the given number", "O(1)"},
+    {"hincrbyfloat", 4, kWrite | kDenyOom | kFast, 1, 1, 1, kAclHash, hincrbyfloat_command, "hash",
+     "2.6.0", "Increment the float value of a hash field by the given amount", "O(1)"},
+    {"hrandfield", -2, kReadonly, 1, 1, 1, kAclHash, hrandfield_command, "hash", "6.2.0",
+     "Get one or multiple random fields from a hash",
+     "O(N) where N is the number of fields returned"},
+    {"hscan", -3, kReadonly, 1, 1, 1, kAclHash, hscan_command, "hash", "2.8.0",
+     "Incrementally iterate hash fields and associated values",
+     "O(1) for every call. O(N) for a complete iteration, including enough command calls for "
+     "the cursor to return back to 0. N is the number of elements inside the collection.."},
+};
+
+}  // namespace
+
+void register_hash_commands(CommandTable& table) { table.add(kHashCommands); }
+
+}  // namespace keywarden

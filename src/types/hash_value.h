@@ -1,0 +1,143 @@
+// A hash value: a map of field → value byte strings, in one of the two encodings Redis 7.0
+// reports through OBJECT ENCODING.
+//
+// "listpack": a flat vector of (field, value) pairs searched linearly, in insertion order (a
+// new field goes to the end, an update stays in place, a deletion closes the gap), which is
+// the order Redis's listpack hands fields back in, so HGETALL/HKEYS/HSCAN of a small hash reply
+// exactly as Redis does. Cheap for the small hashes that dominate real keyspaces (lock owners,
+// session records).
+//
+// "hashtable": a chained table of power-of-two size, for hashes that outgrew the listpack.
+// A hash converts once a field or value longer than `max_listpack_value` bytes is stored, or
+// once it holds more than `max_listpack_entries` fields, and never converts back (as Redis).
+//
+// SCAN over the table uses Redis's reverse-binary cursor: the cursor's bits are incremented
+// from the most significant bucket bit down, so that every bucket index visited before a
+// resize maps onto indexes already visited after it, whether the table grew or shrank. An
+// element present for the whole iteration is therefore returned at least once; one may be
+// returned twice after a shrink. Resizes rehash the whole table at once (amortised O(1) per
+// insertion); an incremental rehash is left for when hashes of millions of fields matter.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace keywarden {
+
+// Redis 7.0's defaults for hash-max-listpack-entries and hash-max-listpack-value.
+inline constexpr int64_t kDefaultHashMaxListpackEntries = 512;
+inline constexpr int64_t kDefaultHashMaxListpackValue = 64;
+
+struct HashLimits {
+  int64_t max_listpack_entries = kDefaultHashMaxListpackEntries;
+  int64_t max_listpack_value = kDefaultHashMaxListpackValue;
+};
+
+class HashValue {
+ public:
+  struct Pair {
+    std::string field;
+    std::string value;
+  };
+
+  HashValue();
+  ~HashValue();
+  HashValue(const HashValue& other);
+  HashValue& operator=(const HashValue& other);
+  HashValue(HashValue&&) noexcept;
+  HashValue& operator=(HashValue&&) noexcept;
+
+  bool is_listpack() const { return table_ == nullptr; }
+  size_t size() const;
+  bool empty() const { return size() == 0; }
+
+  // The value of `field`, or null. The pointer is valid until the next change to the hash.
+  const std::string* find(std::string_view field) const;
+  // Sets `field` to `value`; true when the field was new. Converts to the hashtable first when
+  // either string is longer than the limit allows, and after insertion when there are too many
+  // fields.
+  bool set(std::string_view field, std::string_view value, const HashLimits& limits);
+  // True when the field existed.
+  bool remove(std::string_view field);
+  // Converts to the hashtable encoding (no-op when already there).
+  void convert_to_table();
+
+  // Calls visit(field, value) for every pair: insertion order for the listpack, bucket order
+  // for the table. The hash must not change during the walk.
+  template <typename Fn>
+  void for_each(Fn&& visit) const;
+
+  // A uniformly chosen pair (for the table: a random non-empty bucket, then a random chain
+  // element, as Redis samples its dict). The hash must not be empty.
+  const Pair& random_pair(std::mt19937_64& rng) const;
+  // `count` distinct pairs chosen at random (count < size()), in no particular order.
+  std::vector<const Pair*> random_distinct(size_t count, std::mt19937_64& rng) const;
+
+  // One SCAN step. The listpack returns everything and cursor 0. The table visits the bucket
+  // the cursor names (all its chain) and returns the next cursor, 0 when the walk is done.
+  template <typename Fn>
+  uint64_t scan(uint64_t cursor, Fn&& visit) const;
+
+  // Approximate heap bytes (for MEMORY USAGE later).
+  size_t payload_bytes() const;
+
+ private:
+  struct Node {
+    Node* next;
+    uint64_t hash;
+    Pair pair;
+  };
+  // The hashtable encoding: chained buckets, power-of-two count, load factor at most 1.
+  struct Table {
+    std::vector<Node*> buckets;
+    size_t size = 0;
+    ~Table();
+  };
+
+  static uint64_t hash_of(std::string_view field);
+  // The cursor after `cursor` for a table of `mask + 1` buckets (reverse-binary increment).
+  static uint64_t next_cursor(uint64_t cursor, uint64_t mask);
+  Node* find_node(std::string_view field) const;
+  void insert_node(Node* node);
+  void rehash(size_t bucket_count);
+  static bool fits_listpack(std::string_view text, const HashLimits& limits) {
+    return static_cast<int64_t>(text.size()) <= limits.max_listpack_value;
+  }
+
+  std::vector<Pair> listpack_;
+  std::unique_ptr<Table> table_;
+};
+
+template <typename Fn>
+void HashValue::for_each(Fn&& visit) const {
+  if (table_ == nullptr) {
+    for (const Pair& pair : listpack_) visit(pair.field, pair.value);
+    return;
+  }
+  for (const Node* head : table_->buckets) {
+    for (const Node* node = head; node != nullptr; node = node->next) {
+      visit(node->pair.field, node->pair.value);
+    }
+  }
+}
+
+template <typename Fn>
+uint64_t HashValue::scan(uint64_t cursor, Fn&& visit) const {
+  if (table_ == nullptr) {
+    for (const Pair& pair : listpack_) visit(pair.field, pair.value);
+    return 0;
+  }
+  const uint64_t mask = table_->buckets.size() - 1;
+  for (const Node* node = table_->buckets[cursor & mask]; node != nullptr; node = node->next) {
+    visit(node->pair.field, node->pair.value);
+  }
+  return next_cursor(cursor, mask);
+}
+
+}  // namespace keywarden
