@@ -82,6 +82,7 @@ void hset_generic(CommandContext& ctx, bool reply_created) {
   }
   const size_t pairs = (ctx.args.size() - 2) / 2;
   ctx.dirty(pairs);
+  ctx.key_modified(ctx.args[1]);
   ctx.propagate_as_received();
   if (reply_created) {
     ctx.reply.integer(created);
@@ -100,6 +101,7 @@ void hsetnx_command(CommandContext& ctx) {
   if (hash.find(ctx.args[2]) != nullptr) return ctx.reply.integer(0);
   hash.set(ctx.args[2], ctx.args[3], limits(ctx));
   ctx.dirty();
+  ctx.key_modified(ctx.args[1]);
   ctx.propagate_as_received();
   ctx.reply.integer(1);
 }
@@ -194,6 +196,7 @@ void hdel_command(CommandContext& ctx) {
   }
   if (deleted > 0) {
     ctx.dirty(deleted);
+    ctx.key_modified(ctx.args[1]);
     ctx.propagate_as_received();
   }
   ctx.reply.integer(deleted);
@@ -223,6 +226,7 @@ void hincrby_command(CommandContext& ctx) {
   entry->value.hash().set(ctx.args[2], std::string_view(digits, int64_to_chars(result, digits)),
                           limits(ctx));
   ctx.dirty();
+  ctx.key_modified(ctx.args[1]);
   ctx.propagate_as_received();
   ctx.reply.integer(result);
 }
@@ -246,6 +250,7 @@ void hincrbyfloat_command(CommandContext& ctx) {
   if (entry == nullptr) entry = ctx.db().add(ctx.args[1], Value::make_hash());
   entry->value.hash().set(ctx.args[2], text, limits(ctx));
   ctx.dirty();
+  ctx.key_modified(ctx.args[1]);
   ctx.propagate({"HSET", ctx.args[1], ctx.args[2], text});
   ctx.reply.bulk(text);
 }

@@ -377,6 +377,34 @@ TEST_F(HashCommands, DirtyCounts) {
   EXPECT_EQ(dirty() - before, 2u);
 }
 
+// Every hash write that changes the key aborts an EXEC watching it; the no-op ones do not.
+TEST_F(HashCommands, WritesTouchWatchedKeys) {
+  EXPECT_EQ(h.call("HSET h a 1"), ":1");
+  for (const char* write : {"HSET h a 2", "HMSET h b 2", "HSETNX h c 3", "HDEL h c",
+                            "HINCRBY h n 1", "HINCRBYFLOAT h n 1.5", "HSET fresh a 1"}) {
+    const std::string key = std::string(write).find("fresh") != std::string::npos ? "fresh" : "h";
+    EXPECT_EQ(h.call("WATCH " + key), "+OK");
+    EXPECT_EQ(h.call(write).substr(0, 1) == "-", false) << write;
+    EXPECT_EQ(h.call("MULTI"), "+OK");
+    EXPECT_EQ(h.call("PING"), "+QUEUED");
+    EXPECT_EQ(h.call("EXEC"), "(nil)") << write;
+  }
+  for (const char* noop : {"HSETNX h a 9", "HDEL h zz", "HDEL nokey a", "HGET h a",
+                           "HGETALL h", "HINCRBY h a x"}) {
+    EXPECT_EQ(h.call("WATCH h nokey"), "+OK");
+    h.call(noop);
+    EXPECT_EQ(h.call("MULTI"), "+OK");
+    EXPECT_EQ(h.call("PING"), "+QUEUED");
+    EXPECT_EQ(h.call("EXEC"), "[+PONG]") << noop;
+  }
+  // Deleting the last field deletes (and so touches) the key.
+  EXPECT_EQ(h.call("HSET one a 1"), ":1");
+  EXPECT_EQ(h.call("WATCH one"), "+OK");
+  EXPECT_EQ(h.call("HDEL one a"), ":1");
+  EXPECT_EQ(h.call("MULTI"), "+OK");
+  EXPECT_EQ(h.call("EXEC"), "(nil)");
+}
+
 TEST_F(HashCommands, CommandInfo) {
   EXPECT_EQ(h.call("COMMAND INFO hset").substr(0, 83),
             "[[\"hset\", :-4, [+write, +denyoom, +fast], :1, :1, :1, [+@write, +@hash, +@fast], []");
