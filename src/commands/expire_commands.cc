@@ -136,7 +136,10 @@ void ttl_generic(CommandContext& ctx, bool in_ms, bool absolute) {
   if (!entry->has_expiry()) return ctx.reply.integer(-1);
   int64_t value = absolute ? entry->expire_at_ms : entry->expire_at_ms - ctx.now_ms;
   if (value < 0) value = 0;
-  ctx.reply.integer(in_ms ? value : (value + 500) / 1000);
+  // Rounded without overflow: a deadline near INT64_MAX reads as Redis prints it
+  // (9223372036854776 for INT64_MAX ms), not wrapped negative.
+  const int64_t seconds = static_cast<int64_t>((static_cast<__int128>(value) + 500) / 1000);
+  ctx.reply.integer(in_ms ? value : seconds);
 }
 
 void ttl_command(CommandContext& ctx) { ttl_generic(ctx, false, false); }

@@ -319,5 +319,12 @@ TEST_F(ExpireCommands, OneActiveCycleRemovesEveryDueKeyAndNoneEarly) {
   EXPECT_EQ(h.state.keyspace().expiry_stats().expired_keys, 3000u);
 }
 
+TEST_F(ExpireCommands, ExpiretimeOfTheLargestDeadlineDoesNotWrap) {
+  set("k");
+  EXPECT_EQ(call("PEXPIREAT k 9223372036854775807"), ":1");
+  EXPECT_EQ(call("PEXPIRETIME k"), ":9223372036854775807");
+  EXPECT_EQ(call("EXPIRETIME k"), ":9223372036854776");  // as redis-server 7.0.15 prints it
+}
+
 }  // namespace
 }  // namespace keywarden::testing
