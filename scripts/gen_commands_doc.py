@@ -20,7 +20,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 # Commands whose behaviour differs from Redis 7.0 in a way a user could notice.
 NOTES = {
-    "client|setinfo": "Redis 7.2 command; answered as 7.0 answers it.",
+    "client": "CLIENT SETINFO and CLIENT NO-TOUCH answered as Redis 7.2 does (7.0 lacks them); "
+              "TRACKING and CACHING not yet.",
     "flushall": "ASYNC frees synchronously until lazy free arrives (issue 5).",
     "flushdb": "ASYNC frees synchronously until lazy free arrives (issue 5).",
     "unlink": "Frees synchronously until lazy free arrives (issue 5).",
@@ -83,7 +84,7 @@ def pairs(flat):
 
 
 def main():
-    keywarden_path = sys.argv[1] if len(sys.argv) > 1 else str(
+    keywarden_path = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else str(
         REPO / "build" / "src" / "server" / "keywarden-server")
     redis_process, reference = start("/usr/bin/redis-server")
     keywarden_process, keywarden = start(keywarden_path)
