@@ -17,6 +17,7 @@
 #include "commands/context.h"
 #include "commands/errors.h"
 #include "commands/families.h"
+#include "commands/scan_options.h"
 #include "common/glob.h"
 #include "common/number.h"
 #include "types/hash_value.h"
@@ -334,22 +335,11 @@ void hscan_command(CommandContext& ctx) {
     return ctx.reply.array_header(0);
   }
 
-  int64_t count = 10;
-  std::string_view pattern;
-  bool use_pattern = false;
-  for (size_t i = 3; i < ctx.args.size(); i += 2) {
-    const std::string_view option = ctx.args[i];
-    const bool has_value = i + 1 < ctx.args.size();
-    if (equals_ignore_case(option, "COUNT") && has_value) {
-      if (!parse_int64(ctx.args[i + 1], &count)) return ctx.error(errors::kNotInteger);
-      if (count < 1) return ctx.error(errors::kSyntax);
-    } else if (equals_ignore_case(option, "MATCH") && has_value) {
-      pattern = ctx.args[i + 1];
-      use_pattern = pattern != "*";
-    } else {
-      return ctx.error(errors::kSyntax);
-    }
-  }
+  ScanOptions options;
+  if (!parse_scan_options(ctx, 3, /*allow_type=*/false, &options)) return;
+  const int64_t count = options.count;
+  const std::string_view pattern = options.pattern;
+  const bool use_pattern = options.use_pattern;
 
   // A listpack answers whole in one step; a table is walked bucket by bucket until COUNT fields
   // are collected, giving up after COUNT * 10 buckets as Redis does. MATCH filters afterwards,

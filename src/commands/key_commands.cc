@@ -14,6 +14,7 @@
 #include "commands/context.h"
 #include "commands/errors.h"
 #include "commands/families.h"
+#include "commands/scan_options.h"
 #include "common/glob.h"
 #include "common/number.h"
 
@@ -127,27 +128,13 @@ void scan_command(CommandContext& ctx) {
   uint64_t cursor;
   if (!parse_scan_cursor(ctx.args[1], &cursor)) return ctx.error(errors::kCursor);
 
-  int64_t count = 10;
-  std::string_view pattern;
-  bool use_pattern = false;
-  std::string_view type_name;
-  bool use_type = false;
-  for (size_t i = 2; i < ctx.args.size(); i += 2) {
-    const std::string_view option = ctx.args[i];
-    const bool has_value = i + 1 < ctx.args.size();
-    if (equals_ignore_case(option, "COUNT") && has_value) {
-      if (!parse_int64(ctx.args[i + 1], &count)) return ctx.error(errors::kNotInteger);
-      if (count < 1) return ctx.error(errors::kSyntax);
-    } else if (equals_ignore_case(option, "MATCH") && has_value) {
-      pattern = ctx.args[i + 1];
-      use_pattern = pattern != "*";
-    } else if (equals_ignore_case(option, "TYPE") && has_value) {
-      type_name = ctx.args[i + 1];
-      use_type = true;
-    } else {
-      return ctx.error(errors::kSyntax);
-    }
-  }
+  ScanOptions options;
+  if (!parse_scan_options(ctx, 2, /*allow_type=*/true, &options)) return;
+  const int64_t count = options.count;
+  const std::string_view pattern = options.pattern;
+  const bool use_pattern = options.use_pattern;
+  const std::string_view type_name = options.type_name;
+  const bool use_type = options.use_type;
 
   // Collect first, filter after, as Redis does: the filters may delete expired keys, which the
   // table's scan step must not see happen under it. Like Redis, give up after COUNT * 10 steps
