@@ -86,9 +86,12 @@ def pairs(flat):
 def main():
     keywarden_path = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else str(
         REPO / "build" / "src" / "server" / "keywarden-server")
-    redis_process, reference = start("/usr/bin/redis-server")
-    keywarden_process, keywarden = start(keywarden_path)
+    processes = []
     try:
+        redis_process, reference = start("/usr/bin/redis-server")
+        processes.append(redis_process)
+        keywarden_process, keywarden = start(keywarden_path)
+        processes.append(keywarden_process)
         docs = pairs(decode(reference.execute_command("COMMAND", "DOCS")))
         rows = []  # (group, name, summary)
         for name, doc in docs.items():
@@ -103,7 +106,8 @@ def main():
             if reply and reply[0]:
                 implemented.add(name)
     finally:
-        for process in (redis_process, keywarden_process):
+        # Whatever failed, stop every server this script started.
+        for process in processes:
             process.terminate()
             process.wait()
 
