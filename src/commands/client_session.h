@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "commands/blocking.h"
 #include "commands/transactions.h"
 
 namespace keywarden {
@@ -30,6 +31,7 @@ struct ClientSession {
   std::string library_version;
   const Command* last_command = nullptr;
   ClientTransaction transaction;  // MULTI state and watched keys
+  BlockedCommand blocked;         // the command it waits in, when blocked on keys
 };
 
 }  // namespace keywarden

@@ -116,7 +116,7 @@ struct Command {
   Command* parent = nullptr;
   std::map<std::string, std::unique_ptr<Command>, std::less<>> subcommands;
   CommandIndex subcommand_index;  // the same subcommands, for lookup
-  CommandStats stats;
+  mutable CommandStats stats;  // counters, updated through const references too
 
   bool has(uint32_t flag) const { return (spec->flags & flag) != 0; }
   bool is_container() const { return !subcommands.empty(); }

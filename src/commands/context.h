@@ -80,14 +80,35 @@ class CommandContext {
   // calls it for each key whose value, type, existence or deadline it changed, in the database
   // it changed it in. Cheap when nobody watches.
   void key_modified(std::string_view key) { key_modified(db(), key); }
+  // Also wakes the clients blocked on the key (see blocking.h).
   void key_modified(Database& database, std::string_view key) {
     if (!server.watches().empty()) server.watches().touch(database, key);
+    server.blocking().signal(database.index(), key);
   }
   // Before a database loses all its keys (FLUSHDB, FLUSHALL) or, with `replaced_with`, gets
   // another's (SWAPDB, once per side, before swapping).
   void database_replaced(Database& emptied, Database* replaced_with = nullptr) {
     server.watches().touch_all_in_db(emptied, replaced_with, now_ms);
+    if (replaced_with != nullptr) server.blocking().signal_all_in_db(emptied.index());
   }
+
+  // Blocking commands (BLPOP, BZPOPMIN…). A command may block only when it runs on its own:
+  // inside MULTI/EXEC (or a script) it answers as if its timeout had passed.
+  bool may_block() const { return !session.transaction.in_multi(); }
+  // Parks the client on `keys` of its database until one holds a `type` value, then runs this
+  // command again; or until `deadline_ms` (0: never), then replies `on_timeout`. The handler
+  // replies nothing after calling this. When the command is being run again for a client
+  // that is already blocked, the client simply stays blocked, keeping its place.
+  void block(std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms,
+             BlockTimeoutReply on_timeout) {
+    if (session.blocked.blocked()) {
+      blocked_again_ = true;
+      return;
+    }
+    server.blocking().block(session, command, args, session.db, keys, type, deadline_ms,
+                            on_timeout, now_ms);
+  }
+  bool blocked_again() const { return blocked_again_; }
 
  private:
   // Sets the access clock that entries created by this command start with.
@@ -95,6 +116,7 @@ class CommandContext {
   void touch_if_allowed(Entry* entry, uint8_t flags);
 
   bool failed_ = false;
+  bool blocked_again_ = false;
 };
 
 }  // namespace keywarden

@@ -109,10 +109,8 @@ int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_
   command->spec->handler(context);
   const int64_t elapsed_us = clock.monotonic_us() - start_us;
 
-  CommandStats& stats = command->stats;
-  ++stats.calls;
-  stats.usec += static_cast<uint64_t>(elapsed_us);
-  if (context.failed()) ++stats.failed_calls;
+  // A command that blocked is counted when its client is served or times out, as in Redis.
+  if (!session.blocked.blocked()) count_call(*command, elapsed_us, context.failed());
   ++server_.stats().total_commands_processed;
   session.last_command = command;
   server_.propagator().flush();
@@ -127,11 +125,67 @@ void Dispatcher::execute_queued(ClientSession& session, QueuedCommand& queued,
   const int64_t start_us = clock.monotonic_us();
   CommandContext context(server_, session, reply, args, command, now_ms);
   command.spec->handler(context);
-  const int64_t elapsed_us = clock.monotonic_us() - start_us;
+  count_call(command, clock.monotonic_us() - start_us, context.failed());
+  ++server_.stats().total_commands_processed;
+}
+
+void Dispatcher::count_call(const Command& command, int64_t elapsed_us, bool failed) {
   ++command.stats.calls;
   command.stats.usec += static_cast<uint64_t>(elapsed_us);
-  if (context.failed()) ++command.stats.failed_calls;
-  ++server_.stats().total_commands_processed;
+  if (failed) ++command.stats.failed_calls;
+}
+
+void Dispatcher::serve_ready_keys(const std::function<void(ClientSession&)>& rerun) {
+  BlockingRegistry& registry = server_.blocking();
+  Keyspace& keyspace = server_.keyspace();
+  while (registry.has_ready()) {
+    for (const BlockingRegistry::ReadyKey& ready : registry.take_ready()) {
+      Database& db = keyspace.db(ready.db);
+      for (ClientSession* waiter : registry.waiters(ready.db, ready.key)) {
+        // An earlier waiter may have emptied or replaced the key, or served this waiter
+        // through another of its keys.
+        Entry* entry = db.find_raw(ready.key);
+        if (entry == nullptr || Database::is_expired(entry, server_.clock().wall_ms())) break;
+        if (!waiter->blocked.blocked() || entry->value.type() != waiter->blocked.type()) {
+          continue;
+        }
+        rerun(*waiter);
+      }
+    }
+  }
+}
+
+bool Dispatcher::retry_blocked(ClientSession& session, ReplyWriter& reply) {
+  BlockedCommand& blocked = session.blocked;
+  std::vector<std::string_view> args(blocked.args().begin(), blocked.args().end());
+  const Command& command = *blocked.command();
+  const Clock& clock = server_.clock();
+  const ClockReading start = clock.read();
+  CommandContext context(server_, session, reply, args, command, start.wall_ms);
+  session.last_command = &command;
+  command.spec->handler(context);
+  const int64_t elapsed_us = clock.monotonic_us() - start.monotonic_us;
+  server_.propagator().flush();
+  if (context.blocked_again()) return false;
+  server_.blocking().unblock(session);
+  count_call(command, elapsed_us, context.failed());
+  return true;
+}
+
+void Dispatcher::end_blocked(ClientSession& session, ReplyWriter& reply, std::string_view error) {
+  BlockedCommand& blocked = session.blocked;
+  if (!blocked.blocked()) return;
+  const Command& command = *blocked.command();
+  if (!error.empty()) {
+    server_.count_error(error);
+    reply.error(error);
+  } else if (blocked.timeout_reply() == BlockTimeoutReply::kNullBulk) {
+    reply.null();
+  } else {
+    reply.null_array();
+  }
+  server_.blocking().unblock(session);
+  count_call(command, 0, !error.empty());
 }
 
 }  // namespace keywarden

@@ -7,6 +7,7 @@
 // path serves network clients and dispatcher-level tests.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string_view>
 
@@ -40,6 +41,17 @@ class Dispatcher {
   void execute_queued(ClientSession& session, QueuedCommand& queued, ReplyWriter& reply,
                       int64_t now_ms);
 
+  // Blocked clients (see blocking.h). After a command, while writes have made keys ready,
+  // calls `rerun` for each waiter, oldest first, whose key now holds the type it waits for;
+  // `rerun` is expected to call retry_blocked with that client's reply writer.
+  void serve_ready_keys(const std::function<void(ClientSession&)>& rerun);
+  // Runs a blocked client's command again; true when it was served (and is unblocked), false
+  // when it blocked again.
+  bool retry_blocked(ClientSession& session, ReplyWriter& reply);
+  // Ends a blocked client's wait with its command's timeout reply (deadline passed, CLIENT
+  // UNBLOCK … TIMEOUT), or with `error` (CLIENT UNBLOCK … ERROR).
+  void end_blocked(ClientSession& session, ReplyWriter& reply, std::string_view error = {});
+
  private:
   // Replies with an error for a command refused before it ran.
   void reject(Command* command, ReplyWriter& reply, std::string_view text);
@@ -47,6 +59,8 @@ class Dispatcher {
   // MULTI (an EXEC refused there ends it at once with EXECABORT).
   void refuse(ClientSession& session, Command* command, ReplyWriter& reply,
               std::string_view text);
+
+  static void count_call(const Command& command, int64_t elapsed_us, bool failed);
 
   ServerState& server_;
 };

@@ -80,6 +80,14 @@ inline constexpr std::string_view kCountOutOfRange =
     "ERR value is out of range, value must between -9223372036854775807 and "
     "9223372036854775807";
 
+// --- List family (add list-command texts here) ---
+
+// --- Set family (add set-command texts here) ---
+
+// --- Sorted set family (add sorted-set-command texts here) ---
+
+// --- SORT and SORT_RO (add their texts here) ---
+
 // --- Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH ---
 inline constexpr std::string_view kMultiNested = "ERR MULTI calls can not be nested";
 inline constexpr std::string_view kExecWithoutMulti = "ERR EXEC without MULTI";

@@ -12,6 +12,7 @@
 #include "commands/transactions.h"
 #include "common/clock.h"
 #include "storage/keyspace.h"
+#include "commands/blocking.h"
 #include "types/hash_value.h"
 
 namespace keywarden {
@@ -50,6 +51,19 @@ struct CommandSettings {
   int64_t lfu_decay_time = 1;  // minutes
   // hash-max-listpack-entries / hash-max-listpack-value.
   HashLimits hash_limits;
+  // list-max-listpack-size: positive, entries per quicklist node; -1..-5, node size of 4, 8,
+  // 16, 32 or 64 KiB. list-compress-depth is accepted and kept (nodes are never compressed).
+  int64_t list_max_listpack_size = -2;
+  int64_t list_compress_depth = 0;
+  // A set of integers stays an intset up to set-max-intset-entries members; other small sets
+  // are listpacks up to set-max-listpack-entries members of at most set-max-listpack-value
+  // bytes (Redis 7.2's encoding and settings; 7.0 goes straight to hashtable).
+  int64_t set_max_intset_entries = 512;
+  int64_t set_max_listpack_entries = 128;
+  int64_t set_max_listpack_value = 64;
+  // zset-max-listpack-entries / zset-max-listpack-value.
+  int64_t zset_max_listpack_entries = 128;
+  int64_t zset_max_listpack_value = 64;
 };
 
 struct ServerStats {
@@ -87,6 +101,8 @@ class ServerState final : public KeyspaceListener {
   void set_host(ServerHost* host) { host_ = host; }
   // Which clients WATCH which keys (MULTI/EXEC).
   WatchRegistry& watches() { return watches_; }
+  // Which clients are blocked on which keys (BLPOP…).
+  BlockingRegistry& blocking() { return blocking_; }
   // The dispatcher that runs commands on this state (EXEC runs its queue through it).
   Dispatcher* dispatcher() const { return dispatcher_; }
   void set_dispatcher(Dispatcher* dispatcher) { dispatcher_ = dispatcher; }
@@ -105,6 +121,7 @@ class ServerState final : public KeyspaceListener {
   ServerStats stats_;
   ServerHost* host_ = nullptr;
   WatchRegistry watches_;
+  BlockingRegistry blocking_;
   Dispatcher* dispatcher_ = nullptr;
 };
 

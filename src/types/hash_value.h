@@ -28,6 +28,8 @@
 #include <utility>
 #include <vector>
 
+#include "types/aggregate.h"
+
 namespace keywarden {
 
 // Redis 7.0's defaults for hash-max-listpack-entries and hash-max-listpack-value.
@@ -39,7 +41,7 @@ struct HashLimits {
   int64_t max_listpack_value = kDefaultHashMaxListpackValue;
 };
 
-class HashValue {
+class HashValue final : public Aggregate {
  public:
   struct Pair {
     std::string field;
@@ -47,14 +49,20 @@ class HashValue {
   };
 
   HashValue();
-  ~HashValue();
+  ~HashValue() override;
   HashValue(const HashValue& other);
   HashValue& operator=(const HashValue& other);
   HashValue(HashValue&&) noexcept;
   HashValue& operator=(HashValue&&) noexcept;
 
   bool is_listpack() const { return table_ == nullptr; }
-  size_t size() const;
+  size_t size() const override;
+  Encoding encoding() const override {
+    return is_listpack() ? Encoding::kListpack : Encoding::kHashTable;
+  }
+  std::unique_ptr<Aggregate> clone() const override {
+    return std::make_unique<HashValue>(*this);
+  }
   bool empty() const { return size() == 0; }
 
   // The value of `field`, or null. The pointer is valid until the next change to the hash.
@@ -84,8 +92,8 @@ class HashValue {
   template <typename Fn>
   uint64_t scan(uint64_t cursor, Fn&& visit) const;
 
-  // Approximate heap bytes (for MEMORY USAGE later).
-  size_t payload_bytes() const;
+  // Approximate heap bytes (MEMORY USAGE).
+  size_t payload_bytes() const override;
 
  private:
   struct Node {

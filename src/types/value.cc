@@ -24,13 +24,16 @@ std::string_view encoding_name(Encoding encoding) {
     case Encoding::kRaw: return "raw";
     case Encoding::kListpack: return "listpack";
     case Encoding::kHashTable: return "hashtable";
+    case Encoding::kQuicklist: return "quicklist";
+    case Encoding::kIntset: return "intset";
+    case Encoding::kSkiplist: return "skiplist";
   }
   return "unknown";
 }
 
 Value::Value(const Value& other)
     : type_(other.type_), encoding_(other.encoding_), int_(other.int_), bytes_(other.bytes_),
-      hash_(other.hash_ == nullptr ? nullptr : std::make_unique<HashValue>(*other.hash_)) {}
+      aggregate_(other.aggregate_ == nullptr ? nullptr : other.aggregate_->clone()) {}
 
 Value& Value::operator=(const Value& other) {
   if (this != &other) *this = Value(other);
@@ -38,9 +41,13 @@ Value& Value::operator=(const Value& other) {
 }
 
 Value Value::make_hash() {
+  return make_aggregate(ValueType::kHash, std::make_unique<HashValue>());
+}
+
+Value Value::make_aggregate(ValueType type, std::unique_ptr<Aggregate> payload) {
   Value value;
-  value.type_ = ValueType::kHash;
-  value.hash_ = std::make_unique<HashValue>();
+  value.type_ = type;
+  value.aggregate_ = std::move(payload);
   return value;
 }
 
@@ -110,7 +117,7 @@ std::string& Value::mutable_raw() {
 }
 
 size_t Value::payload_bytes() const {
-  if (hash_ != nullptr) return hash_->payload_bytes();
+  if (aggregate_ != nullptr) return aggregate_->payload_bytes();
   if (encoding_ == Encoding::kInt) return 0;
   // std::string keeps up to 15 bytes inline; beyond that it holds one heap block.
   return bytes_.capacity() > 15 ? bytes_.capacity() + 1 : 0;

@@ -5,9 +5,10 @@
 // and report "embstr" when created in one piece at 44 bytes or less, "raw" otherwise or once
 // modified in place (APPEND, SETRANGE), because that is what Redis clients and tests observe.
 //
-// Aggregates hold their payload behind one pointer, so that a string value stays as small and
-// as fast as before: a hash is a HashValue ("listpack" or "hashtable"). Copying a Value copies
-// the payload deeply (COPY); moving it moves the pointer.
+// Aggregates hold their payload behind one Aggregate pointer (types/aggregate.h), so that a
+// string value stays as small and as fast as before: a hash is a HashValue, a list a ListValue,
+// a set a SetValue, a sorted set a ZSetValue, each in its own file and reached through as<T>().
+// Copying a Value copies the payload deeply (COPY); moving it moves the pointer.
 #pragma once
 
 #include <cstdint>
@@ -15,12 +16,12 @@
 #include <string>
 #include <string_view>
 
+#include "types/aggregate.h"
 #include "types/hash_value.h"
 
 namespace keywarden {
 
 enum class ValueType : uint8_t { kString, kList, kSet, kZSet, kHash };
-enum class Encoding : uint8_t { kInt, kEmbStr, kRaw, kListpack, kHashTable };
 
 // Redis's OBJECT_ENCODING_EMBSTR_SIZE_LIMIT: the longest string created as "embstr".
 inline constexpr size_t kEmbStrMaxLength = 44;
@@ -49,6 +50,8 @@ class Value {
   static Value make_raw(std::string bytes);
   // An empty hash in the listpack encoding.
   static Value make_hash();
+  // A collection of `type` holding `payload` (whose class must match the type).
+  static Value make_aggregate(ValueType type, std::unique_ptr<Aggregate> payload);
 
   // Becomes `bytes` stored exactly as make_string() stores them, reusing this value's string
   // buffer when it is large enough and not more than about twice the need: overwriting a key
@@ -57,10 +60,7 @@ class Value {
 
   ValueType type() const { return type_; }
   Encoding encoding() const {
-    if (type_ == ValueType::kHash) {
-      return hash_->is_listpack() ? Encoding::kListpack : Encoding::kHashTable;
-    }
-    return encoding_;
+    return aggregate_ != nullptr ? aggregate_->encoding() : encoding_;
   }
   bool is_int() const { return encoding_ == Encoding::kInt; }
   int64_t int_value() const { return int_; }
@@ -71,9 +71,17 @@ class Value {
   // Converts to "raw" (as Redis does before an in-place change) and exposes the bytes.
   std::string& mutable_raw();
 
+  // The collection payload as its concrete class; only for the matching type().
+  template <typename T>
+  T& as() { return static_cast<T&>(*aggregate_); }
+  template <typename T>
+  const T& as() const { return static_cast<const T&>(*aggregate_); }
+  // Elements of a collection (0 for a string).
+  size_t aggregate_size() const { return aggregate_ != nullptr ? aggregate_->size() : 0; }
+
   // The hash payload; only for type() == kHash.
-  HashValue& hash() { return *hash_; }
-  const HashValue& hash() const { return *hash_; }
+  HashValue& hash() { return as<HashValue>(); }
+  const HashValue& hash() const { return as<HashValue>(); }
 
   // Approximate heap bytes held beyond the entry itself (MEMORY USAGE, later accounting).
   size_t payload_bytes() const;
@@ -83,7 +91,7 @@ class Value {
   Encoding encoding_ = Encoding::kRaw;
   int64_t int_ = 0;
   std::string bytes_;
-  std::unique_ptr<HashValue> hash_;
+  std::unique_ptr<Aggregate> aggregate_;
 };
 
 }  // namespace keywarden

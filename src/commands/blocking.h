@@ -1,0 +1,138 @@
+// Clients blocked on keys (BLPOP, BLMOVE, BLMPOP, BZPOPMIN, BZMPOP…), as Redis 7 keeps them.
+//
+// A blocking command that finds nothing to serve parks its client: the command's arguments are
+// copied into the client's BlockedCommand, and the registry lists the client under every key
+// it waits on, in arrival order. Any write to a key with waiters marks the key ready (the same
+// hook that tells WATCH, CommandContext::key_modified). After the command that wrote it, the
+// dispatcher walks the ready keys and runs each waiter's command again, oldest waiter first,
+// as long as the key holds the type the waiter wants: the command either serves the client
+// (its reply goes out and the client is unblocked) or blocks again, keeping its place. A
+// served command can push to another key (BLMOVE), which makes that key ready in turn; the
+// walk goes on until no key is ready. Clients whose deadline passes get the command's timeout
+// reply from the server's loop.
+//
+// Waking by "a write touched the key and it now holds the right type" reproduces what Redis
+// 7.0 observes: a key deleted, renamed away or expired leaves its waiters waiting; a key that
+// comes back as the right type (a push, RENAME, MOVE, SWAPDB, a transaction) wakes them; a key
+// overwritten with another type keeps them blocked.
+//
+// Invariant: a client is in the registry's list for (db, key) exactly when it is blocked and
+// its BlockedCommand names that key; its deadline is in the deadline index exactly when it is
+// blocked with a deadline.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "types/value.h"
+
+namespace keywarden {
+
+struct Command;
+struct ClientSession;
+class BlockingRegistry;
+
+// What a timed-out (or CLIENT UNBLOCK … TIMEOUT) blocking command replies: a null array
+// (BLPOP, BLMPOP, BZPOPMIN…) or a null bulk string (BLMOVE, BRPOPLPUSH).
+enum class BlockTimeoutReply : uint8_t { kNullArray, kNullBulk };
+
+// What a blocked client is waiting for, and the command to run again once it may proceed.
+class BlockedCommand {
+ public:
+  BlockedCommand() = default;
+  BlockedCommand(const BlockedCommand&) = delete;
+  BlockedCommand& operator=(const BlockedCommand&) = delete;
+  ~BlockedCommand();
+
+  bool blocked() const { return registry_ != nullptr; }
+  int db() const { return db_; }
+  const Command* command() const { return command_; }
+  const std::vector<std::string>& args() const { return args_; }
+  const std::vector<std::string>& keys() const { return keys_; }
+  ValueType type() const { return type_; }
+  // Absolute wall-clock deadline in ms; 0 for none.
+  int64_t deadline_ms() const { return deadline_ms_; }
+  BlockTimeoutReply timeout_reply() const { return timeout_reply_; }
+  int64_t blocked_since_ms() const { return since_ms_; }
+
+ private:
+  friend class BlockingRegistry;
+
+  BlockingRegistry* registry_ = nullptr;
+  ClientSession* session_ = nullptr;
+  int db_ = 0;
+  const Command* command_ = nullptr;
+  std::vector<std::string> args_;
+  std::vector<std::string> keys_;
+  ValueType type_ = ValueType::kList;
+  int64_t deadline_ms_ = 0;
+  int64_t since_ms_ = 0;
+  BlockTimeoutReply timeout_reply_ = BlockTimeoutReply::kNullArray;
+  std::multimap<int64_t, ClientSession*>::iterator deadline_entry_;
+};
+
+class BlockingRegistry {
+ public:
+  struct ReadyKey {
+    int db;
+    std::string key;
+  };
+
+  // Parks `session` (not already blocked) on `keys` of database `db` until one holds a `type`
+  // value, or until `deadline_ms` (0: forever). `args` is the command to run again.
+  void block(ClientSession& session, const Command& command,
+             std::span<const std::string_view> args, int db,
+             std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms,
+             BlockTimeoutReply timeout_reply, int64_t now_ms);
+  // Takes `session` off every list (served, timed out, unblocked, or disconnected).
+  void unblock(ClientSession& session);
+
+  // Number of blocked clients (INFO blocked_clients).
+  size_t blocked_count() const { return blocked_count_; }
+  // Keys with waiters, over all databases (INFO keyspace's blocking_keys in 7.2).
+  size_t blocking_key_count() const;
+
+  // A write touched `key` in database `db`: if anyone waits on it, it is ready.
+  void signal(int db, std::string_view key) {
+    if (blocked_count_ != 0) signal_slow(db, key);
+  }
+  // SWAPDB gave database `db` new contents: every key waited on there may be ready.
+  void signal_all_in_db(int db);
+  bool has_ready() const { return !ready_.empty(); }
+  // The keys signalled so far, in signal order; the registry forgets them.
+  std::vector<ReadyKey> take_ready();
+  // Clients waiting on `key` in `db`, oldest first (a copy: serving them changes the list).
+  std::vector<ClientSession*> waiters(int db, std::string_view key) const;
+
+  // The earliest deadline of a blocked client, or 0 when none has one.
+  int64_t earliest_deadline_ms() const {
+    return deadlines_.empty() ? 0 : deadlines_.begin()->first;
+  }
+  // Clients whose deadline is at or before `now_ms`, earliest first (still blocked).
+  std::vector<ClientSession*> timed_out(int64_t now_ms) const;
+
+ private:
+  using Waiters = std::vector<ClientSession*>;
+  using KeyMap = std::unordered_map<std::string, Waiters>;
+
+  void signal_slow(int db, std::string_view key);
+  KeyMap& keys_of(int db);
+
+  std::vector<KeyMap> by_db_;
+  std::multimap<int64_t, ClientSession*> deadlines_;
+  std::vector<ReadyKey> ready_;
+  size_t blocked_count_ = 0;
+};
+
+// Parses a blocking command's timeout in seconds (fractions allowed) into an absolute deadline
+// in ms (0 for "forever"), as Redis 7.0 does; false with the error text in `*error`.
+bool parse_block_timeout(std::string_view text, int64_t now_ms, int64_t* deadline_ms,
+                         std::string_view* error);
+
+}  // namespace keywarden
