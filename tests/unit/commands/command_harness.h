@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +39,13 @@ class RecordingSink final : public PropagationSink {
   std::vector<std::string> lines;
 };
 
+// Another client of the same server, for blocking commands and WATCH: its own session, and
+// the replies it received while blocked (served, timed out), as raw RESP.
+struct HarnessClient {
+  ClientSession session;
+  std::string pending;
+};
+
 class CommandHarness {
  public:
   CommandHarness() : state(clock, 16), dispatcher(state) {
@@ -44,6 +53,44 @@ class CommandHarness {
     state.propagator().add_sink(&propagated);
     session.id = 1;
     session.authenticated = true;
+    outputs_[&session] = &pending;
+  }
+
+  // A new client (ids 2, 3, …), authenticated, in database 0.
+  HarnessClient& new_client() {
+    clients_.push_back(std::make_unique<HarnessClient>());
+    HarnessClient& client = *clients_.back();
+    client.session.id = clients_.size() + 1;
+    client.session.authenticated = true;
+    outputs_[&client.session] = &client.pending;
+    return client;
+  }
+  // Runs one command as `client`: its reply, or "(blocked)" when it blocked.
+  std::string call_as(HarnessClient& client, std::string_view line) {
+    std::vector<std::string> args;
+    EXPECT_TRUE(split_arguments(line, args)) << "unbalanced quotes in test command: " << line;
+    std::vector<std::string_view> views(args.begin(), args.end());
+    std::string out;
+    ReplyWriter writer(&out, client.session.resp);
+    dispatcher.execute(client.session, views, writer);
+    serve_blocked();
+    if (out.empty() && client.session.blocked.blocked()) return "(blocked)";
+    return render_all(out);
+  }
+  // The replies `client` got since the last look (served or timed out), "; "-separated;
+  // empty when none.
+  std::string replies_of(HarnessClient& client) {
+    std::string rendered = render_all(client.pending);
+    client.pending.clear();
+    return rendered;
+  }
+  // Gives every blocked client whose deadline has passed its timeout reply.
+  void time_out_blocked() {
+    for (ClientSession* waiter : state.blocking().timed_out(clock.wall_ms())) {
+      std::string& out = *outputs_.at(waiter);
+      ReplyWriter writer(&out, waiter->resp);
+      dispatcher.end_blocked(*waiter, writer);
+    }
   }
 
   // Runs one command and returns its reply as to_debug_string renders it.
@@ -63,6 +110,7 @@ class CommandHarness {
     std::string out;
     ReplyWriter writer(&out, session.resp);
     dispatcher.execute(session, views, writer);
+    serve_blocked();
     ReplyParser parser;
     EXPECT_EQ(parser.parse(out), ReplyParseStatus::kValue) << "incomplete reply: " << out;
     EXPECT_EQ(parser.consumed(), out.size()) << "more than one reply: " << out;
@@ -83,6 +131,33 @@ class CommandHarness {
   ClientSession session;
   RecordingSink propagated;
   std::string last_raw;  // the raw RESP bytes of the last reply
+  std::string pending;   // replies the main session got while blocked
+
+ private:
+  // What the server does after every command: runs the commands of clients whose keys
+  // became ready, each reply going to that client.
+  void serve_blocked() {
+    dispatcher.serve_ready_keys([this](ClientSession& waiter) {
+      std::string& out = *outputs_.at(&waiter);
+      ReplyWriter writer(&out, waiter.resp);
+      dispatcher.retry_blocked(waiter, writer);
+    });
+  }
+  static std::string render_all(std::string_view raw) {
+    std::string rendered;
+    ReplyParser parser;
+    while (!raw.empty()) {
+      EXPECT_EQ(parser.parse(raw), ReplyParseStatus::kValue) << "incomplete reply: " << raw;
+      if (parser.consumed() == 0) break;
+      if (!rendered.empty()) rendered += "; ";
+      rendered += to_debug_string(parser.take_value());
+      raw.remove_prefix(parser.consumed());
+    }
+    return rendered;
+  }
+
+  std::vector<std::unique_ptr<HarnessClient>> clients_;
+  std::map<const ClientSession*, std::string*> outputs_;
 };
 
 }  // namespace keywarden::testing
