@@ -7,16 +7,10 @@
 // exactly as Redis does. Cheap for the small hashes that dominate real keyspaces (lock owners,
 // session records).
 //
-// "hashtable": a chained table of power-of-two size, for hashes that outgrew the listpack.
+// "hashtable": a StringTable (types/string_table.h), for hashes that outgrew the listpack.
 // A hash converts once a field or value longer than `max_listpack_value` bytes is stored, or
 // once it holds more than `max_listpack_entries` fields, and never converts back (as Redis).
-//
-// SCAN over the table uses Redis's reverse-binary cursor: the cursor's bits are incremented
-// from the most significant bucket bit down, so that every bucket index visited before a
-// resize maps onto indexes already visited after it, whether the table grew or shrank. An
-// element present for the whole iteration is therefore returned at least once; one may be
-// returned twice after a shrink. Resizes rehash the whole table at once (amortised O(1) per
-// insertion); an incremental rehash is left for when hashes of millions of fields matter.
+// SCAN over the table uses the table's reverse-binary cursor, with Redis's guarantee.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +23,7 @@
 #include <vector>
 
 #include "types/aggregate.h"
+#include "types/string_table.h"
 
 namespace keywarden {
 
@@ -96,24 +91,11 @@ class HashValue final : public Aggregate {
   size_t payload_bytes() const override;
 
  private:
-  struct Node {
-    Node* next;
-    uint64_t hash;
-    Pair pair;
+  struct PairField {
+    static std::string_view of(const Pair& pair) { return pair.field; }
   };
-  // The hashtable encoding: chained buckets, power-of-two count, load factor at most 1.
-  struct Table {
-    std::vector<Node*> buckets;
-    size_t size = 0;
-    ~Table();
-  };
+  using Table = StringTable<Pair, PairField>;
 
-  static uint64_t hash_of(std::string_view field);
-  // The cursor after `cursor` for a table of `mask + 1` buckets (reverse-binary increment).
-  static uint64_t next_cursor(uint64_t cursor, uint64_t mask);
-  Node* find_node(std::string_view field) const;
-  void insert_node(Node* node);
-  void rehash(size_t bucket_count);
   static bool fits_listpack(std::string_view text, const HashLimits& limits) {
     return static_cast<int64_t>(text.size()) <= limits.max_listpack_value;
   }
@@ -128,11 +110,7 @@ void HashValue::for_each(Fn&& visit) const {
     for (const Pair& pair : listpack_) visit(pair.field, pair.value);
     return;
   }
-  for (const Node* head : table_->buckets) {
-    for (const Node* node = head; node != nullptr; node = node->next) {
-      visit(node->pair.field, node->pair.value);
-    }
-  }
+  table_->for_each([&](const Pair& pair) { visit(pair.field, pair.value); });
 }
 
 template <typename Fn>
@@ -141,11 +119,7 @@ uint64_t HashValue::scan(uint64_t cursor, Fn&& visit) const {
     for (const Pair& pair : listpack_) visit(pair.field, pair.value);
     return 0;
   }
-  const uint64_t mask = table_->buckets.size() - 1;
-  for (const Node* node = table_->buckets[cursor & mask]; node != nullptr; node = node->next) {
-    visit(node->pair.field, node->pair.value);
-  }
-  return next_cursor(cursor, mask);
+  return table_->scan(cursor, [&](const Pair& pair) { visit(pair.field, pair.value); });
 }
 
 }  // namespace keywarden
