@@ -101,7 +101,7 @@ std::vector<ClientSession*> BlockingRegistry::waiters(int db, std::string_view k
 
 std::vector<ClientSession*> BlockingRegistry::timed_out(int64_t now_ms) const {
   std::vector<ClientSession*> due;
-  for (auto it = deadlines_.begin(); it != deadlines_.end() && it->first <= now_ms; ++it) {
+  for (auto it = deadlines_.begin(); it != deadlines_.end() && it->first < now_ms; ++it) {
     due.push_back(it->second);
   }
   return due;

@@ -95,6 +95,8 @@ class BlockingRegistry {
 
   // Number of blocked clients (INFO blocked_clients).
   size_t blocked_count() const { return blocked_count_; }
+  // Blocked clients with a deadline (INFO clients_in_timeout_table).
+  size_t timed_count() const { return deadlines_.size(); }
   // Keys with waiters, over all databases (INFO keyspace's blocking_keys in 7.2).
   size_t blocking_key_count() const;
 
@@ -114,7 +116,7 @@ class BlockingRegistry {
   int64_t earliest_deadline_ms() const {
     return deadlines_.empty() ? 0 : deadlines_.begin()->first;
   }
-  // Clients whose deadline is at or before `now_ms`, earliest first (still blocked).
+  // Clients whose deadline is before `now_ms`, earliest first (still blocked).
   std::vector<ClientSession*> timed_out(int64_t now_ms) const;
 
  private:

@@ -114,6 +114,8 @@ inline constexpr std::string_view kTimeoutNegative = "ERR timeout is negative";
 inline constexpr std::string_view kClientPauseMode = "ERR CLIENT PAUSE mode must be WRITE or ALL";
 inline constexpr std::string_view kClientUnblockReason =
     "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+inline constexpr std::string_view kUnblockedByClient =
+    "UNBLOCKED client unblocked via CLIENT UNBLOCK";
 // COMMAND GETKEYS / GETKEYSANDFLAGS.
 inline constexpr std::string_view kInvalidCommandSpecified = "ERR Invalid command specified";
 inline constexpr std::string_view kCommandHasNoKeys = "ERR The command has no key arguments";

@@ -64,6 +64,7 @@ void append_client_info(std::string& out, const Connection& connection,
   std::string flags;
   if (connection.monitor()) flags += 'O';
   if (session.transaction.in_multi()) flags += 'x';
+  if (session.blocked.blocked()) flags += 'b';
   if (session.transaction.dirty_cas()) flags += 'd';
   if (session.close_after_reply) flags += 'c';
   if (connection.unix_socket()) flags += 'U';
@@ -378,17 +379,24 @@ void client_trackinginfo_command(CommandContext& ctx) {
   ctx.reply.array_header(0);
 }
 
-// CLIENT UNBLOCK <id> [TIMEOUT|ERROR]. No command blocks a client yet, so none is ever
-// unblocked; the blocking families must answer 1 here for the clients they hold.
+// CLIENT UNBLOCK <id> [TIMEOUT|ERROR]: ends the wait of a client blocked on keys, with its
+// command's timeout reply (the default) or with an UNBLOCKED error; 0 when that client is not
+// blocked.
 void client_unblock_command(CommandContext& ctx) {
   if (ctx.args.size() > 4) return ctx.error(subcommand_syntax_error(ctx));
-  if (ctx.args.size() == 4 && !equals_ignore_case(ctx.args[3], "timeout") &&
-      !equals_ignore_case(ctx.args[3], "error")) {
+  const bool with_error = ctx.args.size() == 4 && equals_ignore_case(ctx.args[3], "error");
+  if (ctx.args.size() == 4 && !with_error && !equals_ignore_case(ctx.args[3], "timeout")) {
     return ctx.error(errors::kClientUnblockReason);
   }
   int64_t id;
   if (!parse_int64(ctx.args[2], &id)) return ctx.error(errors::kNotInteger);
-  ctx.reply.integer(0);
+  Connection* target = Server::from(ctx).connection(static_cast<uint64_t>(id));
+  if (target == nullptr || target->closed() || !target->session().blocked.blocked()) {
+    ctx.reply.integer(0);
+    return;
+  }
+  target->end_blocked(with_error ? errors::kUnblockedByClient : std::string_view{});
+  ctx.reply.integer(1);
 }
 
 void client_help_command(CommandContext& ctx) {

@@ -87,6 +87,7 @@ void Connection::watch_for(uint32_t events) {
 
 void Connection::close() {
   if (fd_ < 0) return;
+  server_.state().blocking().unblock(session_);
   server_.loop().unwatch(fd_);
   ::close(fd_);
   fd_ = -1;
@@ -133,8 +134,27 @@ void Connection::resume() {
   if (!closed()) process_query_buffer();
 }
 
+void Connection::retry_blocked() {
+  const size_t mark = output_.size();
+  if (!server_.dispatcher().retry_blocked(session_, writer_)) return;
+  if (session_.reply_mode == ReplyMode::kOff) output_.resize(mark);
+  server_.queue_write(this);
+  server_.resume_later(this);
+}
+
+void Connection::end_blocked(std::string_view error) {
+  if (!session_.blocked.blocked()) return;
+  const size_t mark = output_.size();
+  server_.dispatcher().end_blocked(session_, writer_, error);
+  if (session_.reply_mode == ReplyMode::kOff) output_.resize(mark);
+  server_.queue_write(this);
+  server_.resume_later(this);
+}
+
 void Connection::process_query_buffer() {
-  while (!closed() && !session_.close_after_reply && !query_.empty()) {
+  // A blocked client's further commands wait in the buffer until it is served.
+  while (!closed() && !session_.close_after_reply && !session_.blocked.blocked() &&
+         !query_.empty()) {
     // Parse ahead: up to kBatchSize complete commands. Multibulk arguments are views into the
     // query buffer and stay valid until it is consumed; an inline command's arguments live in
     // the parser and last only until the next parse, so an inline command ends a batch.
@@ -168,6 +188,12 @@ void Connection::process_query_buffer() {
       }
       execute_one(args, queued.command);
       done = queued.end_offset;
+      if (session_.blocked.blocked()) {
+        query_.consume(done);
+        parser_.reset();
+        finish_processing();
+        return;
+      }
       if (closed() || session_.close_after_reply) break;
     }
     if (closed()) return;
@@ -254,6 +280,8 @@ void Connection::execute_one(std::span<const std::string_view> args, Command* co
   // Like Redis, the slow log, the latency monitor and MONITOR see only commands that ran, not
   // those refused before (unknown, wrong arity, NOAUTH…).
   if (executed) server_.after_command(*this, args, duration_us);
+  // Writes of this command may have made keys that clients wait on ready.
+  if (server_.state().blocking().has_ready()) server_.serve_blocked_clients();
 }
 
 void Connection::send_raw(std::string_view bytes) {

@@ -84,6 +84,11 @@ class Connection final : public EventHandler {
   void set_monitor(bool on) { monitor_ = on; }
   // Stops reading while paused (CLIENT PAUSE); resumes processing what is buffered.
   void resume();
+  // A blocked client: runs its command again now that a key it waits on is ready (see
+  // commands/blocking.h).
+  void retry_blocked();
+  // A blocked client: ends the wait with the timeout reply, or with `error`.
+  void end_blocked(std::string_view error = {});
 
   bool pending_write = false;  // queued on the server's write list
 

@@ -56,8 +56,11 @@ void EventLoop::run() {
     if (before_sleep_) before_sleep_();
     if (!running_) break;
     int timeout_ms = -1;
-    if (timer_) {
-      int64_t wait_us = next_timer_us_ - monotonic_now_us();
+    int64_t wake_us = timer_ ? next_timer_us_ : 0;
+    if (wake_by_us_ != 0 && (wake_us == 0 || wake_by_us_ < wake_us)) wake_us = wake_by_us_;
+    wake_by_us_ = 0;
+    if (wake_us != 0) {
+      int64_t wait_us = wake_us - monotonic_now_us();
       timeout_ms = static_cast<int>(std::max<int64_t>(0, (wait_us + 999) / 1000));
     }
     int count = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout_ms);

@@ -38,6 +38,11 @@ class EventLoop {
   // Calls `tick` every `period_us` of monotonic time (the cron).
   void set_timer(int64_t period_us, std::function<void()> tick);
   void set_timer_period(int64_t period_us) { timer_period_us_ = period_us; }
+  // Wakes the next wait no later than `monotonic_us` (a blocked client's deadline); set again
+  // before every wait by whoever needs it (before_sleep).
+  void wake_by(int64_t monotonic_us) {
+    if (wake_by_us_ == 0 || monotonic_us < wake_by_us_) wake_by_us_ = monotonic_us;
+  }
 
   // Runs until stop().
   void run();
@@ -50,6 +55,7 @@ class EventLoop {
   std::function<void()> timer_;
   int64_t timer_period_us_ = 100'000;
   int64_t next_timer_us_ = 0;
+  int64_t wake_by_us_ = 0;  // 0: no early wake wanted
 };
 
 int64_t monotonic_now_us();

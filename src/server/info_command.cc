@@ -213,9 +213,10 @@ void clients_section(InfoText& info, Server& server) {
   // Redis tracks these peaks over the last seconds; keywarden reports the current largest.
   info.field("client_recent_max_input_buffer", max_input);
   info.field("client_recent_max_output_buffer", max_output);
-  info.field("blocked_clients", 0);
+  const BlockingRegistry& blocking = server.state().blocking();
+  info.field("blocked_clients", blocking.blocked_count());
   info.field("tracking_clients", 0);
-  info.field("clients_in_timeout_table", 0);
+  info.field("clients_in_timeout_table", blocking.timed_count());
 }
 
 void memory_section(InfoText& info, Server& server) {

@@ -533,12 +533,33 @@ void Server::connection_closed(Connection* connection) {
   if (connection->monitor()) std::erase(monitors_, connection->id());
 }
 
+void Server::serve_blocked_clients() {
+  dispatcher_.serve_ready_keys([this](ClientSession& waiter) {
+    if (Connection* blocked = connection(waiter.id)) blocked->retry_blocked();
+  });
+}
+
+void Server::resume_later(Connection* connection) { resume_ids_.push_back(connection->id()); }
+
 void Server::before_sleep() {
   // Clients held by CLIENT PAUSE run here, never inside the command that ended the pause.
   if (pause_deadline_ms_ != 0 && clock_.wall_ms() >= pause_deadline_ms_) unpause_clients();
   if (resume_pending_) {
     resume_pending_ = false;
     for (auto& [id, connection] : connections_) connection->resume();
+  }
+  // Blocked clients whose deadline passed get their timeout reply; served and timed-out
+  // clients then run what they sent meanwhile (which may serve or block others in turn).
+  BlockingRegistry& blocking = state_.blocking();
+  for (ClientSession* waiter : blocking.timed_out(clock_.wall_ms())) {
+    if (Connection* blocked = connection(waiter->id)) blocked->end_blocked();
+  }
+  while (!resume_ids_.empty()) {
+    std::vector<uint64_t> ids;
+    ids.swap(resume_ids_);
+    for (uint64_t id : ids) {
+      if (Connection* resumed = connection(id)) resumed->resume();
+    }
   }
   Keyspace& keyspace = state_.keyspace();
   if (keyspace.has_due_keys(clock_.wall_ms())) {
@@ -554,6 +575,10 @@ void Server::before_sleep() {
   pending_writes_.clear();
   for (uint64_t id : closed_connections_) connections_.erase(id);
   closed_connections_.clear();
+  if (int64_t deadline_ms = blocking.earliest_deadline_ms()) {
+    const ClockReading now = clock_.read();
+    loop_.wake_by(now.monotonic_us + std::max<int64_t>(0, deadline_ms + 1 - now.wall_ms) * 1000);
+  }
 }
 
 void Server::close_idle_clients() {

@@ -165,6 +165,11 @@ class Server final : public ServerHost {
 
   // CLIENT PAUSE: until `deadline_ms` no client command runs (or only reads when write_only).
   // A pause already in force is never shortened nor weakened by a new one, as in Redis.
+  // Blocked clients (commands/blocking.h): runs again the commands of the clients waiting on
+  // keys that writes made ready; queues a served client's buffered commands for before_sleep.
+  void serve_blocked_clients();
+  void resume_later(Connection* connection);
+
   void pause_clients(int64_t deadline_ms, bool write_only);
   void unpause_clients();
   // The end of the pause in force (0 when none) and whether it holds back writes only.
@@ -224,6 +229,7 @@ class Server final : public ServerHost {
   int64_t pause_deadline_ms_ = 0;
   bool pause_write_only_ = false;
   bool resume_pending_ = false;  // paused clients to run at the next before_sleep
+  std::vector<uint64_t> resume_ids_;  // unblocked clients to run at the next before_sleep
   bool shutting_down_ = false;
   size_t peak_memory_ = 0;
   size_t startup_memory_ = 0;

@@ -1,0 +1,312 @@
+"""Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP) with
+several clients over raw sockets, keywarden against a stock redis-server.
+
+Each scenario is a script for named clients (A, B, C, D) of one server, and the raw bytes of
+every reply are compared between the two servers:
+
+    A cmd …     send and read the reply
+    A> cmd …    send without reading (the command may block)
+    A<          read one reply (it must come)
+    A?          expect no reply for a moment ("(no reply)" is recorded)
+    A!          close the connection
+    ~ 0.2       sleep (client side)
+
+``$A`` in a command stands for client A's id (CLIENT UNBLOCK).
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from conftest import Map, encode_command
+
+SCENARIOS: dict[str, str] = {
+    "wake-by-push": """
+        A> BLPOP k 0
+        A?
+        B RPUSH k x
+        A<
+        B LLEN k
+        B EXISTS k
+        """,
+    "served-at-once": """
+        B RPUSH k a b
+        A BLPOP k 0
+        A BRPOP k 0
+        A BLPOP k 0.05
+        """,
+    "fifo-per-key": """
+        A> BLPOP k 0
+        B> BLPOP k 0
+        C> BRPOP k 0
+        D RPUSH k 1 2 3 4
+        A<
+        B<
+        C<
+        D LRANGE k 0 -1
+        """,
+    "several-keys": """
+        A> BLPOP k1 k2 k3 0
+        B RPUSH k3 c
+        A<
+        B RPUSH k2 b
+        B RPUSH k1 a
+        A BLPOP k1 k2 0
+        A BLPOP k3 k2 0
+        """,
+    "timeouts": """
+        A BLPOP k 0.05
+        A BRPOP k 0.01
+        A BLMOVE k d LEFT LEFT 0.02
+        A BRPOPLPUSH k d 0.02
+        A BLMPOP 0.02 1 k LEFT
+        A BZPOPMIN z 0.02
+        A BZPOPMAX z 0.02
+        A BZMPOP 0.02 1 z MIN
+        """,
+    "bad-timeouts": """
+        A BLPOP k -1
+        A BLPOP k abc
+        A BLPOP k 1e400
+        A BLPOP k nan
+        A BLMOVE k d LEFT LEFT -0.5
+        A BZPOPMIN z x
+        """,
+    "pipeline-waits-behind": """
+        A> BLPOP k 0
+        A> PING
+        A> GET k
+        A?
+        B RPUSH k v
+        A<
+        A<
+        A<
+        """,
+    "multi-serves-after-exec": """
+        A> BLPOP k 0
+        B MULTI
+        B RPUSH k a b
+        B LPOP k
+        B EXEC
+        A<
+        B LRANGE k 0 -1
+        """,
+    "no-blocking-inside-multi": """
+        A MULTI
+        A BLPOP k 0
+        A BLMOVE k d LEFT LEFT 0
+        A BZPOPMIN z 0
+        A EXEC
+        """,
+    "wrong-type-keeps-waiting": """
+        A> BLPOP k 0
+        B SET k str
+        A?
+        B DEL k
+        A?
+        B RPUSH k v
+        A<
+        """,
+    "rename-and-move-wake": """
+        A> BLPOP k 0
+        B RPUSH other x
+        B RENAME other k
+        A<
+        A> BLPOP k 0
+        B SELECT 1
+        B RPUSH k y
+        B MOVE k 0
+        A<
+        """,
+    "swapdb-wakes": """
+        A> BLPOP k 0
+        B SELECT 1
+        B RPUSH k v
+        B SWAPDB 0 1
+        A<
+        """,
+    "client-unblock": """
+        A> BLPOP k 0
+        B CLIENT UNBLOCK $A
+        A<
+        A> BLMOVE k d LEFT LEFT 0
+        B CLIENT UNBLOCK $A TIMEOUT
+        A<
+        A> BLPOP k 0
+        B CLIENT UNBLOCK $A ERROR
+        A<
+        B CLIENT UNBLOCK $A
+        A PING
+        """,
+    "blmove-chain": """
+        A> BLMOVE a b LEFT RIGHT 0
+        B> BLPOP b 0
+        C RPUSH a v
+        A<
+        B<
+        C EXISTS a b
+        """,
+    "brpoplpush-rotation": """
+        A> BRPOPLPUSH k k 0
+        B RPUSH k v
+        A<
+        B LRANGE k 0 -1
+        """,
+    "blmpop-count": """
+        A> BLMPOP 0 2 k1 k2 RIGHT COUNT 2
+        B RPUSH k2 a b c
+        A<
+        B LRANGE k2 0 -1
+        """,
+    "disconnect-while-blocked": """
+        A> BLPOP k 0
+        A!
+        B RPUSH k v
+        B LLEN k
+        """,
+    "sorted-sets": """
+        A> BZPOPMIN z 0
+        B> BZPOPMAX z 0
+        C ZADD z 1 a 2 b 3 c
+        A<
+        B<
+        C ZRANGE z 0 -1 WITHSCORES
+        A> BZMPOP 0 2 y z MAX COUNT 5
+        C ZADD y 5 x
+        A<
+        """,
+    "list-waiter-ignores-zset": """
+        A> BLPOP k 0
+        B ZADD k 1 m
+        A?
+        B DEL k
+        B LPUSH k v
+        A<
+        """,
+}
+
+SCENARIO_NAMES = sorted(SCENARIOS)
+NO_REPLY = b"(no reply)"
+
+
+def no_reply_within(conn, seconds: float) -> bool:
+    """True when nothing arrives on `conn` for `seconds` (what arrives stays buffered)."""
+    if conn.reader.buffered():
+        return False
+    conn.sock.settimeout(seconds)
+    try:
+        chunk = conn.sock.recv(65536)
+    except socket.timeout:
+        return True
+    finally:
+        conn.sock.settimeout(conn.timeout)
+    if chunk:
+        conn.reader.unread(chunk)
+    return False
+
+
+def run_script(server, script: str, protocol: int) -> list[tuple[str, bytes]]:
+    clients, ids, out = {}, {}, []
+    try:
+        for line in script.strip().splitlines():
+            line = line.strip()
+            if line.startswith("~"):
+                time.sleep(float(line[1:]))
+                continue
+            head, *args = line.split()
+            who, op = head[0], head[1:]
+            if who not in clients:
+                clients[who] = server.raw()
+                if protocol == 3:
+                    assert isinstance(clients[who].execute("HELLO", "3"), Map)
+                ids[who] = clients[who].execute("CLIENT", "ID")
+            conn = clients[who]
+            args = [str(ids[a[1:]]) if a.startswith("$") else a for a in args]
+            if op == "":
+                conn.send(encode_command(*args))
+                out.append((line, conn.read_reply_with_raw()[1]))
+            elif op == ">":
+                conn.send(encode_command(*args))
+            elif op == "<":
+                out.append((line, conn.read_reply_with_raw()[1]))
+            elif op == "?":
+                out.append((line, NO_REPLY if no_reply_within(conn, 0.15) else b"(a reply)"))
+            elif op == "!":
+                conn.close()
+                # Both servers notice the close before the next client's command arrives.
+                time.sleep(0.05)
+            else:
+                raise ValueError(f"bad script line {line!r}")
+    finally:
+        for conn in clients.values():
+            conn.close()
+    return out
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+@pytest.mark.parametrize("name", SCENARIO_NAMES)
+def test_scenario(keywarden, reference_redis, name, protocol):
+    script = SCENARIOS[name]
+    kw = run_script(keywarden, script, protocol)
+    ref = run_script(reference_redis, script, protocol)
+    assert [line for line, _ in kw] == [line for line, _ in ref]
+    for (line, k), (_, r) in zip(kw, ref):
+        assert k == r, f"{name} RESP{protocol}: {line!r}: keywarden {k!r}, redis {r!r}"
+
+
+def info_field(conn, name: str) -> int:
+    for row in conn.execute("INFO", "clients").decode().splitlines():
+        if row.startswith(name + ":"):
+            return int(row.split(":", 1)[1])
+    raise AssertionError(f"INFO clients has no {name}")
+
+
+@pytest.mark.parametrize("which", ["keywarden", "redis"])
+def test_blocked_clients_are_reported(keywarden, reference_redis, which):
+    server = keywarden if which == "keywarden" else reference_redis
+    with server.raw() as a, server.raw() as b, server.raw() as c:
+        assert info_field(c, "blocked_clients") == 0
+        a.send_command("BLPOP", "k", "0")
+        b.send_command("BZPOPMIN", "z", "100")
+        time.sleep(0.1)
+        assert info_field(c, "blocked_clients") == 2
+        assert info_field(c, "clients_in_timeout_table") == 1
+        rows = [row for row in c.execute("CLIENT", "LIST").decode().splitlines()
+                if "cmd=client" not in row]
+        assert len(rows) == 2
+        assert all(" flags=b " in row for row in rows)
+        assert {row.split(" cmd=")[1].split()[0] for row in rows} == {"blpop", "bzpopmin"}
+        assert c.execute("RPUSH", "k", "v") == 1
+        assert a.read_reply() == [b"k", b"v"]
+        assert info_field(c, "blocked_clients") == 1
+        b.close()
+        time.sleep(0.1)
+        assert info_field(c, "blocked_clients") == 0
+        assert info_field(c, "clients_in_timeout_table") == 0
+
+
+def test_many_waiters_are_served_in_order(keywarden):
+    n = 50
+    waiters = [keywarden.raw() for _ in range(n)]
+    try:
+        for conn in waiters:
+            conn.send_command("BLPOP", "queue", "5")
+        time.sleep(0.2)
+        with keywarden.raw() as pusher:
+            assert pusher.execute("RPUSH", "queue", *range(n)) == n
+        for i, conn in enumerate(waiters):
+            assert conn.read_reply() == [b"queue", str(i).encode()]
+    finally:
+        for conn in waiters:
+            conn.close()
+
+
+def test_sub_second_timeouts_expire_on_their_own(keywarden):
+    # No other traffic: the server must wake for the deadline itself, not wait for the cron.
+    with keywarden.raw() as a:
+        start = time.monotonic()
+        assert a.execute("BLPOP", "k", "0.3") is None
+        assert time.monotonic() - start >= 0.29
