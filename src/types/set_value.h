@@ -1,0 +1,178 @@
+// A set value: distinct byte strings, in one of the three encodings Redis 7.2 reports through
+// OBJECT ENCODING (7.2's encodings are adopted deliberately: 7.0 has no "listpack" for sets
+// and sends every small set of strings to a hashtable).
+//
+// "intset": while every member is a canonical 64-bit integer (as Redis's string2ll reads it)
+// and there are at most `max_intset_entries` of them, a sorted array of integers stored at the
+// narrowest width (2, 4 or 8 bytes) that holds them all, widened when a member needs it and
+// never narrowed. Members come back in ascending numeric order, exactly as Redis replies.
+//
+// "listpack": a small set holding a non-integer member, up to `max_listpack_entries` members
+// of at most `max_listpack_value` bytes each: one flat buffer of length-prefixed members in
+// insertion order, searched linearly.
+//
+// "hashtable": a StringTable of members (types/string_table.h), for everything larger.
+//
+// Conversions follow Redis 7.2 and only go one way, intset → listpack → hashtable:
+//  - an intset that receives a non-integer becomes a listpack when it holds fewer than
+//    `max_listpack_entries` members and both the new member and the decimal text of every
+//    integer fit `max_listpack_value` bytes; a hashtable otherwise;
+//  - an intset that grows past `max_intset_entries` becomes a hashtable (not a listpack);
+//  - a listpack that would get a member beyond `max_listpack_entries`, or a member longer
+//    than `max_listpack_value`, becomes a hashtable.
+// A set never converts back on removal. New sets built by a command (SINTERSTORE, SUNIONSTORE,
+// SDIFFSTORE, SMOVE's destination, SPOP's rebuilt remainder) start as an empty intset and
+// convert as members arrive, which gives each the encoding Redis 7.0 gives it for integers.
+//
+// Both flat encodings live in one std::string, so a set of a few small members needs no heap
+// allocation beyond the SetValue itself.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "types/aggregate.h"
+#include "types/string_table.h"
+
+namespace keywarden {
+
+// Redis 7.2's defaults for set-max-intset-entries, set-max-listpack-entries and
+// set-max-listpack-value.
+inline constexpr int64_t kDefaultSetMaxIntsetEntries = 512;
+inline constexpr int64_t kDefaultSetMaxListpackEntries = 128;
+inline constexpr int64_t kDefaultSetMaxListpackValue = 64;
+
+struct SetLimits {
+  int64_t max_intset_entries = kDefaultSetMaxIntsetEntries;
+  int64_t max_listpack_entries = kDefaultSetMaxListpackEntries;
+  int64_t max_listpack_value = kDefaultSetMaxListpackValue;
+};
+
+class SetValue final : public Aggregate {
+ public:
+  SetValue();
+  ~SetValue() override;
+  SetValue(const SetValue& other);
+  SetValue& operator=(const SetValue& other);
+  SetValue(SetValue&&) noexcept;
+  SetValue& operator=(SetValue&&) noexcept;
+
+  std::unique_ptr<Aggregate> clone() const override { return std::make_unique<SetValue>(*this); }
+  Encoding encoding() const override { return encoding_; }
+  size_t size() const override { return table_ != nullptr ? table_->size() : count_; }
+  bool empty() const { return size() == 0; }
+  size_t payload_bytes() const override;
+
+  bool contains(std::string_view member) const;
+  // Adds `member`; true when it was not there. Converts as the header describes.
+  bool add(std::string_view member, const SetLimits& limits);
+  // True when the member was there.
+  bool remove(std::string_view member);
+
+  // Calls visit(std::string_view member) for every member: ascending for an intset, insertion
+  // order for a listpack, bucket order for a hashtable. The set must not change meanwhile;
+  // the view is valid only during the call.
+  template <typename Fn>
+  void for_each(Fn&& visit) const;
+
+  // One SSCAN step. The flat encodings return everything and cursor 0; the hashtable visits
+  // the bucket the cursor names and returns the next cursor (0 when done), with the SCAN
+  // guarantee across resizes.
+  template <typename Fn>
+  uint64_t scan(uint64_t cursor, Fn&& visit) const;
+
+  // A uniformly chosen member (the set must not be empty; the hashtable samples as Redis's
+  // dict does: a random non-empty bucket, then a random chain element).
+  std::string random_member(std::mt19937_64& rng) const;
+  // `count` distinct members chosen at random (count <= size()), in no particular order.
+  std::vector<std::string> random_distinct(size_t count, std::mt19937_64& rng) const;
+  // Removes a random member and returns it (the set must not be empty).
+  std::string pop_random(std::mt19937_64& rng);
+  // Removes `count` random members (0 < count < size()) and returns them. Like Redis, when
+  // few would remain it draws the survivors instead, moves them into a new set built as a
+  // command builds one, and hands back everything else in the old set's order.
+  std::vector<std::string> pop_random(size_t count, std::mt19937_64& rng,
+                                      const SetLimits& limits);
+
+ private:
+  // Intset helpers: members are count_ little-endian integers of int_width_ bytes in flat_.
+  int64_t int_at(size_t index) const;
+  // Index of `value` if present, else where it would be inserted; *found says which.
+  size_t int_position(int64_t value, bool* found) const;
+  void widen_ints(uint8_t width);
+  void insert_int(size_t index, int64_t value);
+  bool add_int(int64_t value, const SetLimits& limits);
+  // Listpack helpers: members are (LEB128 length, bytes) records in flat_, in order.
+  // Offset of the record holding `member`, or npos.
+  size_t listpack_find(std::string_view member) const;
+  void listpack_append(std::string_view member);
+  // The member at `index` (0-based) and the offset/length of its whole record.
+  std::string_view listpack_at(size_t index, size_t* record_offset, size_t* record_length) const;
+
+  void convert_to_listpack();
+  void convert_to_table();
+
+  Encoding encoding_ = Encoding::kIntset;
+  uint8_t int_width_ = 2;
+  uint32_t count_ = 0;  // members of the flat encodings
+  std::string flat_;
+  std::unique_ptr<StringSet> table_;
+};
+
+namespace set_value_detail {
+
+// Reads a LEB128 length at `offset`, advancing it.
+inline size_t read_length(std::string_view bytes, size_t* offset) {
+  size_t length = 0;
+  int shift = 0;
+  for (;;) {
+    const auto byte = static_cast<uint8_t>(bytes[(*offset)++]);
+    length |= static_cast<size_t>(byte & 0x7F) << shift;
+    if ((byte & 0x80) == 0) return length;
+    shift += 7;
+  }
+}
+
+// Decimal text of `value` into `buffer` (at least 20 bytes); returns the view.
+std::string_view int_text(int64_t value, char* buffer);
+
+}  // namespace set_value_detail
+
+template <typename Fn>
+void SetValue::for_each(Fn&& visit) const {
+  switch (encoding_) {
+    case Encoding::kIntset: {
+      char buffer[24];
+      for (size_t i = 0; i < count_; ++i) visit(set_value_detail::int_text(int_at(i), buffer));
+      return;
+    }
+    case Encoding::kListpack: {
+      const std::string_view bytes = flat_;
+      size_t offset = 0;
+      for (size_t i = 0; i < count_; ++i) {
+        const size_t length = set_value_detail::read_length(bytes, &offset);
+        visit(bytes.substr(offset, length));
+        offset += length;
+      }
+      return;
+    }
+    default:
+      table_->for_each([&](const std::string& member) { visit(std::string_view(member)); });
+  }
+}
+
+template <typename Fn>
+uint64_t SetValue::scan(uint64_t cursor, Fn&& visit) const {
+  if (table_ == nullptr) {
+    for_each(visit);
+    return 0;
+  }
+  return table_->scan(cursor, [&](const std::string& member) { visit(std::string_view(member)); });
+}
+
+}  // namespace keywarden
