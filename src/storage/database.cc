@@ -1,5 +1,6 @@
 #include "storage/database.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -51,6 +52,24 @@ uint32_t lfu_accessed(uint32_t stamp, int64_t now_ms, int64_t log_factor, int64_
   return (minutes_now(now_ms) << 8) | count;
 }
 }  // namespace access_clock
+
+namespace {
+
+// What glibc malloc really hands out for a request of `bytes`: an 8-byte header, 16-byte
+// granularity, 32 bytes at least.
+size_t allocation_size(size_t bytes) { return std::max<size_t>(32, (bytes + 8 + 15) & ~size_t{15}); }
+
+}  // namespace
+
+size_t Database::memory_usage(const Entry* entry) const {
+  size_t bytes = allocation_size(sizeof(Entry) + entry->key().size());
+  bytes += entry->value.payload_bytes();
+  // One bucket pointer per key at the table's current load.
+  const size_t keys = std::max<size_t>(1, table_.size());
+  bytes += (table_.bucket_count() * sizeof(void*) + keys - 1) / keys;
+  if (entry->has_expiry()) bytes += expiry_.memory_bytes() / std::max<size_t>(1, expiry_.size());
+  return bytes;
+}
 
 Entry* Entry::create(std::string_view key, Value value) {
   void* memory = ::operator new(sizeof(Entry) + key.size());

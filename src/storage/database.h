@@ -76,6 +76,9 @@ class Database {
   // The entry for `key` if it exists and has not expired at `now_ms`; an expired entry is
   // deleted on the way (lazy expiry).
   Entry* lookup(std::string_view key, int64_t now_ms);
+  // Bytes `entry` costs this database (MEMORY USAGE): its allocation as the allocator rounds
+  // it, the value's payload, and its share of the hash table and the expiry index.
+  size_t memory_usage(const Entry* entry) const;
   // The entry regardless of its deadline (for the expiry machinery and DEBUG).
   Entry* find_raw(std::string_view key);
 
