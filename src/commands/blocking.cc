@@ -65,12 +65,6 @@ void BlockingRegistry::unblock(ClientSession& session) {
   --blocked_count_;
 }
 
-size_t BlockingRegistry::blocking_key_count() const {
-  size_t count = 0;
-  for (const KeyMap& map : by_db_) count += map.size();
-  return count;
-}
-
 void BlockingRegistry::signal_slow(int db, std::string_view key) {
   if (static_cast<size_t>(db) >= by_db_.size()) return;
   const KeyMap& map = by_db_[db];

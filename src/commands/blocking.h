@@ -97,8 +97,6 @@ class BlockingRegistry {
   size_t blocked_count() const { return blocked_count_; }
   // Blocked clients with a deadline (INFO clients_in_timeout_table).
   size_t timed_count() const { return deadlines_.size(); }
-  // Keys with waiters, over all databases (INFO keyspace's blocking_keys in 7.2).
-  size_t blocking_key_count() const;
 
   // A write touched `key` in database `db`: if anyone waits on it, it is ready.
   void signal(int db, std::string_view key) {
