@@ -83,6 +83,13 @@ inline constexpr std::string_view kCountOutOfRange =
 // --- List family (add list-command texts here) ---
 
 // --- Set family (add set-command texts here) ---
+// getPositiveLongFromObjectOrReply without a message (SPOP's count), non-integers included.
+inline constexpr std::string_view kSetMustBePositive = "ERR value is out of range, must be positive";
+// SINTERCARD's numkeys (non-integers included) and LIMIT.
+inline constexpr std::string_view kSetNumkeysNotPositive = "ERR numkeys should be greater than 0";
+inline constexpr std::string_view kSetTooManyNumkeys =
+    "ERR Number of keys can't be greater than number of args";
+inline constexpr std::string_view kSetLimitNegative = "ERR LIMIT can't be negative";
 
 // --- Sorted set family (add sorted-set-command texts here) ---
 

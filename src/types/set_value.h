@@ -34,6 +34,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "types/aggregate.h"
@@ -75,8 +76,8 @@ class SetValue final : public Aggregate {
   bool remove(std::string_view member);
 
   // Calls visit(std::string_view member) for every member: ascending for an intset, insertion
-  // order for a listpack, bucket order for a hashtable. The set must not change meanwhile;
-  // the view is valid only during the call.
+  // order for a listpack, bucket order for a hashtable; a visitor returning bool stops the walk
+  // with false. The set must not change meanwhile; the view is valid only during the call.
   template <typename Fn>
   void for_each(Fn&& visit) const;
 
@@ -145,10 +146,21 @@ std::string_view int_text(int64_t value, char* buffer);
 
 template <typename Fn>
 void SetValue::for_each(Fn&& visit) const {
+  // A visitor that returns bool ends the walk by returning false.
+  auto call = [&visit](std::string_view member) -> bool {
+    if constexpr (std::is_same_v<std::invoke_result_t<Fn&, std::string_view>, bool>) {
+      return visit(member);
+    } else {
+      visit(member);
+      return true;
+    }
+  };
   switch (encoding_) {
     case Encoding::kIntset: {
       char buffer[24];
-      for (size_t i = 0; i < count_; ++i) visit(set_value_detail::int_text(int_at(i), buffer));
+      for (size_t i = 0; i < count_; ++i) {
+        if (!call(set_value_detail::int_text(int_at(i), buffer))) return;
+      }
       return;
     }
     case Encoding::kListpack: {
@@ -156,13 +168,15 @@ void SetValue::for_each(Fn&& visit) const {
       size_t offset = 0;
       for (size_t i = 0; i < count_; ++i) {
         const size_t length = set_value_detail::read_length(bytes, &offset);
-        visit(bytes.substr(offset, length));
+        if (!call(bytes.substr(offset, length))) return;
         offset += length;
       }
       return;
     }
     default:
-      table_->for_each([&](const std::string& member) { visit(std::string_view(member)); });
+      for (const std::string& member : *table_) {
+        if (!call(member)) return;
+      }
   }
 }
 
