@@ -92,6 +92,26 @@ inline constexpr std::string_view kSetTooManyNumkeys =
 inline constexpr std::string_view kSetLimitNegative = "ERR LIMIT can't be negative";
 
 // --- Sorted set family (add sorted-set-command texts here) ---
+inline constexpr std::string_view kZAddXxAndNx =
+    "ERR XX and NX options at the same time are not compatible";
+inline constexpr std::string_view kZAddIncrOnePair =
+    "ERR INCR option supports a single increment-element pair";
+inline constexpr std::string_view kZScoreNaN = "ERR resulting score is not a number (NaN)";
+inline constexpr std::string_view kZMinMaxNotFloat = "ERR min or max is not a float";
+inline constexpr std::string_view kZMinMaxNotLex = "ERR min or max not valid string range item";
+inline constexpr std::string_view kZLimitNeedsByScoreOrByLex =
+    "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX";
+inline constexpr std::string_view kZWithScoresAndByLex =
+    "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
+// getPositiveLongFromObjectOrReply without a message (ZPOPMIN/ZPOPMAX count).
+inline constexpr std::string_view kZMustBePositive = "ERR value is out of range, must be positive";
+inline constexpr std::string_view kZNumkeysNotPositive = "ERR numkeys should be greater than 0";
+inline constexpr std::string_view kZCountNotPositive = "ERR count should be greater than 0";
+inline constexpr std::string_view kZWeightNotFloat = "ERR weight value is not a float";
+inline constexpr std::string_view kZLimitNegative = "ERR LIMIT can't be negative";
+// "ERR at least 1 input key is needed for '<command>' command".
+inline constexpr std::string_view kZNoInputKeyPrefix = "ERR at least 1 input key is needed for '";
+inline constexpr std::string_view kZNoInputKeySuffix = "' command";
 
 // --- SORT and SORT_RO (add their texts here) ---
 

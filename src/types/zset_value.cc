@@ -18,6 +18,10 @@ constexpr uint32_t kLevelUpThreshold = 0xFFFF / 4;
 
 constexpr size_t kNotFound = static_cast<size_t>(-1);
 
+// A listpack stores an integral score as an integer, so a -0 score comes back as 0 there
+// (Redis's double2ll); the skiplist keeps the sign.
+double listpack_score(double score) { return score == 0 ? 0.0 : score; }
+
 size_t string_heap_bytes(const std::string& text) {
   return text.capacity() > 15 ? text.capacity() + 1 : 0;
 }
@@ -253,6 +257,7 @@ std::unique_ptr<ZSetValue> ZSetValue::from_sorted(std::vector<Element> elements,
   }
   auto zset = std::make_unique<ZSetValue>(!fits);
   if (fits) {
+    for (Element& element : elements) element.score = listpack_score(element.score);
     zset->listpack_ = std::move(elements);
     return zset;
   }
@@ -284,7 +289,7 @@ size_t ZSetValue::listpack_insert_position(double score, std::string_view member
 void ZSetValue::listpack_insert(std::string_view member, double score) {
   const size_t position = listpack_insert_position(score, member);
   listpack_.insert(listpack_.begin() + static_cast<ptrdiff_t>(position),
-                   Element{std::string(member), score});
+                   Element{std::string(member), listpack_score(score)});
 }
 
 // --- Lookups and single-member changes -----------------------------------------------------
@@ -325,7 +330,7 @@ ZSetValue::AddResult ZSetValue::add(std::string_view member, double score, uint8
       if (score == current) return AddResult::kUnchanged;
       Element moved = std::move(listpack_[index]);
       listpack_.erase(listpack_.begin() + static_cast<ptrdiff_t>(index));
-      moved.score = score;
+      moved.score = listpack_score(score);
       const size_t position = listpack_insert_position(score, moved.member);
       listpack_.insert(listpack_.begin() + static_cast<ptrdiff_t>(position), std::move(moved));
       return AddResult::kUpdated;
@@ -697,7 +702,7 @@ void ZSetValue::convert_to_listpack() {
   elements.reserve(skiplist_->length);
   for (const SkipNode* node = skiplist_->header->levels[0].forward; node != nullptr;
        node = node->levels[0].forward) {
-    elements.push_back(Element{*node->member, node->score});
+    elements.push_back(Element{*node->member, listpack_score(node->score)});
   }
   skiplist_.reset();
   listpack_ = std::move(elements);
