@@ -81,6 +81,18 @@ inline constexpr std::string_view kCountOutOfRange =
     "9223372036854775807";
 
 // --- List family (add list-command texts here) ---
+// getPositiveLongFromObjectOrReply without a message (LPOP/RPOP's count), non-integers included.
+inline constexpr std::string_view kListMustBePositive =
+    "ERR value is out of range, must be positive";
+inline constexpr std::string_view kListIndexOutOfRange = "ERR index out of range";
+inline constexpr std::string_view kListRankZero =
+    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
+    "negative to start from the end of the list";
+inline constexpr std::string_view kListCountNegative = "ERR COUNT can't be negative";
+inline constexpr std::string_view kListMaxlenNegative = "ERR MAXLEN can't be negative";
+// LMPOP/BLMPOP: numkeys and COUNT (non-integers included).
+inline constexpr std::string_view kListNumkeysNotPositive = "ERR numkeys should be greater than 0";
+inline constexpr std::string_view kListCountNotPositive = "ERR count should be greater than 0";
 
 // --- Set family (add set-command texts here) ---
 // getPositiveLongFromObjectOrReply without a message (SPOP's count), non-integers included.
@@ -114,6 +126,8 @@ inline constexpr std::string_view kZNoInputKeyPrefix = "ERR at least 1 input key
 inline constexpr std::string_view kZNoInputKeySuffix = "' command";
 
 // --- SORT and SORT_RO (add their texts here) ---
+inline constexpr std::string_view kSortScoreNotDouble =
+    "ERR One or more scores can't be converted into double";
 
 // --- Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH ---
 inline constexpr std::string_view kMultiNested = "ERR MULTI calls can not be nested";

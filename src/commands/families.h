@@ -11,6 +11,7 @@ void register_string_commands(CommandTable& table);
 void register_key_commands(CommandTable& table);
 void register_expire_commands(CommandTable& table);
 void register_hash_commands(CommandTable& table);
+void register_list_commands(CommandTable& table);
 void register_zset_commands(CommandTable& table);
 void register_set_commands(CommandTable& table);
 // COMMAND and its subcommands, answered from the table itself.
@@ -23,6 +24,7 @@ inline void register_data_commands(CommandTable& table) {
   register_key_commands(table);
   register_expire_commands(table);
   register_hash_commands(table);
+  register_list_commands(table);
   register_zset_commands(table);
   register_set_commands(table);
   register_introspection_commands(table);
