@@ -24,13 +24,14 @@ using set_value_detail::read_length;
 // Redis caps intsets at 2^30 entries whatever set-max-intset-entries says.
 constexpr int64_t kIntsetHardLimit = int64_t{1} << 30;
 
+template <typename Narrow>
+bool fits(int64_t value) {
+  return value >= std::numeric_limits<Narrow>::min() && value <= std::numeric_limits<Narrow>::max();
+}
+
 uint8_t width_for(int64_t value) {
-  if (value >= std::numeric_limits<int16_t>::min() && value <= std::numeric_limits<int16_t>::max()) {
-    return 2;
-  }
-  if (value >= std::numeric_limits<int32_t>::min() && value <= std::numeric_limits<int32_t>::max()) {
-    return 4;
-  }
+  if (fits<int16_t>(value)) return 2;
+  if (fits<int32_t>(value)) return 4;
   return 8;
 }
 

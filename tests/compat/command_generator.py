@@ -25,7 +25,10 @@ tolerance when both are >= 0), unordered (array compared sorted), unordered_pair
 field/value array or map compared as sorted pairs), randomkey (both nil or both a key that
 exists), scan (a whole SCAN iteration compared as a set of keys), dbsize (every key name the
 sequence has used is first touched with EXISTS on both servers, so that no logically expired
-key is left for DBSIZE to count, then exact).
+key is left for DBSIZE to count, then exact), random_members (SPOP/SRANDMEMBER: same reply type
+and size, distinct members where promised, each one a member; different SPOPs are followed by
+a resync of the key), encoding (exact, except that a set may be a listpack here where Redis 7.0
+reports a hashtable).
 
 Run ``python3 tests/compat/command_generator.py --seed 7 --count 40`` to print a sequence.
 """
@@ -328,6 +331,78 @@ def build_hscan(ctx: Context) -> list[str]:
     return args
 
 
+# Members mix canonical integers (intsets), strings (listpacks), integer look-alikes that are
+# strings ("007", "+5", "1.5") and one member over 64 bytes (straight to a hashtable).
+SET_MEMBERS = ["a", "b", "c", "xyz", "", "1", "2", "3", "-1", "0", "10", "42", "007", "+5",
+               "1.5", "9223372036854775807", "-9223372036854775808", "12345678901234567890",
+               "\u00e9", "m" * 65]
+MEMBER_PATTERNS = ["*", "a*", "?", "1*", "[ab]*", "-*", "*0*", "x?z", "[^a]*", "nomatch"]
+
+
+def member(ctx: Context) -> str:
+    return ctx.pick(SET_MEMBERS) if ctx.chance(0.7) else str(ctx.rng.randint(-20, 20))
+
+
+def members(ctx: Context, lo: int = 1, hi: int = 3) -> list[str]:
+    return [member(ctx) for _ in range(ctx.rng.randint(lo, hi))]
+
+
+def build_sadd_many(ctx: Context) -> list[str]:
+    """Enough members to pass set-max-listpack-entries (128) or set-max-intset-entries (512)."""
+    count = ctx.pick([129, 300, 513])
+    start = ctx.rng.randint(-50, 50)
+    if ctx.chance(0.5):
+        items = [str(start + i) for i in range(count)]
+    else:
+        items = [f"s{start + i}" for i in range(count)]
+    return ["SADD", ctx.key()] + items
+
+
+def build_spop(ctx: Context) -> list[str]:
+    args = ["SPOP", ctx.key()]
+    if ctx.chance(0.7):
+        args.append(ctx.pick(["-1", "abc", "1.5", "", str(LLONG_MIN), "9223372036854775808"])
+                    if ctx.bad() else ctx.pick(["0", "1", "2", "3", "5", "1000", str(LLONG_MAX)]))
+    return args
+
+
+def build_srandmember(ctx: Context) -> list[str]:
+    # Never a huge negative count: Redis would try to reply that many members.
+    args = ["SRANDMEMBER", ctx.key()]
+    if ctx.chance(0.8):
+        args.append(ctx.pick(["abc", "1.5", "", str(LLONG_MIN), "9223372036854775808"])
+                    if ctx.bad() else
+                    ctx.pick(["0", "1", "2", "3", "-1", "-3", "-10", "100", str(LLONG_MAX)]))
+    return args
+
+
+def build_sintercard(ctx: Context) -> list[str]:
+    keys = ctx.keys(1, 3)
+    numkeys = str(len(keys))
+    if ctx.bad():
+        numkeys = ctx.pick(["0", "-1", "abc", str(len(keys) + 1), "9223372036854775808"])
+    args = ["SINTERCARD", numkeys] + keys
+    if ctx.chance(0.4):
+        args += [ctx.opt("LIMIT"),
+                 ctx.pick(["-1", "abc", ""]) if ctx.bad() else ctx.pick(["0", "1", "2", "10"])]
+    if ctx.chance(0.05):
+        args += [ctx.pick(["LIMIT", "junk"])]
+    return args
+
+
+def build_sscan(ctx: Context) -> list[str]:
+    cursor = ctx.pick(["abc", "-1", "1x", ""]) if ctx.bad() else "0"
+    args = ["SSCAN", ctx.key(), cursor]
+    if ctx.chance(0.4):
+        args += [ctx.opt("MATCH"), ctx.pick(MEMBER_PATTERNS)]
+    if ctx.chance(0.4):
+        args += [ctx.opt("COUNT"), ctx.pick(["1", "2", "5", "100"]) if not ctx.bad()
+                 else ctx.pick(["0", "-1", "abc"])]
+    if ctx.chance(0.05):
+        args += [ctx.pick(["TYPE", "junk"])]
+    return args
+
+
 def build_unknown(ctx: Context) -> list[str]:
     return [ctx.pick(["FOO", "getx", "SETT", "EXPIRES"])] + ctx.keys(0, 2)
 
@@ -414,7 +489,8 @@ TEMPLATES: list[Template] = [
     T("SWAPDB", "keys", 0.7, lambda c: ["SWAPDB", c.db(), c.db()]),
     T("SELECT", "keys", 1.2, lambda c: ["SELECT", c.db()]),
     T("DBSIZE", "keys", 1.5, lambda c: ["DBSIZE"], "dbsize"),
-    T("OBJECT", "keys", 2.5, build_object),
+    # "encoding": exact, but a set Redis 7.0 reports as hashtable may be a listpack here
+    T("OBJECT", "keys", 2.5, build_object, "encoding"),
     T("FLUSHDB", "keys", 0.15, build_flush("FLUSHDB")),
     T("FLUSHALL", "keys", 0.05, build_flush("FLUSHALL")),
     # connection-level odds and ends
@@ -453,9 +529,28 @@ TEMPLATES: list[Template] = [
     T("LPOP", "lists", 1.5, lambda c: ["LPOP", c.key()]),
     T("LLEN", "lists", 1, lambda c: ["LLEN", c.key()]),
     T("LRANGE", "lists", 2, lambda c: ["LRANGE", c.key(), c.integer(-5, 5), c.integer(-5, 5)]),
-    T("SADD", "sets", 3, lambda c: ["SADD", c.key()] + [c.short_value() for _ in range(2)]),
+    # sets: intsets reply in ascending order as in Redis; small sets of strings are listpacks
+    # here (Redis 7.2's encoding) and hashtables in Redis 7.0, so their order differs. SPOP and
+    # SRANDMEMBER are compared by shape, size and membership ("random_members"), and a SPOP
+    # that popped other members than Redis did is followed by a resync of the key.
+    T("SADD", "sets", 4, lambda c: ["SADD", c.key()] + members(c)),
+    T("SADD many", "sets", 0.3, build_sadd_many, mutate=False),
+    T("SREM", "sets", 2, lambda c: ["SREM", c.key()] + members(c)),
     T("SMEMBERS", "sets", 1.5, lambda c: ["SMEMBERS", c.key()], "unordered"),
-    T("SCARD", "sets", 1, lambda c: ["SCARD", c.key()]),
+    T("SISMEMBER", "sets", 1.5, lambda c: ["SISMEMBER", c.key(), member(c)]),
+    T("SMISMEMBER", "sets", 1, lambda c: ["SMISMEMBER", c.key()] + members(c)),
+    T("SCARD", "sets", 1.5, lambda c: ["SCARD", c.key()]),
+    T("SPOP", "sets", 1.5, build_spop, "random_members"),
+    T("SRANDMEMBER", "sets", 1.5, build_srandmember, "random_members"),
+    T("SMOVE", "sets", 1.5, lambda c: ["SMOVE", c.key(), c.key(), member(c)]),
+    T("SINTER", "sets", 1, lambda c: ["SINTER"] + c.keys(1, 3), "unordered"),
+    T("SINTERCARD", "sets", 1, build_sintercard),
+    T("SINTERSTORE", "sets", 1, lambda c: ["SINTERSTORE", c.key()] + c.keys(1, 3)),
+    T("SUNION", "sets", 1, lambda c: ["SUNION"] + c.keys(1, 3), "unordered"),
+    T("SUNIONSTORE", "sets", 1, lambda c: ["SUNIONSTORE", c.key()] + c.keys(1, 3)),
+    T("SDIFF", "sets", 1, lambda c: ["SDIFF"] + c.keys(1, 3), "unordered"),
+    T("SDIFFSTORE", "sets", 1, lambda c: ["SDIFFSTORE", c.key()] + c.keys(1, 3)),
+    T("SSCAN", "sets", 1, build_sscan, "scan"),
     T("ZADD", "zsets", 3, lambda c: ["ZADD", c.key(), c.float_(), c.short_value()]),
     T("ZRANGE", "zsets", 1.5, lambda c: ["ZRANGE", c.key(), "0", "-1", "WITHSCORES"]),
     T("ZSCORE", "zsets", 1, lambda c: ["ZSCORE", c.key(), c.short_value()]),
@@ -463,6 +558,7 @@ TEMPLATES: list[Template] = [
 
 DEFAULT_FAMILIES = ("strings", "expiry", "keys", "server", "hashes")
 DEFAULT_FAMILIES += ("transactions",)
+DEFAULT_FAMILIES += ("sets",)
 ALL_FAMILIES = tuple(dict.fromkeys(t.family for t in TEMPLATES))
 
 

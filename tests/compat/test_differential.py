@@ -176,8 +176,66 @@ class DifferentialRun:
         ref = self.ref.conn.read_reply_with_raw()
         if cmd.compare == "randomkey":
             self.check_randomkey(index, cmd, kw, ref)
+        elif cmd.compare == "random_members":
+            self.check_random_members(index, cmd, args, kw, ref)
+        elif cmd.compare == "encoding":
+            if kw[1] != ref[1] and not self.is_set_listpack_difference(args, kw, ref):
+                self.fail(index, cmd, kw[1], ref[1])
         elif not compare_replies(cmd.compare, kw, ref):
             self.fail(index, cmd, kw[1], ref[1])
+
+    def is_set_listpack_difference(self, args, kw, ref) -> bool:
+        """OBJECT ENCODING of a set: keywarden keeps small sets holding strings as listpacks (Redis
+        7.2's encoding, adopted deliberately) where Redis 7.0 makes a hashtable. That one pair,
+        for a key that is a set, is the only difference allowed."""
+        return (len(args) == 3 and args[1].upper() == b"ENCODING"
+                and kw[1] == b"$8\r\nlistpack\r\n" and ref[1] == b"$9\r\nhashtable\r\n"
+                and self.ref.conn.execute("TYPE", args[2]) == b"set")
+
+    def check_random_members(self, index, cmd, args, kw, ref):
+        """SPOP and SRANDMEMBER: the same reply type and size on both sides, distinct members
+        where the command promises them, every member taken from the set. Two SPOPs that took
+        different members leave different sets: the key is then rebuilt alike on both sides."""
+        (kv, kraw), (rv, rraw) = kw, ref
+        if kraw == rraw:
+            return
+        if kraw[:1] != rraw[:1] or isinstance(kv, ReplyError) or isinstance(rv, ReplyError):
+            self.fail(index, cmd, kraw, rraw)
+
+        def items(value):
+            return [] if value is None else [value] if isinstance(value, bytes) else list(value)
+
+        name, key = args[0].upper(), args[1]
+        ki, ri = items(kv), items(rv)
+        if len(ki) != len(ri):
+            self.fail(index, cmd, kraw, rraw, "different sizes")
+        distinct = name == b"SPOP" or (len(args) > 2 and not args[2].startswith(b"-"))
+        if distinct and (len(set(ki)) != len(ki) or len(set(ri)) != len(ri)):
+            self.fail(index, cmd, kraw, rraw, "a member repeated")
+        if name == b"SRANDMEMBER":
+            for side, got in ((self.kw, ki), (self.ref, ri)):
+                unique = sorted(set(got))
+                if unique and side.conn.execute("SMISMEMBER", key, *unique) != [1] * len(unique):
+                    self.fail(index, cmd, kraw, rraw, f"{side.name} returned a non-member")
+            return
+        # SPOP: what one side popped and the other did not must still be in the other's set.
+        for side, got, other in ((self.ref, ki, ri), (self.kw, ri, ki)):
+            extra = sorted(set(got) - set(other))
+            if extra and side.conn.execute("SMISMEMBER", key, *extra) != [1] * len(extra):
+                self.fail(index, cmd, kraw, rraw, f"popped members {side.name} never had")
+        if set(ki) != set(ri):
+            self.resync_set(key)
+
+    def resync_set(self, key: bytes) -> None:
+        """Gives both servers Redis's members (and deadline) for `key`, built the same way."""
+        members = self.ref.conn.execute("SMEMBERS", key)
+        deadline = self.ref.conn.execute("PEXPIRETIME", key)
+        for side in (self.kw, self.ref):
+            side.conn.execute("DEL", key)
+            if members:
+                side.conn.execute("SADD", key, *members)
+            if isinstance(deadline, int) and deadline > 0:
+                side.conn.execute("PEXPIREAT", key, deadline)
 
     def check_randomkey(self, index, cmd, kw, ref):
         if kw[1] == ref[1]:
