@@ -924,6 +924,129 @@ SEQUENCES: dict[str, str] = {
         RANDOMKEY
         SCAN 0
         """,
+    "sets": r"""
+        SADD s 3 1 2 1
+        SMEMBERS s
+        OBJECT ENCODING s
+        SADD s -9223372036854775808 9223372036854775807 100000 1
+        SMEMBERS s
+        SISMEMBER s 02
+        SISMEMBER s 1
+        SMISMEMBER s 1 x 100000 1
+        SMISMEMBER nokey a b
+        SADD s x
+        OBJECT ENCODING s
+        SREM s x
+        OBJECT ENCODING s
+        SMEMBERS s
+        SADD w b a "" c
+        SMEMBERS w
+        SCARD w
+        SREM w a zz ""
+        SREM w b c
+        EXISTS w
+        SET str x
+        SADD str a
+        SREM str a
+        SMEMBERS str
+        SCARD str
+        SISMEMBER str a
+        SMISMEMBER str a
+        SPOP str
+        SPOP str 0
+        SPOP str -1
+        SRANDMEMBER str
+        SRANDMEMBER str 0
+        SRANDMEMBER str abc
+        SPOP nokey
+        SPOP nokey 3
+        SPOP s 0
+        SPOP s -1
+        SPOP s abc
+        SPOP s ""
+        SPOP s 1 2
+        SRANDMEMBER nokey
+        SRANDMEMBER nokey 3
+        SRANDMEMBER s 0
+        SRANDMEMBER s -9223372036854775808
+        SRANDMEMBER s 1.5
+        SRANDMEMBER s 1 2
+        SRANDMEMBER s 100
+        SRANDMEMBER s 9223372036854775807
+        SRANDMEMBER s -5
+        SMOVE nokey str a
+        SMOVE s str 1
+        SMOVE str s 1
+        SMOVE s s 1
+        SMOVE s s 99
+        SMOVE s d 1
+        SMOVE s d 99
+        SMEMBERS d
+        OBJECT ENCODING d
+        SADD e 2 3 4 y
+        SINTER s e
+        SINTER s nokey str
+        SINTER nokey str
+        SINTERCARD 2 s e
+        SINTERCARD 2 s e LIMIT 1
+        SINTERCARD 2 s e limit 0
+        SINTERCARD 2 s e LIMIT 1 LIMIT 2
+        SINTERCARD 2 s LIMIT
+        SINTERCARD 0 s
+        SINTERCARD -1 s
+        SINTERCARD abc s
+        SINTERCARD 3 s e
+        SINTERCARD 9223372036854775807 s
+        SINTERCARD 1 s LIMIT
+        SINTERCARD 1 s LIMIT -1
+        SINTERCARD 1 str LIMIT abc
+        SINTERCARD 1 s FOO
+        SINTERCARD 1 str
+        SINTERSTORE dst s e
+        SMEMBERS dst
+        OBJECT ENCODING dst
+        SINTERSTORE dst s nokey
+        EXISTS dst
+        SINTERSTORE dst s nokey
+        SINTERSTORE dst nokey str
+        SUNION s e nokey
+        SUNIONSTORE dst s e
+        SMEMBERS dst
+        OBJECT ENCODING dst
+        SDIFF s e
+        SDIFF e s
+        SDIFF s s
+        SDIFF s e s
+        SDIFF nokey s
+        SDIFFSTORE dst e s
+        SMEMBERS dst
+        SDIFFSTORE dst s s
+        EXISTS dst
+        SET dst x EX 1000
+        SUNIONSTORE dst s
+        TTL dst
+        TYPE dst
+        SUNION str s
+        SDIFF str nokey
+        SDIFFSTORE dst nokey str
+        SUNIONSTORE str nokey
+        TYPE str
+        SSCAN s 0
+        SSCAN s abc
+        SSCAN nokey 0 COUNT 0
+        SSCAN s 0 COUNT 0
+        SSCAN s 0 COUNT abc
+        SSCAN s 0 MATCH
+        SSCAN s 0 TYPE set
+        SSCAN s 0 MATCH 1*
+        SPOP e 4
+        EXISTS e
+        SPOP s 100
+        EXISTS s
+        SADD s
+        SMOVE a b
+        SINTERCARD 1
+        """,
     "ping-echo": r"""
         PING
         PING hello
