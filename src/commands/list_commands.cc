@@ -374,12 +374,12 @@ void move_element(CommandContext& ctx, Entry* source, End from, End to, MoveForm
   Entry* destination = ctx.lookup_write(destination_key);
   if (destination != nullptr && !is_list(destination)) return ctx.error(errors::kWrongType);
 
-  // Rotating a list onto itself pops and pushes on the same value, so it never empties.
+  // Rotating a list onto itself pops and pushes on the same value, so it never empties:
+  // whether the source is left empty is judged after the push.
   std::string value = pop(list_of(source), from);
-  const bool source_empty = list_of(source).empty();
   if (destination == nullptr) destination = ctx.db().add(destination_key, new_list(ctx));
   push(list_of(destination), to, value);
-  if (source_empty) ctx.db().remove(source_key);
+  if (list_of(source).empty()) ctx.db().remove(source_key);
   ctx.key_modified(destination_key);
   ctx.key_modified(source_key);
   ctx.dirty();
