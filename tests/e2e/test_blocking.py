@@ -230,6 +230,9 @@ def run_script(server, script: str, protocol: int) -> list[tuple[str, bytes]]:
                 out.append((line, conn.read_reply_with_raw()[1]))
             elif op == ">":
                 conn.send(encode_command(*args))
+                # Clients block in the order the server reads them: let it read this one
+                # before another client sends.
+                time.sleep(0.03)
             elif op == "<":
                 out.append((line, conn.read_reply_with_raw()[1]))
             elif op == "?":
