@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/number.h"
+
 namespace keywarden {
 namespace {
 
@@ -31,22 +33,6 @@ size_t format_header(char* buf, char type, uint64_t n) {
   end[0] = '\r';
   end[1] = '\n';
   return static_cast<size_t>(end + 2 - buf);
-}
-
-// The text Redis 7.0 gives a double: printf's "%.17g", with infinities spelled out because
-// libc spellings differ between platforms. Returns the length written into buf.
-size_t format_double(char* buf, size_t size, double value) {
-  if (std::isinf(value)) {
-    const std::string_view text = value > 0 ? "inf" : "-inf";
-    std::memcpy(buf, text.data(), text.size());
-    return text.size();
-  }
-  if (std::isnan(value)) {
-    std::memcpy(buf, "nan", 3);
-    return 3;
-  }
-  const int length = std::snprintf(buf, size, "%.17g", value);
-  return static_cast<size_t>(length);
 }
 
 }  // namespace
@@ -122,9 +108,15 @@ void ReplyWriter::set_header(size_t n) { header(resp_ == 3 ? '~' : '*', n); }
 void ReplyWriter::push_header(size_t n) { header(resp_ == 3 ? '>' : '*', n); }
 
 void ReplyWriter::double_value(double value) {
-  // "%.17g" needs at most 24 characters ("-1.2345678901234567e-308"); leave room anyway.
-  char text[40];
-  const size_t length = format_double(text, sizeof(text), value);
+  // Redis's "%.17g" (what double_to_chars writes), with NaN spelled without a sign.
+  char text[kMaxDoubleChars];
+  size_t length;
+  if (std::isnan(value)) {
+    std::memcpy(text, "nan", 3);
+    length = 3;
+  } else {
+    length = double_to_chars(value, text);
+  }
   if (resp_ == 3) {
     out_->push_back(',');
     out_->append(text, length);
