@@ -85,6 +85,17 @@ void push(ListValue& list, End end, std::string_view value) {
   }
 }
 
+// Replies the first (or last) element as a bulk string and removes it, without a copy.
+void reply_and_pop(CommandContext& ctx, ListValue& list, End end) {
+  if (end == End::kHead) {
+    ctx.reply.bulk(list.front());
+    list.drop_front();
+  } else {
+    ctx.reply.bulk(list.back());
+    list.drop_back();
+  }
+}
+
 // Replies the first (or last) `count` elements as an array, nearest the end first, and
 // removes them: what LPOP/RPOP with a count and the LMPOP family send.
 void reply_and_pop_range(CommandContext& ctx, ListValue& list, End end, size_t count) {
@@ -163,7 +174,7 @@ void pop_generic(CommandContext& ctx, End end) {
   ListValue& list = list_of(entry);
   size_t removed = 1;
   if (!has_count) {
-    ctx.reply.bulk(pop(list, end));
+    reply_and_pop(ctx, list, end);
   } else {
     removed = std::min(static_cast<uint64_t>(count), static_cast<uint64_t>(list.size()));
     reply_and_pop_range(ctx, list, end, removed);
@@ -461,7 +472,7 @@ void blocking_pop(CommandContext& ctx, End end) {
     }
     ctx.reply.array_header(2);
     ctx.reply.bulk(key);
-    ctx.reply.bulk(pop(list_of(entry), end));
+    reply_and_pop(ctx, list_of(entry), end);
     after_removal(ctx, key, entry, 1);
     ctx.propagate({end == End::kHead ? "LPOP" : "RPOP", key});
     return;

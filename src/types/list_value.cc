@@ -375,32 +375,26 @@ void ListValue::push_back(std::string_view value) {
   ++size_;
 }
 
-std::string ListValue::pop_front() {
+void ListValue::drop_front() {
   Node& node = ring_.front();
-  const uint32_t end = node.next(0);
-  std::string value(node.value_at(0));
-  node.erase(0, end, 1);
+  node.erase(0, node.next(0), 1);
   if (node.count() == 0) {
     ring_.pop_front();
   } else {
     node.shrink_if_sparse();
   }
   --size_;
-  return value;
 }
 
-std::string ListValue::pop_back() {
+void ListValue::drop_back() {
   Node& node = ring_.back();
-  const uint32_t start = node.last();
-  std::string value(node.value_at(start));
-  node.erase(start, node.used(), 1);
+  node.erase(node.last(), node.used(), 1);
   if (node.count() == 0) {
     ring_.pop_back();
   } else {
     node.shrink_if_sparse();
   }
   --size_;
-  return value;
 }
 
 ListValue::Position ListValue::locate(size_t index) const {

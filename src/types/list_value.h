@@ -68,9 +68,26 @@ class ListValue final : public Aggregate {
 
   void push_front(std::string_view value);
   void push_back(std::string_view value);
-  // Remove and return the first / last element. The list must not be empty.
-  std::string pop_front();
-  std::string pop_back();
+  // The first / last element; the list must not be empty. The view is valid until the next
+  // change to the list.
+  std::string_view front() const { return ring_[0].value_at(0); }
+  std::string_view back() const {
+    const Node& node = ring_[ring_.size() - 1];
+    return node.value_at(node.last());
+  }
+  // Remove the first / last element (the list must not be empty); the pop_ forms return it.
+  void drop_front();
+  void drop_back();
+  std::string pop_front() {
+    std::string value(front());
+    drop_front();
+    return value;
+  }
+  std::string pop_back() {
+    std::string value(back());
+    drop_back();
+    return value;
+  }
 
   // The element at `index` (negative counts from the tail, -1 being the last), or nullopt
   // when out of range. The view is valid until the next change to the list.
