@@ -42,8 +42,7 @@ ListValue& list_of(Entry* entry) { return entry->value.as<ListValue>(); }
 
 Value new_list(CommandContext& ctx) {
   return Value::make_aggregate(
-      ValueType::kList,
-      std::make_unique<ListValue>(ctx.server.settings().list_max_listpack_size));
+      ValueType::kList, std::make_unique<ListValue>(ctx.server.settings().list_max_listpack_size));
 }
 
 // The list at `key` for reading, or null when absent. Sets *wrong_type (and replies
@@ -429,8 +428,7 @@ void rpoplpush_command(CommandContext& ctx) {
   move_generic(ctx, End::kTail, End::kHead, MoveForm::kRpoplpush);
 }
 
-void blocking_move(CommandContext& ctx, End from, End to, std::string_view timeout,
-                   MoveForm form) {
+void blocking_move(CommandContext& ctx, End from, End to, std::string_view timeout, MoveForm form) {
   int64_t deadline_ms;
   if (!parse_timeout(ctx, timeout, &deadline_ms)) return;
   const std::string_view source_key = ctx.args[1];
@@ -532,8 +530,8 @@ void mpop_generic(CommandContext& ctx, size_t numkeys_index, bool blocking) {
     reply_and_pop_range(ctx, list, end, popped);
     after_removal(ctx, key, entry, popped);
     char digits[kMaxInt64Chars];
-    const std::string_view popped_text(
-        digits, int64_to_chars(static_cast<int64_t>(popped), digits));
+    const std::string_view popped_text(digits,
+                                       int64_to_chars(static_cast<int64_t>(popped), digits));
     ctx.propagate({end == End::kHead ? "LPOP" : "RPOP", key, popped_text});
     return;
   }

@@ -122,8 +122,7 @@ void ListValue::Node::erase(uint32_t from, uint32_t to, uint32_t entries) {
   count_ -= entries;
 }
 
-uint32_t ListValue::Node::remove_matching(std::string_view value, uint64_t limit,
-                                          bool from_back) {
+uint32_t ListValue::Node::remove_matching(std::string_view value, uint64_t limit, bool from_back) {
   const uint32_t used = this->used();
   char* base = buffer_.get() + head_;
   uint32_t removed = 0;
@@ -436,8 +435,8 @@ bool ListValue::set(int64_t index, std::string_view value) {
   const Position position = locate(static_cast<size_t>(index));
   Node& node = ring_[position.node];
   const uint32_t end = node.next(position.offset);
-  const uint64_t bytes = uint64_t{node.used()} - (end - position.offset) +
-                         Node::entry_size(value.size());
+  const uint64_t bytes =
+      uint64_t{node.used()} - (end - position.offset) + Node::entry_size(value.size());
   node.erase(position.offset, end, 1);
   if (node.count() == 0 || fits(node.count() + 1ull, bytes)) {
     node.insert(position.offset, value, Grow::kBoth, max_node_bytes());
@@ -508,7 +507,7 @@ size_t ListValue::remove(std::string_view value, int64_t count) {
   if (size_ == 0) return 0;
   const bool from_tail = count < 0;
   // LREM's count of INT64_MIN has no positive counterpart; it removes all, as in Redis.
-  const uint64_t limit = count == 0 ? std::numeric_limits<uint64_t>::max()
+  const uint64_t limit = count == 0  ? std::numeric_limits<uint64_t>::max()
                          : count > 0 ? static_cast<uint64_t>(count)
                                      : uint64_t{0} - static_cast<uint64_t>(count);
   uint64_t removed = 0;

@@ -59,9 +59,7 @@ class ListValue final : public Aggregate {
   size_t size() const override { return size_; }
   bool empty() const { return size_ == 0; }
   Encoding encoding() const override { return Encoding::kQuicklist; }
-  std::unique_ptr<Aggregate> clone() const override {
-    return std::make_unique<ListValue>(*this);
-  }
+  std::unique_ptr<Aggregate> clone() const override { return std::make_unique<ListValue>(*this); }
   // Heap bytes: this object, the node ring and every node buffer (free room included).
   size_t payload_bytes() const override;
   int fill() const { return fill_; }

@@ -75,9 +75,9 @@ TEST_F(ListCommands, ArityAndWrongType) {
   EXPECT_EQ(h.call("SET s x"), "+OK");
   for (const char* command :
        {"LPUSH s a", "RPUSH s a", "LPUSHX s a", "RPUSHX s a", "LPOP s", "RPOP s", "LPOP s 0",
-        "LLEN s", "LRANGE s 0 -1", "LINDEX s 0", "LINDEX s abc", "LSET s 0 a", "LINSERT s BEFORE a b",
-        "LREM s 0 a", "LTRIM s 0 1", "LPOS s a", "LMOVE s l LEFT LEFT", "RPOPLPUSH s l",
-        "LMPOP 1 s LEFT", "BLPOP s 0", "BRPOP nokey s 0", "BLMOVE s l LEFT LEFT 0",
+        "LLEN s", "LRANGE s 0 -1", "LINDEX s 0", "LINDEX s abc", "LSET s 0 a",
+        "LINSERT s BEFORE a b", "LREM s 0 a", "LTRIM s 0 1", "LPOS s a", "LMOVE s l LEFT LEFT",
+        "RPOPLPUSH s l", "LMPOP 1 s LEFT", "BLPOP s 0", "BRPOP nokey s 0", "BLMOVE s l LEFT LEFT 0",
         "BRPOPLPUSH s l 0", "BLMPOP 0 2 nokey s LEFT"}) {
     EXPECT_EQ(h.call(command), kWrongType) << command;
   }
