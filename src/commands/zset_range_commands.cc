@@ -132,12 +132,12 @@ void reply_elements(CommandContext& ctx, const std::vector<ElementView>& element
   }
 }
 
-// Stores `elements` (sorted, distinct) at `destination` and replies their number, as the
-// store commands do: the destination is replaced whatever it held and loses its TTL; an empty
-// result deletes it instead.
+// Stores `result` at `destination` and replies its size, as the store commands do: the
+// destination is replaced whatever it held and loses its TTL; an empty result deletes it
+// instead.
 void store_result(CommandContext& ctx, std::string_view destination,
-                  std::vector<Element> elements) {
-  if (elements.empty()) {
+                  std::unique_ptr<ZSetValue> result) {
+  if (result->empty()) {
     ctx.reply.integer(0);
     // Redis deletes without an expiry check (dbDelete): an expired destination that is still
     // stored counts as deleted by this command.
@@ -150,9 +150,8 @@ void store_result(CommandContext& ctx, std::string_view destination,
     }
     return;
   }
-  const size_t count = elements.size();
-  Value value = Value::make_aggregate(
-      ValueType::kZSet, ZSetValue::from_sorted(std::move(elements), zset_limits(ctx)));
+  const size_t count = result->size();
+  Value value = Value::make_aggregate(ValueType::kZSet, std::move(result));
   Entry* entry = ctx.lookup_write(destination);
   if (entry != nullptr) {
     ctx.db().overwrite(entry, std::move(value), /*keep_ttl=*/false);
@@ -309,11 +308,14 @@ void zrange_generic(CommandContext& ctx, size_t key_index, bool store, RangeKind
   }
   if (!store) return reply_elements(ctx, elements, with_scores);
 
-  // The destination gets the elements in set order, whatever the walk's direction.
-  std::vector<Element> stored;
-  stored.reserve(elements.size());
-  for (const auto& [member, score] : elements) stored.push_back(Element{std::string(member), score});
-  if (reverse) std::reverse(stored.begin(), stored.end());
+  // Built as Redis builds it, element by element in the walk's order: a skiplist from the start
+  // when a rank range is known to be too long, else a listpack converted on the way. The
+  // order shows where a -0 score lost its sign (those stored while it was a listpack).
+  const ZSetLimits limits = zset_limits(ctx);
+  auto stored = std::make_unique<ZSetValue>(
+      kind == RangeKind::kRank &&
+      static_cast<int64_t>(elements.size()) > limits.max_listpack_entries);
+  for (const auto& [member, score] : elements) stored->set(member, score, limits);
   store_result(ctx, args[1], std::move(stored));
 }
 
@@ -598,7 +600,10 @@ void set_operation(CommandContext& ctx, std::string_view destination, bool has_d
 
   if (cardinality_only) return ctx.reply.integer(static_cast<int64_t>(cardinality));
   std::sort(result.begin(), result.end(), element_less);
-  if (has_destination) return store_result(ctx, destination, std::move(result));
+  if (has_destination) {
+    return store_result(ctx, destination,
+                        ZSetValue::from_sorted(std::move(result), zset_limits(ctx)));
+  }
   std::vector<ElementView> views;
   views.reserve(result.size());
   for (const Element& element : result) views.emplace_back(element.member, element.score);

@@ -403,6 +403,321 @@ def build_sscan(ctx: Context) -> list[str]:
     return args
 
 
+# Sorted sets. Lex ranges only mean something when the members in range share one score: on a
+# skiplist whose scores differ, Redis's own answer depends on the random levels of its nodes.
+# So the lex commands mostly work on keys of their own (LEX_KEYS), which only ever hold score 0
+# (ZADD with "0", and stores that read only LEX_KEYS: 0 * weight is 0, or NaN which stores 0),
+# and only sometimes on the common keys, whose sorted sets stay small listpacks (answered
+# deterministically whatever the scores). Big sorted sets (past zset-max-listpack-entries or
+# -value: skiplists) live on BIG_KEYS, and a store command reading them writes there too.
+ZSET_MEMBERS = ["a", "b", "c", "d", "aa", "ab", "xyz", "", "1", "2", "10", "-1", "007",
+                "b\x00c", "\u00e9", "hello world"]
+ZSET_SCORES = ["0", "1", "2", "3", "-1", "1.5", "-2.5", "100", "0.1", "1e3", "inf", "-inf",
+               "+inf", "-0", "1e-5", "0x10", "12345678901234567", "3.0000000000000001"]
+BAD_ZSET_SCORES = ["abc", "", "nan", " 1", "1x", "1e400", "--1", "(1", "0x"]
+SCORE_BOUNDS = ["-inf", "+inf", "inf", "0", "1", "2", "3", "(1", "(2", "(3", "-1", "1.5",
+                "(1.5", "100", "(-inf", "(+inf", "", "(", " 2", "0x2", "1e400", "-0", "5", "(0"]
+BAD_SCORE_BOUNDS = ["abc", "nan", "(nan", "((1", "1x", "[1", "1 "]
+LEX_BOUNDS = ["-", "+", "[a", "(a", "[b", "(b", "[c", "(c", "[", "(", "[aa", "(xyz", "[\u00e9",
+              "[1", "(b\x00c", "[l5", "(l12"]
+BAD_LEX_BOUNDS = ["a", "", "+a", "-a", "{a", "++", "--"]
+LEX_KEYS = ["lex1", "lex2", "lex3"]
+BIG_KEYS = ["big1", "big2"]
+ZWEIGHTS = ["1", "2", "0", "-1", "0.5", "inf", "-inf", "1e3", "3"]
+
+
+def zmember(ctx: Context) -> str:
+    if ctx.chance(0.8):
+        return ctx.pick(ZSET_MEMBERS)
+    return "".join(ctx.pick("abcd") for _ in range(ctx.rng.randint(1, 3)))
+
+
+def zmembers(ctx: Context, lo: int = 1, hi: int = 3) -> list[str]:
+    return [zmember(ctx) for _ in range(ctx.rng.randint(lo, hi))]
+
+
+def zscore(ctx: Context) -> str:
+    if ctx.bad():
+        return ctx.pick(BAD_ZSET_SCORES)
+    if ctx.chance(0.6):
+        return ctx.pick(ZSET_SCORES)
+    if ctx.chance(0.5):
+        return str(ctx.rng.randint(-20, 20))
+    return repr(round(ctx.rng.uniform(-100, 100), ctx.rng.randint(1, 4)))
+
+
+def score_bound(ctx: Context) -> str:
+    return ctx.pick(BAD_SCORE_BOUNDS) if ctx.bad() else ctx.pick(SCORE_BOUNDS)
+
+
+def lex_bound(ctx: Context) -> str:
+    return ctx.pick(BAD_LEX_BOUNDS) if ctx.bad() else ctx.pick(LEX_BOUNDS)
+
+
+def zkey(ctx: Context) -> str:
+    """A common key, sometimes a big one (never a lex key: score commands change scores)."""
+    return ctx.pick(BIG_KEYS) if ctx.chance(0.2) else ctx.key()
+
+
+def zkey_read(ctx: Context) -> str:
+    """Any key, for commands that change no score."""
+    r = ctx.rng.random()
+    return ctx.pick(LEX_KEYS) if r < 0.2 else ctx.pick(BIG_KEYS) if r < 0.35 else ctx.key()
+
+
+def lex_key(ctx: Context) -> str:
+    return ctx.pick(LEX_KEYS) if ctx.chance(0.85) else ctx.key()
+
+
+def store_key_for(ctx: Context, source: str) -> str:
+    """A destination in the source's pool, so that each pool keeps its invariant."""
+    if source in LEX_KEYS:
+        return ctx.pick(LEX_KEYS)
+    if source in BIG_KEYS:
+        return ctx.pick(BIG_KEYS)
+    return ctx.key()
+
+
+def zlimit(ctx: Context) -> list[str]:
+    offset = ctx.pick(["abc", "1.5", ""]) if ctx.bad() else ctx.pick(["0", "0", "1", "2", "-1", "5"])
+    count = ctx.pick(["abc", "1.5", ""]) if ctx.bad() else ctx.pick(["1", "2", "3", "-1", "0", "10"])
+    return [ctx.opt("LIMIT"), offset, count]
+
+
+def build_zadd(ctx: Context) -> list[str]:
+    options = []
+    if ctx.chance(0.3):
+        options.append(ctx.pick(["NX", "XX"]))
+    if ctx.chance(0.25):
+        options.append(ctx.pick(["GT", "LT"]))
+    if ctx.chance(0.25):
+        options.append("CH")
+    incr = ctx.chance(0.15)
+    if incr:
+        options.append("INCR")
+    if ctx.chance(0.05):  # conflicting or repeated
+        options.append(ctx.pick(["NX", "XX", "GT", "LT", "INCR", "CH"]))
+    ctx.rng.shuffle(options)
+    args = ["ZADD", zkey(ctx)] + [ctx.opt(o) for o in options]
+    pairs = 1 if incr and ctx.chance(0.9) else ctx.rng.randint(1, 3)
+    for _ in range(pairs):
+        args += [zscore(ctx), zmember(ctx)]
+    if ctx.chance(0.03):
+        args.append(zscore(ctx))  # an odd number of words
+    return args
+
+
+def build_zadd_big(ctx: Context) -> list[str]:
+    """Enough members for a skiplist (or one member past zset-max-listpack-value)."""
+    key = ctx.pick(BIG_KEYS)
+    if ctx.chance(0.25):
+        return ["ZADD", key, str(ctx.rng.randint(-5, 5)), "L" * ctx.pick([64, 65, 100]),
+                str(ctx.rng.randint(-5, 5)), zmember(ctx)]
+    args = ["ZADD", key]
+    start = ctx.rng.randint(-100, 100)
+    for i in range(ctx.pick([10, 129, 200])):
+        score = str(start + i) if ctx.chance(0.8) else f"{start + i}.5"
+        args += [score, f"m{ctx.rng.randint(0, 300)}"]
+    return args
+
+
+def build_zadd_lex(ctx: Context) -> list[str]:
+    """Members scored 0 on a lex key; sometimes enough of them for a skiplist."""
+    key = ctx.pick(LEX_KEYS)
+    if ctx.chance(0.1):
+        members = [f"l{ctx.rng.randint(0, 400)}" for _ in range(ctx.pick([129, 200]))]
+    else:
+        members = zmembers(ctx, 1, 4)
+    options = [ctx.opt(ctx.pick(["NX", "XX", "CH"]))] if ctx.chance(0.2) else []
+    args = ["ZADD", key] + options
+    for m in members:
+        args += [ctx.pick(["0", "0", "-0", "0.0"]), m]
+    return args
+
+
+def build_zrange_generic(name: str):
+    """ZRANGE and ZRANGESTORE: rank, BYSCORE or BYLEX, REV, LIMIT, WITHSCORES and misuses."""
+    store = name == "ZRANGESTORE"
+
+    def build(ctx: Context) -> list[str]:
+        kind = ctx.pick(["rank", "rank", "score", "lex"])
+        if kind == "lex":
+            source = lex_key(ctx)
+            low, high = lex_bound(ctx), lex_bound(ctx)
+        else:
+            source = zkey_read(ctx) if not store else zkey(ctx)
+            if kind == "rank":
+                low, high = ctx.integer(-6, 6), ctx.integer(-6, 6)
+            else:
+                low, high = score_bound(ctx), score_bound(ctx)
+        groups = []
+        if kind != "rank":
+            groups.append([ctx.opt("BYSCORE" if kind == "score" else "BYLEX")])
+        if ctx.chance(0.3):
+            groups.append([ctx.opt("REV")])
+        if (kind != "rank" and ctx.chance(0.4)) or ctx.chance(0.04):
+            groups.append(zlimit(ctx))
+        if (not store and kind != "lex" and ctx.chance(0.4)) or ctx.chance(0.03):
+            groups.append([ctx.opt("WITHSCORES")])
+        if ctx.chance(0.04):
+            groups.append([ctx.pick(["BYSCORE", "BYLEX", "REV", "LIMIT", "FOO"])])
+        ctx.rng.shuffle(groups)
+        args = [name] + ([store_key_for(ctx, source)] if store else []) + [source, low, high]
+        return args + [a for g in groups for a in g]
+    return build
+
+
+def build_zrank(name: str):
+    def build(ctx: Context) -> list[str]:
+        args = [name, zkey_read(ctx), zmember(ctx)]
+        return args[:2] if ctx.chance(0.03) else args
+    return build
+
+
+def build_zrangebyscore(name: str):
+    def build(ctx: Context) -> list[str]:
+        args = [name, zkey_read(ctx), score_bound(ctx), score_bound(ctx)]
+        groups = []
+        if ctx.chance(0.4):
+            groups.append([ctx.opt("WITHSCORES")])
+        if ctx.chance(0.4):
+            groups.append(zlimit(ctx))
+        if ctx.chance(0.04):
+            groups.append([ctx.pick(["BYSCORE", "REV", "LIMIT", "FOO"])])
+        ctx.rng.shuffle(groups)
+        return args + [a for g in groups for a in g]
+    return build
+
+
+def build_zrangebylex(name: str):
+    def build(ctx: Context) -> list[str]:
+        args = [name, lex_key(ctx), lex_bound(ctx), lex_bound(ctx)]
+        if ctx.chance(0.4):
+            args += zlimit(ctx)
+        if ctx.chance(0.05):
+            args.append(ctx.pick(["WITHSCORES", "BYLEX", "REV", "FOO"]))
+        return args
+    return build
+
+
+def build_zrevrange(ctx: Context) -> list[str]:
+    args = ["ZREVRANGE", zkey_read(ctx), ctx.integer(-6, 6), ctx.integer(-6, 6)]
+    if ctx.chance(0.4):
+        args.append(ctx.opt("WITHSCORES"))
+    if ctx.chance(0.04):
+        args += ctx.pick([["REV"], ["BYSCORE"], zlimit(ctx)])
+    return args
+
+
+def build_zpop(name: str):
+    def build(ctx: Context) -> list[str]:
+        args = [name, zkey_read(ctx)]
+        if ctx.chance(0.6):
+            args.append(ctx.pick(["-1", "abc", "1.5", "", str(LLONG_MIN)]) if ctx.bad()
+                        else ctx.pick(["0", "1", "2", "3", "100", str(LLONG_MAX)]))
+        return args
+    return build
+
+
+def _mpop_tail(ctx: Context) -> list[str]:
+    keys = [zkey_read(ctx) for _ in range(ctx.rng.randint(1, 3))]
+    numkeys = str(len(keys))
+    if ctx.bad():
+        numkeys = ctx.pick(["0", "-1", "abc", str(len(keys) + 1), str(LLONG_MAX)])
+    args = [numkeys] + keys + [ctx.opt(ctx.pick(["MIN", "MAX"])) if not ctx.bad() else "MID"]
+    if ctx.chance(0.5):
+        args += [ctx.opt("COUNT"), ctx.pick(["0", "-1", "abc"]) if ctx.bad()
+                 else ctx.pick(["1", "2", "5", "100"])]
+    if ctx.chance(0.04):
+        args += ctx.pick([["COUNT", "1"], ["COUNT"], ["junk"]])
+    return args
+
+
+def build_zmpop(ctx: Context) -> list[str]:
+    return ["ZMPOP"] + _mpop_tail(ctx)
+
+
+def block_timeout(ctx: Context) -> str:
+    # Never 0 or long: a command that finds nothing blocks both servers that long.
+    return ctx.pick(["-1", "abc", "", "0.01x"]) if ctx.bad() else ctx.pick(["0.01", "0.02"])
+
+
+def build_bzpop(name: str):
+    def build(ctx: Context) -> list[str]:
+        return [name] + [zkey_read(ctx) for _ in range(ctx.rng.randint(1, 3))] + [block_timeout(ctx)]
+    return build
+
+
+def build_bzmpop(ctx: Context) -> list[str]:
+    return ["BZMPOP", block_timeout(ctx)] + _mpop_tail(ctx)
+
+
+def build_zrandmember(ctx: Context) -> list[str]:
+    """Only the forms whose reply is certain: no count and small or negative counts pick at
+    random (covered by the unit tests); a count of 0 or beyond any set's size is exact."""
+    key = zkey_read(ctx)
+    if ctx.bad():
+        return ctx.pick([["ZRANDMEMBER", key, ctx.pick(["abc", "1.5", "", str(LLONG_MIN)])],
+                         ["ZRANDMEMBER", key, "5000000000000000000", "WITHSCORES"],
+                         ["ZRANDMEMBER", key, "1000", ctx.pick(["WITHSCORE", "junk"])],
+                         ["ZRANDMEMBER", key, "1000", "WITHSCORES", "x"]])
+    args = ["ZRANDMEMBER", key, ctx.pick(["0", "1000", "4611686018427387903"])]
+    if ctx.chance(0.5):
+        args.append(ctx.opt("WITHSCORES"))
+    return args
+
+
+def build_zsetop(name: str):
+    """ZUNION, ZINTER, ZDIFF, their STORE forms and ZINTERCARD: sources from one pool (sets and
+    other types too, on the common keys), WEIGHTS, AGGREGATE, WITHSCORES, LIMIT, misuses."""
+    store = name.endswith("STORE")
+    card = name == "ZINTERCARD"
+    diff = name.startswith("ZDIFF")
+
+    def build(ctx: Context) -> list[str]:
+        pool = ctx.pick(["common"] * 6 + ["lex", "big"])
+        pick_key = {"common": Context.key, "lex": lambda c: c.pick(LEX_KEYS),
+                    "big": lambda c: c.pick(BIG_KEYS + [c.key()])}[pool]
+        keys = [pick_key(ctx) for _ in range(ctx.rng.randint(1, 3))]
+        numkeys = str(len(keys))
+        if ctx.bad():
+            numkeys = ctx.pick(["0", "-1", "abc", str(len(keys) + 1), "9223372036854775808"])
+        args = [name]
+        if store:
+            args.append({"common": ctx.key, "lex": lambda: ctx.pick(LEX_KEYS),
+                         "big": lambda: ctx.pick(BIG_KEYS)}[pool]())
+        args += [numkeys] + keys
+        if (not card and not diff) or ctx.chance(0.03):
+            if ctx.chance(0.35):
+                args += [ctx.opt("WEIGHTS")] + [ctx.pick(["abc", "nan", ""]) if ctx.bad()
+                                                else ctx.pick(ZWEIGHTS) for _ in keys]
+            if ctx.chance(0.35):
+                args += [ctx.opt("AGGREGATE"),
+                         "AVG" if ctx.bad() else ctx.opt(ctx.pick(["SUM", "MIN", "MAX"]))]
+        if (not store and not card and ctx.chance(0.5)) or ctx.chance(0.02):
+            args.append(ctx.opt("WITHSCORES"))
+        if card and ctx.chance(0.5) or ctx.chance(0.02):
+            args += [ctx.opt("LIMIT"), ctx.pick(["-1", "abc"]) if ctx.bad()
+                     else ctx.pick(["0", "1", "2", "10"])]
+        if ctx.chance(0.03):
+            args.append(ctx.pick(["WEIGHTS", "AGGREGATE", "junk"]))
+        return args
+    return build
+
+
+def build_zscan(ctx: Context) -> list[str]:
+    cursor = ctx.pick(["abc", "-1", "1x", ""]) if ctx.bad() else "0"
+    args = ["ZSCAN", zkey_read(ctx), cursor]
+    if ctx.chance(0.4):
+        args += [ctx.opt("MATCH"), ctx.pick(["*", "a*", "?", "m1*", "[ab]*", "*0*", "l?", "nomatch"])]
+    if ctx.chance(0.4):
+        args += [ctx.opt("COUNT"), ctx.pick(["1", "2", "5", "100"]) if not ctx.bad()
+                 else ctx.pick(["0", "-1", "abc"])]
+    if ctx.chance(0.05):
+        args += [ctx.pick(["TYPE", "junk"])]
+    return args
+
+
 # Lists. Elements repeat a lot so that LREM, LPOS and LINSERT find what they look for; a few
 # long pushes make lists of several quicklist nodes (8 KiB each by default) on LIST_BIG_KEYS.
 LIST_VALUES = ["a", "b", "c", "a", "b", "1", "-1", "0", "", "hello", "a b", "007", "\u00e9",
@@ -682,14 +997,59 @@ TEMPLATES: list[Template] = [
     T("SDIFF", "sets", 1, lambda c: ["SDIFF"] + c.keys(1, 3), "unordered"),
     T("SDIFFSTORE", "sets", 1, lambda c: ["SDIFFSTORE", c.key()] + c.keys(1, 3)),
     T("SSCAN", "sets", 1, build_sscan, "scan"),
-    T("ZADD", "zsets", 3, lambda c: ["ZADD", c.key(), c.float_(), c.short_value()]),
-    T("ZRANGE", "zsets", 1.5, lambda c: ["ZRANGE", c.key(), "0", "-1", "WITHSCORES"]),
-    T("ZSCORE", "zsets", 1, lambda c: ["ZSCORE", c.key(), c.short_value()]),
+    # sorted sets (key pools and lex ranges: see ZSET_MEMBERS above); ZRANDMEMBER only in its
+    # forms with a certain reply; blocking pops with short timeouts and never mutated (a junk
+    # "0" appended would become a timeout of forever)
+    T("ZADD", "zsets", 5, build_zadd),
+    T("ZADD big", "zsets", 0.4, build_zadd_big, mutate=False),
+    T("ZADD lex", "zsets", 1.5, build_zadd_lex, mutate=False),
+    T("ZINCRBY", "zsets", 1.5, lambda c: ["ZINCRBY", zkey(c), zscore(c), zmember(c)]),
+    T("ZREM", "zsets", 1.5, lambda c: ["ZREM", zkey_read(c)] + zmembers(c)),
+    T("ZCARD", "zsets", 1, lambda c: ["ZCARD", zkey_read(c)]),
+    T("ZSCORE", "zsets", 1.5, lambda c: ["ZSCORE", zkey_read(c), zmember(c)]),
+    T("ZMSCORE", "zsets", 1, lambda c: ["ZMSCORE", zkey_read(c)] + zmembers(c)),
+    # never a fourth argument: keywarden takes Redis 7.2's WITHSCORE there
+    T("ZRANK", "zsets", 1, build_zrank("ZRANK"), mutate=False),
+    T("ZREVRANK", "zsets", 1, build_zrank("ZREVRANK"), mutate=False),
+    T("ZRANGE", "zsets", 3, build_zrange_generic("ZRANGE")),
+    T("ZRANGESTORE", "zsets", 1.2, build_zrange_generic("ZRANGESTORE")),
+    T("ZRANGEBYSCORE", "zsets", 1.5, build_zrangebyscore("ZRANGEBYSCORE")),
+    T("ZREVRANGEBYSCORE", "zsets", 1, build_zrangebyscore("ZREVRANGEBYSCORE")),
+    T("ZRANGEBYLEX", "zsets", 1.5, build_zrangebylex("ZRANGEBYLEX")),
+    T("ZREVRANGEBYLEX", "zsets", 1, build_zrangebylex("ZREVRANGEBYLEX")),
+    T("ZREVRANGE", "zsets", 1, build_zrevrange),
+    T("ZCOUNT", "zsets", 1, lambda c: ["ZCOUNT", zkey_read(c), score_bound(c), score_bound(c)]),
+    T("ZLEXCOUNT", "zsets", 1, lambda c: ["ZLEXCOUNT", lex_key(c), lex_bound(c), lex_bound(c)]),
+    T("ZREMRANGEBYRANK", "zsets", 0.8,
+      lambda c: ["ZREMRANGEBYRANK", zkey_read(c), c.integer(-4, 4), c.integer(-4, 4)]),
+    T("ZREMRANGEBYSCORE", "zsets", 0.8,
+      lambda c: ["ZREMRANGEBYSCORE", zkey_read(c), score_bound(c), score_bound(c)]),
+    T("ZREMRANGEBYLEX", "zsets", 0.8,
+      lambda c: ["ZREMRANGEBYLEX", lex_key(c), lex_bound(c), lex_bound(c)]),
+    T("ZPOPMIN", "zsets", 1, build_zpop("ZPOPMIN")),
+    T("ZPOPMAX", "zsets", 1, build_zpop("ZPOPMAX")),
+    T("ZMPOP", "zsets", 1, build_zmpop),
+    T("BZPOPMIN", "zsets", 0.6, build_bzpop("BZPOPMIN"), mutate=False),
+    T("BZPOPMAX", "zsets", 0.6, build_bzpop("BZPOPMAX"), mutate=False),
+    T("BZMPOP", "zsets", 0.6, build_bzmpop, mutate=False),
+    T("ZRANDMEMBER", "zsets", 0.8, build_zrandmember, mutate=False),
+    T("ZUNION", "zsets", 1, build_zsetop("ZUNION")),
+    T("ZINTER", "zsets", 1, build_zsetop("ZINTER")),
+    T("ZDIFF", "zsets", 1, build_zsetop("ZDIFF")),
+    T("ZUNIONSTORE", "zsets", 1, build_zsetop("ZUNIONSTORE")),
+    T("ZINTERSTORE", "zsets", 1, build_zsetop("ZINTERSTORE")),
+    T("ZDIFFSTORE", "zsets", 0.8, build_zsetop("ZDIFFSTORE")),
+    T("ZINTERCARD", "zsets", 0.8, build_zsetop("ZINTERCARD")),
+    T("ZSCAN", "zsets", 1, build_zscan, "scan"),
+    T("OBJECT ENCODING zset", "zsets", 0.8, lambda c: ["OBJECT", "ENCODING", zkey_read(c)],
+      "encoding", mutate=False),
+    T("DEL zset pools", "zsets", 0.2, lambda c: ["DEL", c.pick(LEX_KEYS + BIG_KEYS)]),
 ]
 
 DEFAULT_FAMILIES = ("strings", "expiry", "keys", "server", "hashes")
 DEFAULT_FAMILIES += ("transactions",)
 DEFAULT_FAMILIES += ("sets",)
+DEFAULT_FAMILIES += ("zsets",)
 DEFAULT_FAMILIES += ("lists",)
 ALL_FAMILIES = tuple(dict.fromkeys(t.family for t in TEMPLATES))
 
