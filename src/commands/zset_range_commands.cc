@@ -486,7 +486,7 @@ void set_operation(CommandContext& ctx, std::string_view destination, bool has_d
   std::vector<OperationSource> sources(static_cast<size_t>(numkeys));
   size_t j = numkeys_index + 1;
   for (OperationSource& source : sources) {
-    const Entry* entry = has_destination ? ctx.lookup_write(args[j]) : ctx.lookup_read(args[j]);
+    const Entry* entry = ctx.lookup_read(args[j]);
     ++j;
     if (entry == nullptr) continue;
     if (entry->value.type() == ValueType::kZSet) {
