@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "common/number.h"
+
 namespace keywarden {
 namespace {
 
@@ -111,10 +113,20 @@ std::vector<std::string_view> CommandTable::flag_names(uint32_t flags) {
   return names;
 }
 
+bool parse_numkeys(std::string_view text, size_t available, size_t* count) {
+  int64_t value;
+  if (!parse_int64(text, &value) || value < 1 || static_cast<uint64_t>(value) > available) {
+    return false;
+  }
+  *count = static_cast<size_t>(value);
+  return true;
+}
+
 std::vector<int> CommandTable::key_positions(const Command& command,
                                              std::span<const std::string_view> args) {
-  std::vector<int> positions;
   const CommandSpec& spec = *command.spec;
+  if (spec.find_keys != nullptr) return spec.find_keys(args);
+  std::vector<int> positions;
   if (spec.first_key <= 0) return positions;
   int argc = static_cast<int>(args.size());
   int last = spec.last_key >= 0 ? spec.last_key : argc + spec.last_key;

@@ -73,6 +73,16 @@ enum AclCategory : uint32_t {
   kAclScripting = 1u << 20,
 };
 
+// The key positions of a command whose keys a first/last/step range cannot describe (the
+// MOVABLEKEYS commands: ZUNION's numkeys, SORT's STORE…), for COMMAND GETKEYS. Empty when the
+// arguments name no valid keys.
+using KeyFinder = std::vector<int> (*)(std::span<const std::string_view> args);
+
+// Keys counted by the argument at kNumkeysAt and listed right after it, preceded by kLeading
+// keys at positions 1..kLeading (ZUNIONSTORE's destination): ZUNION, SINTERCARD, LMPOP…
+template <int kNumkeysAt, int kLeading = 0>
+std::vector<int> numkeys_keys(std::span<const std::string_view> args);
+
 struct CommandSpec {
   std::string_view name;  // lowercase
   int arity;              // > 0: exactly; < 0: at least -arity (the name counts)
@@ -87,7 +97,24 @@ struct CommandSpec {
   std::string_view summary;
   std::string_view complexity;
   std::span<const CommandSpec> subcommands = {};
+  KeyFinder find_keys = nullptr;  // MOVABLEKEYS commands; null: the range above
 };
+
+// Reads a numkeys argument: false unless it is an integer from 1 to `available`.
+bool parse_numkeys(std::string_view text, size_t available, size_t* count);
+
+template <int kNumkeysAt, int kLeading>
+std::vector<int> numkeys_keys(std::span<const std::string_view> args) {
+  std::vector<int> positions;
+  size_t count;
+  if (args.size() <= kNumkeysAt ||
+      !parse_numkeys(args[kNumkeysAt], args.size() - kNumkeysAt - 1, &count)) {
+    return positions;
+  }
+  for (int i = 1; i <= kLeading; ++i) positions.push_back(i);
+  for (size_t i = 0; i < count; ++i) positions.push_back(kNumkeysAt + 1 + static_cast<int>(i));
+  return positions;
+}
 
 struct CommandStats {
   uint64_t calls = 0;

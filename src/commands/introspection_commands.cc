@@ -38,13 +38,16 @@ void reply_flag_set(ReplyWriter& reply, const std::vector<std::string_view>& nam
   }
 }
 
-bool has_keys(const Command& command) { return command.spec->first_key > 0; }
+bool has_keys(const Command& command) {
+  return command.spec->first_key > 0 || command.spec->find_keys != nullptr;
+}
 
 // The one range key spec derived from first/last/step. Redis counts a non-negative last key
 // from the first key, and a negative one from the end of the arguments.
 void reply_key_specs(ReplyWriter& reply, const Command& command) {
   const CommandSpec& spec = *command.spec;
-  if (!has_keys(command)) {
+  // Commands with a key finder have no range to describe (their specs are not modelled).
+  if (spec.first_key <= 0) {
     reply.set_header(0);
     return;
   }

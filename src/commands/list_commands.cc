@@ -600,7 +600,8 @@ constexpr CommandSpec kListCommands[] = {
      "Remove the last element in a list, prepend it to another list and return it", "O(1)"},
     {"lmpop", -4, kWrite | kMovableKeys, 0, 0, 0, kAclList, lmpop_command, "list", "7.0.0",
      "Pop elements from a list",
-     "O(N+M) where N is the number of provided keys and M is the number of elements returned."},
+     "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+     {}, numkeys_keys<1>},
     {"blpop", -3, kWrite | kNoScript | kBlocking, 1, -2, 1, kAclList, blpop_command, "list",
      "2.0.0", "Remove and get the first element in a list, or block until one is available",
      "O(N) where N is the number of provided keys."},
@@ -619,7 +620,8 @@ constexpr CommandSpec kListCommands[] = {
      "O(1)"},
     {"blmpop", -5, kWrite | kBlocking | kMovableKeys, 0, 0, 0, kAclList, blmpop_command, "list",
      "7.0.0", "Pop elements from a list, or block until one is available",
-     "O(N+M) where N is the number of provided keys and M is the number of elements returned."},
+     "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+     {}, numkeys_keys<2>},
 };
 
 }  // namespace

@@ -541,7 +541,7 @@ constexpr CommandSpec kSetCommands[] = {
      "Intersect multiple sets", kIntersectComplexity},
     {"sintercard", -3, kReadonly | kMovableKeys, 0, 0, 0, kAclSet, sintercard_command, "set",
      "7.0.0", "Intersect multiple sets and return the cardinality of the result",
-     kIntersectComplexity},
+     kIntersectComplexity, {}, numkeys_keys<1>},
     {"sinterstore", -3, kWrite | kDenyOom, 1, -1, 1, kAclSet, sinterstore_command, "set",
      "1.0.0", "Intersect multiple sets and store the resulting set in a key",
      kIntersectComplexity},

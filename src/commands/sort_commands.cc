@@ -290,6 +290,27 @@ void sort_generic(CommandContext& ctx, bool read_only) {
   ctx.reply.integer(output_length);
 }
 
+// COMMAND GETKEYS: the key sorted and, for SORT, the STORE destination (BY and GET name keys
+// only through the elements, which no key finder can know).
+template <bool kReadOnly>
+std::vector<int> sort_keys(std::span<const std::string_view> args) {
+  std::vector<int> positions{1};
+  for (size_t i = 2; i < args.size(); ++i) {
+    const size_t left = args.size() - i - 1;
+    if (equals_ignore_case(args[i], "limit") && left >= 2) {
+      i += 2;
+    } else if ((equals_ignore_case(args[i], "by") || equals_ignore_case(args[i], "get")) &&
+               left >= 1) {
+      ++i;
+    } else if (!kReadOnly && equals_ignore_case(args[i], "store") && left >= 1) {
+      // The last STORE wins, as in the command itself.
+      if (positions.size() == 2) positions.pop_back();
+      positions.push_back(static_cast<int>(++i));
+    }
+  }
+  return positions;
+}
+
 void sort_command(CommandContext& ctx) { sort_generic(ctx, false); }
 void sort_ro_command(CommandContext& ctx) { sort_generic(ctx, true); }
 
@@ -298,12 +319,14 @@ constexpr CommandSpec kSortCommands[] = {
      kAclWrite | kAclSet | kAclSortedSet | kAclList | kAclSlow | kAclDangerous, sort_command,
      "generic", "1.0.0", "Sort the elements in a list, set or sorted set",
      "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the "
-     "number of returned elements. When the elements are not sorted, complexity is O(N)."},
+     "number of returned elements. When the elements are not sorted, complexity is O(N).", {},
+     sort_keys<false>},
     {"sort_ro", -2, kReadonly | kMovableKeys, 1, 1, 1,
      kAclRead | kAclSet | kAclSortedSet | kAclList | kAclSlow | kAclDangerous, sort_ro_command,
      "generic", "7.0.0", "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
      "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the "
-     "number of returned elements. When the elements are not sorted, complexity is O(N)."},
+     "number of returned elements. When the elements are not sorted, complexity is O(N).", {},
+     sort_keys<true>},
 };
 
 }  // namespace
