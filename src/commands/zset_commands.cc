@@ -575,7 +575,7 @@ constexpr CommandSpec kZSetCommands[] = {
     {"zmpop", -4, kWrite | kMovableKeys, 0, 0, 0, kAclSortedSet, zmpop_command, "sorted-set",
      "7.0.0", "Remove and return members with scores in a sorted set",
      "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements "
-     "in the sorted set, and M being the number of elements popped."},
+     "in the sorted set, and M being the number of elements popped.", {}, numkeys_keys<1>},
     {"bzpopmin", -3, kWrite | kNoScript | kBlocking | kFast, 1, -2, 1, kAclSortedSet,
      bzpopmin_command, "sorted-set", "5.0.0",
      "Remove and return the member with the lowest score from one or more sorted sets, or "
@@ -590,7 +590,7 @@ constexpr CommandSpec kZSetCommands[] = {
      "sorted-set", "7.0.0",
      "Remove and return members with scores in a sorted set or block until one is available",
      "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements "
-     "in the sorted set, and M being the number of elements popped."},
+     "in the sorted set, and M being the number of elements popped.", {}, numkeys_keys<2>},
     {"zrandmember", -2, kReadonly, 1, 1, 1, kAclSortedSet, zrandmember_command, "sorted-set",
      "6.2.0", "Get one or multiple random elements from a sorted set",
      "O(N) where N is the number of elements returned"},

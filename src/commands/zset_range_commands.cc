@@ -690,37 +690,37 @@ constexpr CommandSpec kZSetRangeCommands[] = {
     {"zunion", -3, kReadonly | kMovableKeys, 0, 0, 0, kAclSortedSet, zunion_command,
      "sorted-set", "6.2.0", "Add multiple sorted sets",
      "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being "
-     "the number of elements in the resulting sorted set."},
+     "the number of elements in the resulting sorted set.", {}, numkeys_keys<1>},
     {"zinter", -3, kReadonly | kMovableKeys, 0, 0, 0, kAclSortedSet, zinter_command,
      "sorted-set", "6.2.0", "Intersect multiple sorted sets",
      "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the "
      "number of input sorted sets and M being the number of elements in the resulting sorted "
-     "set."},
+     "set.", {}, numkeys_keys<1>},
     {"zdiff", -3, kReadonly | kMovableKeys, 0, 0, 0, kAclSortedSet, zdiff_command, "sorted-set",
      "6.2.0", "Subtract multiple sorted sets",
      "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N "
-     "is the size of the first set, and K is the size of the result set."},
+     "is the size of the first set, and K is the size of the result set.", {}, numkeys_keys<1>},
     {"zunionstore", -4, kWrite | kDenyOom | kMovableKeys, 1, 1, 1, kAclSortedSet,
      zunionstore_command, "sorted-set", "2.0.0",
      "Add multiple sorted sets and store the resulting sorted set in a new key",
      "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being "
-     "the number of elements in the resulting sorted set."},
+     "the number of elements in the resulting sorted set.", {}, numkeys_keys<2, 1>},
     {"zinterstore", -4, kWrite | kDenyOom | kMovableKeys, 1, 1, 1, kAclSortedSet,
      zinterstore_command, "sorted-set", "2.0.0",
      "Intersect multiple sorted sets and store the resulting sorted set in a new key",
      "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the "
      "number of input sorted sets and M being the number of elements in the resulting sorted "
-     "set."},
+     "set.", {}, numkeys_keys<2, 1>},
     {"zdiffstore", -4, kWrite | kDenyOom | kMovableKeys, 1, 1, 1, kAclSortedSet,
      zdiffstore_command, "sorted-set", "6.2.0",
      "Subtract multiple sorted sets and store the resulting sorted set in a new key",
      "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N "
-     "is the size of the first set, and K is the size of the result set."},
+     "is the size of the first set, and K is the size of the result set.", {}, numkeys_keys<2, 1>},
     {"zintercard", -3, kReadonly | kMovableKeys, 0, 0, 0, kAclSortedSet, zintercard_command,
      "sorted-set", "7.0.0",
      "Intersect multiple sorted sets and return the cardinality of the result",
      "O(N*K) worst case with N being the smallest input sorted set, K being the number of input "
-     "sorted sets."},
+     "sorted sets.", {}, numkeys_keys<1>},
 };
 
 }  // namespace
