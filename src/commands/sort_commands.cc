@@ -323,7 +323,8 @@ constexpr CommandSpec kSortCommands[] = {
      sort_keys<false>},
     {"sort_ro", -2, kReadonly | kMovableKeys, 1, 1, 1,
      kAclRead | kAclSet | kAclSortedSet | kAclList | kAclSlow | kAclDangerous, sort_ro_command,
-     "generic", "7.0.0", "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
+     "generic", "7.0.0",
+     "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
      "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the "
      "number of returned elements. When the elements are not sorted, complexity is O(N).", {},
      sort_keys<true>},
