@@ -404,6 +404,95 @@ class RawConnection:
 
 
 # --------------------------------------------------------------------------------------------
+# Multi-client scripts (transactions, blocking commands), compared between two servers
+# --------------------------------------------------------------------------------------------
+
+NO_REPLY = b"(no reply)"
+
+
+def _no_reply_within(conn: RawConnection, seconds: float) -> bool:
+    """True when nothing arrives on `conn` for `seconds` (what arrives stays buffered)."""
+    if conn.reader.buffered():
+        return False
+    conn.sock.settimeout(seconds)
+    try:
+        chunk = conn.sock.recv(65536)
+    except socket.timeout:
+        return True
+    finally:
+        conn.sock.settimeout(conn.timeout)
+    if chunk:
+        conn.reader.unread(chunk)
+    return False
+
+
+def run_client_script(server, script: str, protocol: int = 2) -> list[tuple[str, bytes]]:
+    """Runs a script for named clients (A, B, …) of `server`; returns (line, raw reply) pairs.
+
+        A cmd …     send and read the reply (QUIT: everything until the close)
+        A> cmd …    send without reading (the command may block)
+        A<          read one reply (it must come)
+        A?          expect no reply for a moment (NO_REPLY is recorded)
+        A!          close the connection
+        ~ 0.2       sleep (client side)
+
+    ``$A`` in a command stands for client A's id (CLIENT UNBLOCK). Under protocol 3 every
+    client says HELLO 3 first.
+    """
+    clients, ids, out = {}, {}, []
+    try:
+        for line in script.strip().splitlines():
+            line = line.strip()
+            if line.startswith("~"):
+                time.sleep(float(line[1:]))
+                continue
+            head, *args = line.split()
+            who, op = head[0], head[1:]
+            if who not in clients:
+                clients[who] = server.raw()
+                if protocol == 3:
+                    assert isinstance(clients[who].execute("HELLO", "3"), Map)
+                ids[who] = clients[who].execute("CLIENT", "ID")
+            conn = clients[who]
+            args = [str(ids[a[1:]]) if a.startswith("$") and a[1:] in ids else a for a in args]
+            if op == "":
+                conn.send(encode_command(*args))
+                if args[0].upper() == "QUIT":
+                    out.append((line, conn.read_until_close()))
+                else:
+                    out.append((line, conn.read_reply_with_raw()[1]))
+            elif op == ">":
+                conn.send(encode_command(*args))
+                # Clients block in the order the server reads them: let it read this one
+                # before another client sends.
+                time.sleep(0.03)
+            elif op == "<":
+                out.append((line, conn.read_reply_with_raw()[1]))
+            elif op == "?":
+                out.append((line, NO_REPLY if _no_reply_within(conn, 0.15) else b"(a reply)"))
+            elif op == "!":
+                conn.close()
+                # Both servers notice the close before the next client's command arrives.
+                time.sleep(0.05)
+            else:
+                raise ValueError(f"bad script line {line!r}")
+    finally:
+        for conn in clients.values():
+            conn.close()
+    return out
+
+
+def assert_same_script_replies(keywarden, reference, name: str, script: str,
+                               protocol: int) -> None:
+    """Runs `script` on both servers and compares every reply byte for byte."""
+    kw = run_client_script(keywarden, script, protocol)
+    ref = run_client_script(reference, script, protocol)
+    assert [line for line, _ in kw] == [line for line, _ in ref]
+    for (line, k), (_, r) in zip(kw, ref):
+        assert k == r, f"{name} RESP{protocol}: {line!r}: keywarden {k!r}, redis {r!r}"
+
+
+# --------------------------------------------------------------------------------------------
 # Server processes
 # --------------------------------------------------------------------------------------------
 

@@ -1,27 +1,18 @@
 """Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP) with
 several clients over raw sockets, keywarden against a stock redis-server.
 
-Each scenario is a script for named clients (A, B, C, D) of one server, and the raw bytes of
-every reply are compared between the two servers:
-
-    A cmd …     send and read the reply
-    A> cmd …    send without reading (the command may block)
-    A<          read one reply (it must come)
-    A?          expect no reply for a moment ("(no reply)" is recorded)
-    A!          close the connection
-    ~ 0.2       sleep (client side)
-
-``$A`` in a command stands for client A's id (CLIENT UNBLOCK).
+Each scenario is a script for named clients (A, B, C, D) of one server (the language is
+conftest.run_client_script's), and the raw bytes of every reply are compared between the two
+servers.
 """
 
 from __future__ import annotations
 
-import socket
 import time
 
 import pytest
 
-from conftest import Map, encode_command
+from conftest import assert_same_script_replies
 
 SCENARIOS: dict[str, str] = {
     "wake-by-push": """
@@ -189,75 +180,12 @@ SCENARIOS: dict[str, str] = {
 }
 
 SCENARIO_NAMES = sorted(SCENARIOS)
-NO_REPLY = b"(no reply)"
-
-
-def no_reply_within(conn, seconds: float) -> bool:
-    """True when nothing arrives on `conn` for `seconds` (what arrives stays buffered)."""
-    if conn.reader.buffered():
-        return False
-    conn.sock.settimeout(seconds)
-    try:
-        chunk = conn.sock.recv(65536)
-    except socket.timeout:
-        return True
-    finally:
-        conn.sock.settimeout(conn.timeout)
-    if chunk:
-        conn.reader.unread(chunk)
-    return False
-
-
-def run_script(server, script: str, protocol: int) -> list[tuple[str, bytes]]:
-    clients, ids, out = {}, {}, []
-    try:
-        for line in script.strip().splitlines():
-            line = line.strip()
-            if line.startswith("~"):
-                time.sleep(float(line[1:]))
-                continue
-            head, *args = line.split()
-            who, op = head[0], head[1:]
-            if who not in clients:
-                clients[who] = server.raw()
-                if protocol == 3:
-                    assert isinstance(clients[who].execute("HELLO", "3"), Map)
-                ids[who] = clients[who].execute("CLIENT", "ID")
-            conn = clients[who]
-            args = [str(ids[a[1:]]) if a.startswith("$") else a for a in args]
-            if op == "":
-                conn.send(encode_command(*args))
-                out.append((line, conn.read_reply_with_raw()[1]))
-            elif op == ">":
-                conn.send(encode_command(*args))
-                # Clients block in the order the server reads them: let it read this one
-                # before another client sends.
-                time.sleep(0.03)
-            elif op == "<":
-                out.append((line, conn.read_reply_with_raw()[1]))
-            elif op == "?":
-                out.append((line, NO_REPLY if no_reply_within(conn, 0.15) else b"(a reply)"))
-            elif op == "!":
-                conn.close()
-                # Both servers notice the close before the next client's command arrives.
-                time.sleep(0.05)
-            else:
-                raise ValueError(f"bad script line {line!r}")
-    finally:
-        for conn in clients.values():
-            conn.close()
-    return out
 
 
 @pytest.mark.parametrize("protocol", [2, 3])
 @pytest.mark.parametrize("name", SCENARIO_NAMES)
 def test_scenario(keywarden, reference_redis, name, protocol):
-    script = SCENARIOS[name]
-    kw = run_script(keywarden, script, protocol)
-    ref = run_script(reference_redis, script, protocol)
-    assert [line for line, _ in kw] == [line for line, _ in ref]
-    for (line, k), (_, r) in zip(kw, ref):
-        assert k == r, f"{name} RESP{protocol}: {line!r}: keywarden {k!r}, redis {r!r}"
+    assert_same_script_replies(keywarden, reference_redis, name, SCENARIOS[name], protocol)
 
 
 def info_field(conn, name: str) -> int:

@@ -8,11 +8,10 @@ does with watched keys that expire, and with keys already expired when WATCHed.
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
-from conftest import Map, encode_command
+from conftest import assert_same_script_replies, encode_command
 
 SCENARIOS: dict[str, str] = {
     "basic": """
@@ -321,42 +320,10 @@ SCENARIOS: dict[str, str] = {
 SCENARIO_NAMES = sorted(SCENARIOS)
 
 
-def run_script(server, script: str, protocol: int) -> list[tuple[str, bytes]]:
-    clients = {}
-    out = []
-    try:
-        for line in script.strip().splitlines():
-            line = line.strip()
-            if line.startswith("~"):
-                time.sleep(float(line[1:]))
-                continue
-            who, *args = line.split()
-            if who not in clients:
-                clients[who] = server.raw()
-                if protocol == 3:
-                    assert isinstance(clients[who].execute("HELLO", "3"), Map)
-            conn = clients[who]
-            conn.send(encode_command(*args))
-            if args[0].upper() == "QUIT":
-                out.append((line, conn.read_until_close()))
-                continue
-            _, raw = conn.read_reply_with_raw()
-            out.append((line, raw))
-    finally:
-        for conn in clients.values():
-            conn.close()
-    return out
-
-
 @pytest.mark.parametrize("protocol", [2, 3])
 @pytest.mark.parametrize("name", SCENARIO_NAMES)
 def test_scenario(keywarden, reference_redis, name, protocol):
-    script = SCENARIOS[name]
-    kw = run_script(keywarden, script, protocol)
-    ref = run_script(reference_redis, script, protocol)
-    assert [line for line, _ in kw] == [line for line, _ in ref]
-    for (line, k), (_, r) in zip(kw, ref):
-        assert k == r, f"{name} RESP{protocol}: {line!r}: keywarden {k!r}, redis {r!r}"
+    assert_same_script_replies(keywarden, reference_redis, name, SCENARIOS[name], protocol)
 
 
 def client_fields(raw: bytes) -> dict[str, str]:
