@@ -8,7 +8,6 @@ does with watched keys that expire, and with keys already expired when WATCHed.
 
 from __future__ import annotations
 
-
 import pytest
 
 from conftest import assert_same_script_replies, encode_command
