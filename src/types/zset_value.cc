@@ -36,9 +36,12 @@ bool element_less(double a_score, std::string_view a_member, double b_score,
 
 int compare_with_bound(std::string_view member, const LexBound& bound) {
   switch (bound.kind) {
-    case LexBound::Kind::kMinusInfinity: return 1;
-    case LexBound::Kind::kPlusInfinity: return -1;
-    case LexBound::Kind::kMember: break;
+    case LexBound::Kind::kMinusInfinity:
+      return 1;
+    case LexBound::Kind::kPlusInfinity:
+      return -1;
+    case LexBound::Kind::kMember:
+      break;
   }
   const int cmp = member.compare(bound.member);
   return cmp < 0 ? -1 : (cmp > 0 ? 1 : 0);
@@ -100,9 +103,7 @@ bool ZSetValue::node_before(const SkipNode* node, double score, std::string_view
   return element_less(node->score, *node->member, score, member);
 }
 
-ZSetValue::SkipList::SkipList() {
-  header = new_node(kMaxHeight, 0, nullptr, &node_bytes);
-}
+ZSetValue::SkipList::SkipList() { header = new_node(kMaxHeight, 0, nullptr, &node_bytes); }
 
 ZSetValue::SkipList::~SkipList() {
   SkipNode* node = header;
@@ -196,9 +197,9 @@ size_t ZSetValue::skip_rank(double score, std::string_view member) const {
   const SkipNode* x = skiplist_->header;
   size_t rank = 0;
   for (int i = static_cast<int>(skiplist_->level) - 1; i >= 0; --i) {
-    while (x->levels[i].forward != nullptr &&
-           !element_less(score, member, x->levels[i].forward->score,
-                         *x->levels[i].forward->member)) {
+    while (
+        x->levels[i].forward != nullptr &&
+        !element_less(score, member, x->levels[i].forward->score, *x->levels[i].forward->member)) {
       rank += x->levels[i].span;
       x = x->levels[i].forward;
     }
@@ -239,9 +240,8 @@ ZSetValue::ZSetValue(const ZSetValue& other) : listpack_(other.listpack_) {
   if (other.skiplist_ == nullptr) return;
   skiplist_ = std::make_unique<SkipList>();
   skiplist_->table.reserve(other.size());
-  other.for_each([this](std::string_view member, double score) {
-    skip_insert_member(member, score);
-  });
+  other.for_each(
+      [this](std::string_view member, double score) { skip_insert_member(member, score); });
 }
 
 ZSetValue& ZSetValue::operator=(const ZSetValue& other) {
@@ -520,8 +520,7 @@ ZSetValue::Cursor ZSetValue::first_in(const LexRange& range) const {
   }
   const SkipNode* x = skiplist_->header;
   for (int i = static_cast<int>(skiplist_->level) - 1; i >= 0; --i) {
-    while (x->levels[i].forward != nullptr &&
-           !range.above_min(*x->levels[i].forward->member)) {
+    while (x->levels[i].forward != nullptr && !range.above_min(*x->levels[i].forward->member)) {
       x = x->levels[i].forward;
     }
   }
@@ -614,8 +613,7 @@ size_t ZSetValue::remove_range(const LexRange& range) {
     // emptiness checks of first_in().
     const SkipNode* x = skiplist_->header;
     for (int i = static_cast<int>(skiplist_->level) - 1; i >= 0; --i) {
-      while (x->levels[i].forward != nullptr &&
-             !range.above_min(*x->levels[i].forward->member)) {
+      while (x->levels[i].forward != nullptr && !range.above_min(*x->levels[i].forward->member)) {
         x = x->levels[i].forward;
       }
     }
@@ -689,8 +687,7 @@ void ZSetValue::convert_to_skiplist() {
   skiplist_ = std::make_unique<SkipList>();
   skiplist_->table.reserve(listpack_.size());
   for (Element& element : listpack_) {
-    TableEntry& entry =
-        skiplist_->table.insert_new(TableEntry{std::move(element.member), nullptr});
+    TableEntry& entry = skiplist_->table.insert_new(TableEntry{std::move(element.member), nullptr});
     entry.node = skip_insert(element.score, &entry.key);
   }
   std::vector<Element>().swap(listpack_);

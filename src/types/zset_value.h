@@ -58,7 +58,9 @@ struct ScoreRange {
   bool below_max(double score) const { return max_exclusive ? score < max : score <= max; }
   bool contains(double score) const { return above_min(score) && below_max(score); }
   // True when no score can be in range (min above max, or a point with an open end).
-  bool always_empty() const { return min > max || (min == max && (min_exclusive || max_exclusive)); }
+  bool always_empty() const {
+    return min > max || (min == max && (min_exclusive || max_exclusive));
+  }
 };
 
 // One end of a lex range: a member ("[a" inclusive, "(a" exclusive) or an infinity ("-", "+").
@@ -174,7 +176,7 @@ class ZSetValue final : public Aggregate {
    private:
     friend class ZSetValue;
     const ZSetValue* zset_ = nullptr;
-    size_t index_ = 0;               // listpack
+    size_t index_ = 0;                // listpack
     const SkipNode* node_ = nullptr;  // skiplist
   };
 
@@ -268,7 +270,7 @@ class ZSetValue final : public Aggregate {
   // Unlinks and frees the node of (score, member) and erases the member from the table.
   void skip_delete(double score, std::string_view member);
   size_t skip_rank(double score, std::string_view member) const;  // 1-based, 0 when absent
-  const SkipNode* skip_at_rank(size_t rank) const;                 // 1-based
+  const SkipNode* skip_at_rank(size_t rank) const;                // 1-based
   void skip_insert_member(std::string_view member, double score);
 
   size_t listpack_find(std::string_view member) const;  // index, or npos

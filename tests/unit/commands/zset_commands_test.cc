@@ -59,13 +59,13 @@ TEST_F(ZSetCommands, ZaddBasics) {
   // The same member twice in one call: the last score wins, counted once.
   EXPECT_EQ(h.call("ZADD y 1 a 2 a"), ":1");
   EXPECT_EQ(h.call("ZSCORE y a"), "\"2\"");
-  EXPECT_EQ(h.call("ZADD y 1.5 \"\" -inf lo +inf hi 0x10 hex \" 5\" sp"), "-ERR value is not a valid float");
+  EXPECT_EQ(h.call("ZADD y 1.5 \"\" -inf lo +inf hi 0x10 hex \" 5\" sp"),
+            "-ERR value is not a valid float");
   EXPECT_EQ(h.call("ZADD y 1.5 \"\" -inf lo +inf hi 0x10 hex 1e3 e"), ":5");
   EXPECT_EQ(h.call("ZRANGE y 0 -1 WITHSCORES"),
             "[\"lo\", \"-inf\", \"\", \"1.5\", \"a\", \"2\", \"hex\", \"16\", \"e\", \"1000\", "
             "\"hi\", \"inf\"]");
-  EXPECT_EQ(propagated(), (Lines{"0:ZADD z 1 a 2 b 3 c", "0:ZADD z 10 a 4 d",
-                                 "0:ZADD y 1 a 2 a",
+  EXPECT_EQ(propagated(), (Lines{"0:ZADD z 1 a 2 b 3 c", "0:ZADD z 10 a 4 d", "0:ZADD y 1 a 2 a",
                                  "0:ZADD y 1.5  -inf lo +inf hi 0x10 hex 1e3 e"}));
 }
 
@@ -295,8 +295,7 @@ TEST_F(ZSetCommands, ZremDeletesTheEmptiedKey) {
   EXPECT_EQ(h.call("ZREM z b c d"), ":2");
   EXPECT_EQ(h.call("EXISTS z"), ":0");
   EXPECT_EQ(h.call("ZREM z"), "-ERR wrong number of arguments for 'zrem' command");
-  EXPECT_EQ(propagated(),
-            (Lines{"0:ZADD z 1 a 2 b 3 c", "0:ZREM z a zz a", "0:ZREM z b c d"}));
+  EXPECT_EQ(propagated(), (Lines{"0:ZADD z 1 a 2 b 3 c", "0:ZREM z a zz a", "0:ZREM z b c d"}));
   use_skiplist();
   EXPECT_EQ(h.call("ZADD s 1 a 2 b"), ":2");
   EXPECT_EQ(h.call("ZREM s a b"), ":2");
@@ -329,7 +328,8 @@ TEST_F(ZSetCommands, Reads) {
     EXPECT_EQ(h.call("ZRANK nokey zz WITHSCORE"), "(nil)");
     EXPECT_EQ(h.last_raw, "*-1\r\n");
     EXPECT_EQ(h.call("ZRANK z c WITHSCORES"), kSyntax);
-    EXPECT_EQ(h.call("ZRANK z c WITHSCORE x"), "-ERR wrong number of arguments for 'zrank' command");
+    EXPECT_EQ(h.call("ZRANK z c WITHSCORE x"),
+              "-ERR wrong number of arguments for 'zrank' command");
     EXPECT_EQ(h.call("ZREVRANK z c WITHSCORE x"),
               "-ERR wrong number of arguments for 'zrevrank' command");
   }
@@ -361,16 +361,44 @@ TEST_F(ZSetCommands, ScoreFormatting) {
 
 TEST_F(ZSetCommands, WrongType) {
   EXPECT_EQ(h.call("SET s v"), "+OK");
-  for (const char* line :
-       {"ZADD s 1 a", "ZINCRBY s 1 a", "ZREM s a", "ZCARD s", "ZSCORE s a", "ZMSCORE s a",
-        "ZRANK s a", "ZREVRANK s a", "ZRANK s a WITHSCORE", "ZRANGE s 0 1", "ZRANGEBYSCORE s 0 1",
-        "ZREVRANGEBYSCORE s 1 0", "ZRANGEBYLEX s - +", "ZREVRANGEBYLEX s + -", "ZREVRANGE s 0 1",
-        "ZRANGESTORE d s 0 1", "ZREMRANGEBYRANK s 0 1", "ZREMRANGEBYSCORE s 0 1",
-        "ZREMRANGEBYLEX s - +", "ZCOUNT s 0 1", "ZLEXCOUNT s - +", "ZPOPMIN s", "ZPOPMAX s 2",
-        "ZMPOP 1 s MIN", "ZRANDMEMBER s", "ZRANDMEMBER s 2", "ZUNION 1 s", "ZINTER 1 s",
-        "ZDIFF 1 s", "ZUNIONSTORE d 1 s", "ZINTERSTORE d 1 s", "ZDIFFSTORE d 1 s",
-        "ZINTERCARD 1 s", "ZSCAN s 0", "ZSCAN s 0 COUNT 0", "BZPOPMIN s 0", "BZPOPMAX s 0",
-        "BZMPOP 0 1 s MAX"}) {
+  for (const char* line : {"ZADD s 1 a",
+                           "ZINCRBY s 1 a",
+                           "ZREM s a",
+                           "ZCARD s",
+                           "ZSCORE s a",
+                           "ZMSCORE s a",
+                           "ZRANK s a",
+                           "ZREVRANK s a",
+                           "ZRANK s a WITHSCORE",
+                           "ZRANGE s 0 1",
+                           "ZRANGEBYSCORE s 0 1",
+                           "ZREVRANGEBYSCORE s 1 0",
+                           "ZRANGEBYLEX s - +",
+                           "ZREVRANGEBYLEX s + -",
+                           "ZREVRANGE s 0 1",
+                           "ZRANGESTORE d s 0 1",
+                           "ZREMRANGEBYRANK s 0 1",
+                           "ZREMRANGEBYSCORE s 0 1",
+                           "ZREMRANGEBYLEX s - +",
+                           "ZCOUNT s 0 1",
+                           "ZLEXCOUNT s - +",
+                           "ZPOPMIN s",
+                           "ZPOPMAX s 2",
+                           "ZMPOP 1 s MIN",
+                           "ZRANDMEMBER s",
+                           "ZRANDMEMBER s 2",
+                           "ZUNION 1 s",
+                           "ZINTER 1 s",
+                           "ZDIFF 1 s",
+                           "ZUNIONSTORE d 1 s",
+                           "ZINTERSTORE d 1 s",
+                           "ZDIFFSTORE d 1 s",
+                           "ZINTERCARD 1 s",
+                           "ZSCAN s 0",
+                           "ZSCAN s 0 COUNT 0",
+                           "BZPOPMIN s 0",
+                           "BZPOPMAX s 0",
+                           "BZMPOP 0 1 s MAX"}) {
     EXPECT_EQ(h.call(line), kWrongType) << line;
   }
   EXPECT_EQ(h.call("ZADD z 1 a"), ":1");
@@ -588,13 +616,13 @@ TEST_F(ZSetCommands, Zrangestore) {
   EXPECT_EQ(h.call("ZRANGESTORE d z 0"),
             "-ERR wrong number of arguments for 'zrangestore' command");
   EXPECT_EQ(h.call("ZRANGESTORE d z a b BYSCORE"), kMinMaxNotFloat);
-  EXPECT_EQ(propagated(),
-            (Lines{"0:ZADD z 1 a 2 b 3 c 4 d", "0:ZRANGESTORE d z 1 2", "0:ZRANGESTORE d z 0 1 REV",
-                   "0:ZRANGESTORE d z (1 +inf BYSCORE LIMIT 1 1",
-                   "0:ZRANGESTORE d z [c - BYLEX REV", "0:PEXPIREAT d " +
-                   std::to_string(h.clock.wall_ms() + 100'000), "0:ZRANGESTORE d z 0 0",
-                   "0:ZRANGESTORE z z 1 -1", "0:ZRANGESTORE d z 5 10", "0:SET d x",
-                   "0:ZRANGESTORE d nokey 0 -1"}));
+  EXPECT_EQ(
+      propagated(),
+      (Lines{"0:ZADD z 1 a 2 b 3 c 4 d", "0:ZRANGESTORE d z 1 2", "0:ZRANGESTORE d z 0 1 REV",
+             "0:ZRANGESTORE d z (1 +inf BYSCORE LIMIT 1 1", "0:ZRANGESTORE d z [c - BYLEX REV",
+             "0:PEXPIREAT d " + std::to_string(h.clock.wall_ms() + 100'000),
+             "0:ZRANGESTORE d z 0 0", "0:ZRANGESTORE z z 1 -1", "0:ZRANGESTORE d z 5 10",
+             "0:SET d x", "0:ZRANGESTORE d nokey 0 -1"}));
 }
 
 // --- Range removals ------------------------------------------------------------------------
@@ -666,8 +694,8 @@ TEST_F(ZSetCommands, Zpop) {
   EXPECT_EQ(h.call("ZPOPMIN z x"), "-ERR value is out of range, must be positive");
   EXPECT_EQ(h.call("ZPOPMIN z 1 2"), kSyntax);
   EXPECT_EQ(h.call("ZPOPMIN"), "-ERR wrong number of arguments for 'zpopmin' command");
-  EXPECT_EQ(propagated(), (Lines{"0:ZADD z 1 a 2 b 3 c 4 d", "0:ZPOPMIN z", "0:ZPOPMAX z",
-                                 "0:ZPOPMAX z 5"}));
+  EXPECT_EQ(propagated(),
+            (Lines{"0:ZADD z 1 a 2 b 3 c 4 d", "0:ZPOPMIN z", "0:ZPOPMAX z", "0:ZPOPMAX z 5"}));
   h.session.resp = 3;
   EXPECT_EQ(h.call("ZADD z 1 a 2 b 3 c"), ":3");
   EXPECT_EQ(h.call("ZPOPMIN z"), "[\"a\", ,1]");
@@ -725,8 +753,7 @@ TEST_F(ZSetCommands, Zrandmember) {
     EXPECT_EQ(h.call("ZRANDMEMBER z 0"), "[]");
     // The whole set, from the highest score down.
     EXPECT_EQ(h.call("ZRANDMEMBER z 3"), "[\"c\", \"b\", \"a\"]");
-    EXPECT_EQ(h.call("ZRANDMEMBER z 10 WITHSCORES"),
-              "[\"c\", \"3\", \"b\", \"2\", \"a\", \"1\"]");
+    EXPECT_EQ(h.call("ZRANDMEMBER z 10 WITHSCORES"), "[\"c\", \"3\", \"b\", \"2\", \"a\", \"1\"]");
     RespValue two = h.reply("ZRANDMEMBER z 2");
     ASSERT_EQ(two.elements.size(), 2u);
     EXPECT_NE(two.elements[0].str, two.elements[1].str);
@@ -746,8 +773,7 @@ TEST_F(ZSetCommands, Zrandmember) {
             "9223372036854775807");
   EXPECT_EQ(h.call("ZRANDMEMBER z 1 WITHSCORE"), kSyntax);
   EXPECT_EQ(h.call("ZRANDMEMBER z 1 WITHSCORES x"), kSyntax);
-  EXPECT_EQ(h.call("ZRANDMEMBER z 5000000000000000000 WITHSCORES"),
-            "-ERR value is out of range");
+  EXPECT_EQ(h.call("ZRANDMEMBER z 5000000000000000000 WITHSCORES"), "-ERR value is out of range");
   EXPECT_EQ(h.call("ZRANDMEMBER nokey x"), kNotInteger);
   h.session.resp = 3;
   EXPECT_EQ(h.call("ZRANDMEMBER z 5 WITHSCORES"), "[[\"c\", ,3], [\"b\", ,2], [\"a\", ,1]]");
@@ -878,12 +904,11 @@ TEST_F(ZSetCommands, StoreForms) {
   EXPECT_EQ(h.call("EXISTS d"), ":0");
   EXPECT_EQ(h.call("ZDIFFSTORE d 2 a a"), ":0");
   EXPECT_EQ(h.call("ZUNIONSTORE d 1 nokey"), ":0");
-  EXPECT_EQ(propagated(),
-            (Lines{"0:ZADD a 1 x 2 y", "0:ZADD b 3 y 4 z", "0:ZUNIONSTORE d 2 a b",
-                   "0:ZINTERSTORE d 2 a b AGGREGATE MIN", "0:ZDIFFSTORE d 2 a b",
-                   "0:PEXPIREAT d " + std::to_string(h.clock.wall_ms() + 100'000),
-                   "0:ZUNIONSTORE d 1 a", "0:ZINTERSTORE a 2 a b WEIGHTS 10 1",
-                   "0:ZINTERSTORE d 2 a nokey"}));
+  EXPECT_EQ(propagated(), (Lines{"0:ZADD a 1 x 2 y", "0:ZADD b 3 y 4 z", "0:ZUNIONSTORE d 2 a b",
+                                 "0:ZINTERSTORE d 2 a b AGGREGATE MIN", "0:ZDIFFSTORE d 2 a b",
+                                 "0:PEXPIREAT d " + std::to_string(h.clock.wall_ms() + 100'000),
+                                 "0:ZUNIONSTORE d 1 a", "0:ZINTERSTORE a 2 a b WEIGHTS 10 1",
+                                 "0:ZINTERSTORE d 2 a nokey"}));
   uint64_t before = dirty();
   EXPECT_EQ(h.call("ZUNIONSTORE d 2 a b"), ":2");
   EXPECT_EQ(dirty() - before, 1u);
@@ -923,8 +948,7 @@ TEST_F(ZSetCommands, SetAlgebraErrors) {
   EXPECT_EQ(h.call("ZUNION 2 z s foo"), kWrongType);
   EXPECT_EQ(h.call("ZINTERSTORE d 2 s z WEIGHTS x y"), kWrongType);
   EXPECT_EQ(h.call("ZUNION 1"), "-ERR wrong number of arguments for 'zunion' command");
-  EXPECT_EQ(h.call("ZUNIONSTORE d 1"),
-            "-ERR wrong number of arguments for 'zunionstore' command");
+  EXPECT_EQ(h.call("ZUNIONSTORE d 1"), "-ERR wrong number of arguments for 'zunionstore' command");
 }
 
 // --- Blocking pops -------------------------------------------------------------------------
@@ -935,12 +959,10 @@ TEST_F(ZSetCommands, BzpopServesAtOnce) {
   EXPECT_EQ(h.call("BZPOPMAX z 1.5"), "[\"z\", \"b\", \"2\"]");
   EXPECT_EQ(h.call("EXISTS z"), ":0");
   EXPECT_EQ(h.call("ZADD z 1 a 2 b 3 c"), ":3");
-  EXPECT_EQ(h.call("BZMPOP 0 2 nokey z MAX COUNT 2"),
-            "[\"z\", [[\"c\", \"3\"], [\"b\", \"2\"]]]");
+  EXPECT_EQ(h.call("BZMPOP 0 2 nokey z MAX COUNT 2"), "[\"z\", [[\"c\", \"3\"], [\"b\", \"2\"]]]");
   EXPECT_EQ(h.call("BZMPOP 0 1 z MIN"), "[\"z\", [[\"a\", \"1\"]]]");
-  EXPECT_EQ(propagated(),
-            (Lines{"0:ZADD z 1 a 2 b", "0:ZPOPMIN z", "0:ZPOPMAX z", "0:ZADD z 1 a 2 b 3 c",
-                   "0:ZPOPMAX z 2", "0:ZPOPMIN z 1"}));
+  EXPECT_EQ(propagated(), (Lines{"0:ZADD z 1 a 2 b", "0:ZPOPMIN z", "0:ZPOPMAX z",
+                                 "0:ZADD z 1 a 2 b 3 c", "0:ZPOPMAX z 2", "0:ZPOPMIN z 1"}));
   h.session.resp = 3;
   EXPECT_EQ(h.call("ZADD z 1 a"), ":1");
   EXPECT_EQ(h.call("BZPOPMIN z 0"), "[\"z\", \"a\", ,1]");
@@ -978,8 +1000,8 @@ TEST_F(ZSetCommands, BlockedClientsServedInArrivalOrder) {
   EXPECT_EQ(h.replies_of(c4), "[\"z\", [[\"b\", \"2\"], [\"c\", \"3\"]]]");
   EXPECT_EQ(h.call("EXISTS z"), ":0");
   // Served commands propagate as Redis 7.0 rewrites them.
-  EXPECT_EQ(propagated(), (Lines{"0:ZADD z 1 a 2 b 3 c 4 d", "0:ZPOPMIN z", "0:ZPOPMAX z",
-                                 "0:ZPOPMIN z 2"}));
+  EXPECT_EQ(propagated(),
+            (Lines{"0:ZADD z 1 a 2 b 3 c 4 d", "0:ZPOPMIN z", "0:ZPOPMAX z", "0:ZPOPMIN z 2"}));
   // Once served, a client is no longer blocked.
   EXPECT_EQ(h.call("ZADD z 9 q"), ":1");
   EXPECT_EQ(h.replies_of(c2), "");

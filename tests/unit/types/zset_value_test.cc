@@ -82,7 +82,9 @@ LexBound bound(std::string_view text) {
   return b;
 }
 
-LexRange lex(std::string_view min, std::string_view max) { return LexRange{bound(min), bound(max)}; }
+LexRange lex(std::string_view min, std::string_view max) {
+  return LexRange{bound(min), bound(max)};
+}
 
 std::string random_member(std::mt19937_64& rng, int alphabet) {
   std::uniform_int_distribution<int> length(0, 3);
@@ -111,17 +113,20 @@ ScoreRange random_score_range(std::mt19937_64& rng, int distinct) {
 
 LexBound random_bound(std::mt19937_64& rng, int alphabet) {
   switch (rng() % 6) {
-    case 0: return bound("-");
-    case 1: return bound("+");
-    case 2: return bound("(" + random_member(rng, alphabet));
-    default: return bound("[" + random_member(rng, alphabet));
+    case 0:
+      return bound("-");
+    case 1:
+      return bound("+");
+    case 2:
+      return bound("(" + random_member(rng, alphabet));
+    default:
+      return bound("[" + random_member(rng, alphabet));
   }
 }
 
 // Runs random operations on a ZSetValue and a Model and compares them after each one.
 // `same_score` keeps every score equal, so that lex ranges are meaningful.
-void run_random(bool start_skiplist, ZSetLimits limits, bool same_score, uint64_t seed,
-                int steps) {
+void run_random(bool start_skiplist, ZSetLimits limits, bool same_score, uint64_t seed, int steps) {
   std::mt19937_64 rng(seed);
   ZSetValue zset(start_skiplist);
   Model model;
@@ -139,8 +144,8 @@ void run_random(bool start_skiplist, ZSetLimits limits, bool same_score, uint64_
         double new_score = std::nan("");
         const bool existed = model.scores.count(member) != 0;
         const double before = existed ? model.scores[member] : 0;
-        ZSetValue::AddResult result = zset.add(member, score, ZSetValue::kAddNone, limits,
-                                               &new_score);
+        ZSetValue::AddResult result =
+            zset.add(member, score, ZSetValue::kAddNone, limits, &new_score);
         EXPECT_EQ(new_score, score);
         if (!existed) {
           EXPECT_EQ(result, ZSetValue::AddResult::kAdded);
@@ -153,10 +158,13 @@ void run_random(bool start_skiplist, ZSetLimits limits, bool same_score, uint64_
         break;
       }
       case 3: {  // ZADD options
-        static constexpr uint8_t kOptions[] = {
-            ZSetValue::kAddNx, ZSetValue::kAddXx, ZSetValue::kAddGt, ZSetValue::kAddLt,
-            ZSetValue::kAddIncr, ZSetValue::kAddXx | ZSetValue::kAddGt,
-            ZSetValue::kAddIncr | ZSetValue::kAddLt};
+        static constexpr uint8_t kOptions[] = {ZSetValue::kAddNx,
+                                               ZSetValue::kAddXx,
+                                               ZSetValue::kAddGt,
+                                               ZSetValue::kAddLt,
+                                               ZSetValue::kAddIncr,
+                                               ZSetValue::kAddXx | ZSetValue::kAddGt,
+                                               ZSetValue::kAddIncr | ZSetValue::kAddLt};
         const uint8_t flags = kOptions[rng() % std::size(kOptions)];
         const bool existed = model.scores.count(member) != 0;
         const double current = existed ? model.scores[member] : 0;
@@ -166,8 +174,7 @@ void run_random(bool start_skiplist, ZSetLimits limits, bool same_score, uint64_
         if (std::isnan(wanted)) {
           expected = ZSetValue::AddResult::kNaN;
         } else if (existed) {
-          if ((flags & ZSetValue::kAddNx) ||
-              ((flags & ZSetValue::kAddGt) && wanted <= current) ||
+          if ((flags & ZSetValue::kAddNx) || ((flags & ZSetValue::kAddGt) && wanted <= current) ||
               ((flags & ZSetValue::kAddLt) && wanted >= current)) {
             expected = ZSetValue::AddResult::kSkipped;
           } else {
@@ -252,8 +259,7 @@ void run_random(bool start_skiplist, ZSetLimits limits, bool same_score, uint64_
         const std::vector<Pair> all = model.all();
         std::vector<Pair> expected(all.begin() + start, all.begin() + end + 1);
         size_t left = end - start + 1;
-        EXPECT_EQ(walk_up(zset.at_rank(start), [&](const auto&) { return left-- > 0; }),
-                  expected);
+        EXPECT_EQ(walk_up(zset.at_rank(start), [&](const auto&) { return left-- > 0; }), expected);
         if (rng() % 3 == 0) {
           EXPECT_EQ(zset.remove_rank_range(start, end), expected.size());
           for (const Pair& pair : expected) model.remove(pair.second);
@@ -353,8 +359,8 @@ TEST(ZSetValue, OrderIsScoreThenMemberBytes) {
     zset.set("neg", -0.0, limits);
     std::vector<std::string> members;
     zset.for_each([&](std::string_view m, double) { members.emplace_back(m); });
-    EXPECT_EQ(members, (std::vector<std::string>{"z", "neg", "a", std::string("a\0", 2), "ab",
-                                                 "b", "\xff", "y"}));
+    EXPECT_EQ(members, (std::vector<std::string>{"z", "neg", "a", std::string("a\0", 2), "ab", "b",
+                                                 "\xff", "y"}));
   }
 }
 
@@ -515,7 +521,8 @@ TEST(ZSetValue, PayloadBytesGrowWithContent) {
   ZSetLimits limits;
   ZSetValue small;
   const size_t empty_bytes = small.payload_bytes();
-  for (int i = 0; i < 100; ++i) small.set(std::string(40, 'a' + i % 26) + std::to_string(i), i, limits);
+  for (int i = 0; i < 100; ++i)
+    small.set(std::string(40, 'a' + i % 26) + std::to_string(i), i, limits);
   EXPECT_GT(small.payload_bytes(), empty_bytes + 100 * 40);
   ZSetValue big(small);
   big.convert_to_skiplist();
