@@ -60,6 +60,10 @@ class BlockedCommand {
   int64_t deadline_ms() const { return deadline_ms_; }
   BlockTimeoutReply timeout_reply() const { return timeout_reply_; }
   int64_t blocked_since_ms() const { return since_ms_; }
+  // While the command runs again for a ready key: that key (Redis serves a client blocked on
+  // several keys from the one that became ready, not from the first in argument order).
+  const std::string& serving_key() const { return serving_key_; }
+  void set_serving_key(std::string_view key) { serving_key_.assign(key); }
 
  private:
   friend class BlockingRegistry;
@@ -74,6 +78,7 @@ class BlockedCommand {
   int64_t deadline_ms_ = 0;
   int64_t since_ms_ = 0;
   BlockTimeoutReply timeout_reply_ = BlockTimeoutReply::kNullArray;
+  std::string serving_key_;
   std::multimap<int64_t, ClientSession*>::iterator deadline_entry_;
 };
 

@@ -109,6 +109,13 @@ class CommandContext {
                             on_timeout, now_ms);
   }
   bool blocked_again() const { return blocked_again_; }
+  // The keys a blocking command should try to serve from: all of `keys` on a first run; only
+  // the key that became ready when the command runs again for a blocked client.
+  std::span<const std::string_view> keys_to_serve(std::span<const std::string_view> keys) {
+    if (!session.blocked.blocked() || session.blocked.serving_key().empty()) return keys;
+    serving_key_ = session.blocked.serving_key();
+    return {&serving_key_, 1};
+  }
 
  private:
   // Sets the access clock that entries created by this command start with.
@@ -117,6 +124,7 @@ class CommandContext {
 
   bool failed_ = false;
   bool blocked_again_ = false;
+  std::string_view serving_key_;
 };
 
 }  // namespace keywarden

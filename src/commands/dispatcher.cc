@@ -149,7 +149,9 @@ void Dispatcher::serve_ready_keys(const std::function<void(ClientSession&)>& rer
         if (!waiter->blocked.blocked() || entry->value.type() != waiter->blocked.type()) {
           continue;
         }
+        waiter->blocked.set_serving_key(ready.key);
         rerun(*waiter);
+        waiter->blocked.set_serving_key({});
       }
     }
   }

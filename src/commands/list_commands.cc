@@ -461,7 +461,7 @@ void blocking_pop(CommandContext& ctx, End end) {
   if (!parse_timeout(ctx, ctx.args.back(), &deadline_ms)) return;
   const std::span<const std::string_view> keys = ctx.args.subspan(1, ctx.args.size() - 2);
   const bool retry = is_retry(ctx);
-  for (std::string_view key : keys) {
+  for (std::string_view key : ctx.keys_to_serve(keys)) {
     Entry* entry = ctx.lookup_write(key);
     if (entry == nullptr) continue;
     if (!is_list(entry)) {
@@ -515,7 +515,7 @@ void mpop_generic(CommandContext& ctx, size_t numkeys_index, bool blocking) {
   const std::span<const std::string_view> keys =
       ctx.args.subspan(numkeys_index + 1, static_cast<size_t>(numkeys));
   const bool retry = is_retry(ctx);
-  for (std::string_view key : keys) {
+  for (std::string_view key : ctx.keys_to_serve(keys)) {
     Entry* entry = ctx.lookup_write(key);
     if (entry == nullptr) continue;
     if (!is_list(entry)) {

@@ -406,7 +406,9 @@ void bzpop_generic(CommandContext& ctx, bool highest) {
     return ctx.error(error);
   }
   const auto keys = ctx.args.subspan(1, ctx.args.size() - 2);
-  if (serve_multi_pop(ctx, keys, highest, -1, PopShape{true, false}, false)) return;
+  if (serve_multi_pop(ctx, ctx.keys_to_serve(keys), highest, -1, PopShape{true, false}, false)) {
+    return;
+  }
   block_or_time_out(ctx, keys, deadline_ms);
 }
 
@@ -421,8 +423,8 @@ void bzmpop_command(CommandContext& ctx) {
   if (!parse_block_timeout(ctx.args[1], ctx.now_ms, &deadline_ms, &error)) {
     return ctx.error(error);
   }
-  if (serve_multi_pop(ctx, parsed.keys, parsed.highest, parsed.count, PopShape{true, true},
-                      true)) {
+  if (serve_multi_pop(ctx, ctx.keys_to_serve(parsed.keys), parsed.highest, parsed.count,
+                      PopShape{true, true}, true)) {
     return;
   }
   block_or_time_out(ctx, parsed.keys, deadline_ms);

@@ -169,6 +169,34 @@ SCENARIOS: dict[str, str] = {
         C ZADD y 5 x
         A<
         """,
+    "served-from-the-key-that-became-ready": """
+        A> BLPOP a b 0
+        B MULTI
+        B RPUSH b x
+        B RPUSH a y
+        B EXEC
+        A<
+        A> BLMPOP 0 2 a b RIGHT COUNT 5
+        B DEL a
+        B MULTI
+        B RPUSH b 1 2
+        B RPUSH a 3
+        B EXEC
+        A<
+        A> BZPOPMIN y z 0
+        B MULTI
+        B ZADD z 1 m
+        B ZADD y 2 n
+        B EXEC
+        A<
+        A> BZMPOP 0 2 y z MAX
+        B DEL y z
+        B MULTI
+        B ZADD z 1 m
+        B ZADD y 2 n
+        B EXEC
+        A<
+        """,
     "list-waiter-ignores-zset": """
         A> BLPOP k 0
         B ZADD k 1 m
