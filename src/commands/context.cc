@@ -1,5 +1,7 @@
 #include "commands/context.h"
 
+#include "commands/errors.h"
+
 namespace keywarden {
 
 Entry* CommandContext::lookup_read(std::string_view key, uint8_t flags) {
@@ -11,6 +13,16 @@ Entry* CommandContext::lookup_read(std::string_view key, uint8_t flags) {
     touch_if_allowed(entry, flags);
   }
   return entry;
+}
+
+const Entry* CommandContext::lookup_read_typed(std::string_view key, ValueType type,
+                                              bool* wrong_type) {
+  *wrong_type = false;
+  const Entry* entry = lookup_read(key);
+  if (entry == nullptr || entry->value.type() == type) return entry;
+  *wrong_type = true;
+  error(errors::kWrongType);
+  return nullptr;
 }
 
 Entry* CommandContext::lookup_write(Database& database, std::string_view key, uint8_t flags) {

@@ -46,6 +46,15 @@ class CommandContext {
 
   // Looks a key up for reading: lazy expiry, keyspace hit/miss counters, access time.
   Entry* lookup_read(std::string_view key, uint8_t flags = kLookupNone);
+  // The collection of class T (ValueType `type`) at `key`, looked up for reading: null when
+  // the key is absent; when it holds another type, replies WRONGTYPE, sets *wrong_type and
+  // returns null.
+  template <typename T>
+  const T* read_collection(std::string_view key, ValueType type, bool* wrong_type) {
+    const Entry* entry = lookup_read_typed(key, type, wrong_type);
+    return entry == nullptr ? nullptr : &entry->value.as<T>();
+  }
+  const Entry* lookup_read_typed(std::string_view key, ValueType type, bool* wrong_type);
   // Looks a key up for writing: lazy expiry and access time, no hit/miss counters.
   Entry* lookup_write(std::string_view key, uint8_t flags = kLookupNone) {
     return lookup_write(db(), key, flags);

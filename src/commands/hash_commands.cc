@@ -34,15 +34,7 @@ bool is_hash(const Entry* entry) { return entry->value.type() == ValueType::kHas
 // The hash at `key` for reading: null when absent. Sets *wrong_type (and replies WRONGTYPE)
 // when the key holds another type.
 const HashValue* read_hash(CommandContext& ctx, std::string_view key, bool* wrong_type) {
-  *wrong_type = false;
-  const Entry* entry = ctx.lookup_read(key);
-  if (entry == nullptr) return nullptr;
-  if (!is_hash(entry)) {
-    *wrong_type = true;
-    ctx.error(errors::kWrongType);
-    return nullptr;
-  }
-  return &entry->value.hash();
+  return ctx.read_collection<HashValue>(key, ValueType::kHash, wrong_type);
 }
 
 // The entry of the hash at `key` for writing, created empty when absent (the caller stores at

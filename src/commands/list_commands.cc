@@ -48,15 +48,7 @@ Value new_list(CommandContext& ctx) {
 // The list at `key` for reading, or null when absent. Sets *wrong_type (and replies
 // WRONGTYPE) when the key holds another type.
 const ListValue* read_list(CommandContext& ctx, std::string_view key, bool* wrong_type) {
-  *wrong_type = false;
-  Entry* entry = ctx.lookup_read(key);
-  if (entry == nullptr) return nullptr;
-  if (!is_list(entry)) {
-    *wrong_type = true;
-    ctx.error(errors::kWrongType);
-    return nullptr;
-  }
-  return &list_of(entry);
+  return ctx.read_collection<ListValue>(key, ValueType::kList, wrong_type);
 }
 
 // LEFT / RIGHT, case-insensitive.

@@ -49,15 +49,7 @@ bool lazy_server_del(CommandContext& ctx) {
 // The set at `key` for reading: null when absent. Sets *wrong_type (and replies WRONGTYPE)
 // when the key holds another type.
 const SetValue* read_set(CommandContext& ctx, std::string_view key, bool* wrong_type) {
-  *wrong_type = false;
-  const Entry* entry = ctx.lookup_read(key);
-  if (entry == nullptr) return nullptr;
-  if (!is_set(entry)) {
-    *wrong_type = true;
-    ctx.error(errors::kWrongType);
-    return nullptr;
-  }
-  return &entry->value.as<SetValue>();
+  return ctx.read_collection<SetValue>(key, ValueType::kSet, wrong_type);
 }
 
 // Every member of `set` as a RESP3 set (an array in RESP2).

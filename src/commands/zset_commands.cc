@@ -48,15 +48,7 @@ ZSetValue& zset_of(Entry* entry) { return entry->value.as<ZSetValue>(); }
 // The sorted set at `key` for reading: null when absent. Sets *wrong_type (and replies
 // WRONGTYPE) when the key holds another type.
 const ZSetValue* read_zset(CommandContext& ctx, std::string_view key, bool* wrong_type) {
-  *wrong_type = false;
-  const Entry* entry = ctx.lookup_read(key);
-  if (entry == nullptr) return nullptr;
-  if (!is_zset(entry)) {
-    *wrong_type = true;
-    ctx.error(errors::kWrongType);
-    return nullptr;
-  }
-  return &entry->value.as<ZSetValue>();
+  return ctx.read_collection<ZSetValue>(key, ValueType::kZSet, wrong_type);
 }
 
 // Writes `score` as Redis's addReplyDouble does (RESP3 double, RESP2 bulk "%.17g").

@@ -49,15 +49,7 @@ ZSetLimits zset_limits(CommandContext& ctx) {
 bool is_zset(const Entry* entry) { return entry->value.type() == ValueType::kZSet; }
 
 const ZSetValue* read_zset(CommandContext& ctx, std::string_view key, bool* wrong_type) {
-  *wrong_type = false;
-  const Entry* entry = ctx.lookup_read(key);
-  if (entry == nullptr) return nullptr;
-  if (!is_zset(entry)) {
-    *wrong_type = true;
-    ctx.error(errors::kWrongType);
-    return nullptr;
-  }
-  return &entry->value.as<ZSetValue>();
+  return ctx.read_collection<ZSetValue>(key, ValueType::kZSet, wrong_type);
 }
 
 bool element_less(const Element& a, const Element& b) {
