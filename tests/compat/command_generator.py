@@ -973,7 +973,9 @@ TEMPLATES: list[Template] = [
                                              list_timeout(c)], mutate=False),
     T("BLMPOP", "lists", 0.4, lambda c: ["BLMPOP", list_timeout(c)] + _lmpop_tail(c),
       mutate=False),
-    T("OBJECT ENCODING list", "lists", 0.3, lambda c: ["OBJECT", "ENCODING", list_key(c)]),
+    # "encoding": list keys are shared with the other families, so this may name a small set
+    T("OBJECT ENCODING list", "lists", 0.3, lambda c: ["OBJECT", "ENCODING", list_key(c)],
+      "encoding"),
     T("DEL list pools", "lists", 0.15, lambda c: ["DEL", c.pick(LIST_BIG_KEYS)]),
     # sets: intsets reply in ascending order as in Redis; small sets of strings are listpacks
     # here (Redis 7.2's encoding) and hashtables in Redis 7.0, so their order differs. SPOP and
