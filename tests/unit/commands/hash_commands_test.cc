@@ -349,7 +349,9 @@ TEST_F(HashCommands, HscanTableWalksEveryField) {
     const auto& items = reply.elements[1].elements;
     ASSERT_EQ(items.size() % 2, 0u);
     for (size_t i = 0; i < items.size(); i += 2) {
-      if (items[i].str[0] == 'f') EXPECT_EQ("v" + items[i].str.substr(1), items[i + 1].str);
+      if (items[i].str[0] == 'f') {
+        EXPECT_EQ("v" + items[i].str.substr(1), items[i + 1].str);
+      }
       seen.insert(items[i].str);
     }
     // Writes between calls must not make the scan lose a field present throughout.
