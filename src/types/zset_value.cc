@@ -99,10 +99,6 @@ uint32_t ZSetValue::random_height() {
   return height;
 }
 
-bool ZSetValue::node_before(const SkipNode* node, double score, std::string_view member) {
-  return element_less(node->score, *node->member, score, member);
-}
-
 ZSetValue::SkipList::SkipList() { header = new_node(kMaxHeight, 0, nullptr, &node_bytes); }
 
 ZSetValue::SkipList::~SkipList() {

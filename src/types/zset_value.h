@@ -260,7 +260,12 @@ class ZSetValue final : public Aggregate {
                             size_t* bytes);
   static void free_node(SkipNode* node, size_t* bytes);
   static uint32_t random_height();
-  static bool node_before(const SkipNode* node, double score, std::string_view member);
+  static bool node_before(const SkipNode* node, double score, std::string_view member) {
+    // The member lives in the table, a pointer away: read it only when the scores tie, or
+    // every step of a search pays a cache miss for it.
+    if (node->score != score) return node->score < score;
+    return std::string_view(*node->member) < member;
+  }
 
   // Skiplist primitives (Redis's zsl*).
   SkipNode* skip_insert(double score, const std::string* member);
