@@ -35,8 +35,6 @@ NOTES = {
     "memory|malloc-stats": "Answers as Redis built without jemalloc does.",
     "memory|stats": "Allocator figures from glibc; fragmentation fields are estimates.",
     "lpush": "list-compress-depth is accepted but nodes are never compressed.",
-    "blpop": "A client waiting on several keys made ready by one transaction is served from the "
-             "first key in argument order (7.0: the key written first).",
     "spop": "With a count, propagated as SREMs in MULTI/EXEC or a DEL, as 7.0; other commands "
             "with several effects are not wrapped yet.",
 }
