@@ -500,9 +500,10 @@ void zscan_command(CommandContext& ctx) {
   ScanOptions options;
   if (!parse_scan_options(ctx, 3, /*allow_type=*/false, &options)) return;
 
-  // A listpack answers whole in one step. The table is walked bucket by bucket until the
-  // reply holds COUNT items, members and scores both counting as Redis counts them, giving up
-  // after COUNT * 10 buckets; MATCH filters afterwards, so it does not lengthen the walk.
+  // A listpack answers whole in one step. The table is walked bucket by bucket until COUNT
+  // elements are collected (Redis 7.0.15 answers ZSCAN … COUNT 10 with 10 member/score pairs,
+  // as HSCAN with 10 fields), giving up after COUNT * 10 buckets; MATCH filters afterwards, so
+  // it does not lengthen the walk.
   std::vector<std::pair<std::string_view, double>> elements;
   const uint64_t count = static_cast<uint64_t>(options.count);
   int64_t steps_left = options.count > kInt64Max / 10 ? kInt64Max : options.count * 10;
@@ -511,7 +512,7 @@ void zscan_command(CommandContext& ctx) {
   };
   do {
     cursor = zset->scan(cursor, collect);
-  } while (cursor != 0 && steps_left-- > 0 && elements.size() * 2 < count);
+  } while (cursor != 0 && steps_left-- > 0 && elements.size() < count);
 
   char digits[kMaxUint64Chars];
   ctx.reply.array_header(2);

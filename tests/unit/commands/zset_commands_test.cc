@@ -1126,5 +1126,18 @@ TEST_F(ZSetCommands, MemoryUsageGrowsWithTheSet) {
   EXPECT_LT(skiplist, 1000u * 200);
 }
 
+TEST(ZSetScan, CountCountsElementsAsRedisDoes) {
+  // Redis 7.0.15 answers ZSCAN … COUNT 10 over a skiplist with at least 10 member/score pairs
+  // (20 items), not 10 items.
+  CommandHarness h;
+  for (int i = 0; i < 1000; ++i) {
+    h.call("ZADD z " + std::to_string(i) + " m" + std::to_string(i));
+  }
+  RespValue step = h.reply("ZSCAN z 0 COUNT 10");
+  ASSERT_EQ(step.elements.size(), 2u);
+  EXPECT_NE(step.elements[0].str, "0");
+  EXPECT_GE(step.elements[1].elements.size(), 20u);
+}
+
 }  // namespace
 }  // namespace keywarden::testing
