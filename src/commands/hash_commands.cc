@@ -316,45 +316,22 @@ void hrandfield_command(CommandContext& ctx) {
 
 void hscan_command(CommandContext& ctx) {
   uint64_t cursor;
-  if (!parse_scan_cursor(ctx.args[2], &cursor)) return ctx.error(errors::kCursor);
-  bool wrong_type;
-  const HashValue* hash = read_hash(ctx, ctx.args[1], &wrong_type);
-  if (wrong_type) return;
-  if (hash == nullptr) {
-    // Redis answers a missing key before reading the options.
-    ctx.reply.array_header(2);
-    ctx.reply.bulk("0");
-    return ctx.reply.array_header(0);
-  }
-
   ScanOptions options;
-  if (!parse_scan_options(ctx, 3, /*allow_type=*/false, &options)) return;
-  const int64_t count = options.count;
-  const std::string_view pattern = options.pattern;
-  const bool use_pattern = options.use_pattern;
-
-  // A listpack answers whole in one step; a table is walked bucket by bucket until COUNT fields
-  // are collected, giving up after COUNT * 10 buckets as Redis does. MATCH filters afterwards,
-  // so it does not lengthen the walk.
+  const HashValue* hash =
+      begin_collection_scan<HashValue>(ctx, ValueType::kHash, &cursor, &options);
+  if (hash == nullptr) return;
   std::vector<std::string_view> items;
-  int64_t steps_left = count > kInt64Max / 10 ? kInt64Max : count * 10;
+  size_t visited = 0;
   auto collect = [&](const std::string& field, const std::string& value) {
-    if (use_pattern && !glob_match(pattern, field)) return;
+    ++visited;
+    if (options.use_pattern && !glob_match(options.pattern, field)) return;
     items.push_back(field);
     items.push_back(value);
   };
-  size_t visited = 0;
-  auto collect_counted = [&](const std::string& field, const std::string& value) {
-    ++visited;
-    collect(field, value);
-  };
-  do {
-    cursor = hash->scan(cursor, collect_counted);
-  } while (cursor != 0 && steps_left-- > 0 && visited < static_cast<uint64_t>(count));
-
-  char digits[kMaxUint64Chars];
-  ctx.reply.array_header(2);
-  ctx.reply.bulk(std::string_view(digits, uint64_to_chars(cursor, digits)));
+  cursor = walk_collection_scan(
+      cursor, options.count, [&](uint64_t at) { return hash->scan(at, collect); },
+      [&] { return visited; });
+  reply_scan_cursor(ctx, cursor);
   ctx.reply.array_header(items.size());
   for (std::string_view item : items) ctx.reply.bulk(item);
 }

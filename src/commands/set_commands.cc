@@ -27,7 +27,6 @@
 namespace keywarden {
 namespace {
 
-constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 
 bool is_set(const Entry* entry) { return entry->value.type() == ValueType::kSet; }
@@ -458,38 +457,21 @@ void sdiffstore_command(CommandContext& ctx) {
 
 void sscan_command(CommandContext& ctx) {
   uint64_t cursor;
-  if (!parse_scan_cursor(ctx.args[2], &cursor)) return ctx.error(errors::kCursor);
-  bool wrong_type;
-  const SetValue* set = read_set(ctx, ctx.args[1], &wrong_type);
-  if (wrong_type) return;
-  if (set == nullptr) {
-    // Redis answers a missing key before reading the options.
-    ctx.reply.array_header(2);
-    ctx.reply.bulk("0");
-    return ctx.reply.array_header(0);
-  }
   ScanOptions options;
-  if (!parse_scan_options(ctx, 3, /*allow_type=*/false, &options)) return;
-
-  // An intset or listpack answers whole in one step; a table is walked bucket by bucket until
-  // COUNT members are collected, giving up after COUNT * 10 buckets as Redis does. MATCH
-  // filters afterwards, so it does not lengthen the walk.
+  const SetValue* set = begin_collection_scan<SetValue>(ctx, ValueType::kSet, &cursor, &options);
+  if (set == nullptr) return;
+  // Copies: an intset's members are formatted into a view that lasts only for the call.
   std::vector<std::string> items;
-  const uint64_t count = static_cast<uint64_t>(options.count);
-  int64_t steps_left = options.count > kInt64Max / 10 ? kInt64Max : options.count * 10;
-  uint64_t visited = 0;
+  size_t visited = 0;
   auto collect = [&](std::string_view member) {
     ++visited;
     if (options.use_pattern && !glob_match(options.pattern, member)) return;
     items.emplace_back(member);
   };
-  do {
-    cursor = set->scan(cursor, collect);
-  } while (cursor != 0 && steps_left-- > 0 && visited < count);
-
-  char digits[kMaxUint64Chars];
-  ctx.reply.array_header(2);
-  ctx.reply.bulk(std::string_view(digits, uint64_to_chars(cursor, digits)));
+  cursor = walk_collection_scan(
+      cursor, options.count, [&](uint64_t at) { return set->scan(at, collect); },
+      [&] { return visited; });
+  reply_scan_cursor(ctx, cursor);
   ctx.reply.array_header(items.size());
   for (const std::string& item : items) ctx.reply.bulk(item);
 }

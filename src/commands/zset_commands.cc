@@ -487,44 +487,24 @@ void zrandmember_command(CommandContext& ctx) {
 
 void zscan_command(CommandContext& ctx) {
   uint64_t cursor;
-  if (!parse_scan_cursor(ctx.args[2], &cursor)) return ctx.error(errors::kCursor);
-  bool wrong_type;
-  const ZSetValue* zset = read_zset(ctx, ctx.args[1], &wrong_type);
-  if (wrong_type) return;
-  if (zset == nullptr) {
-    // Redis answers a missing key before reading the options.
-    ctx.reply.array_header(2);
-    ctx.reply.bulk("0");
-    return ctx.reply.array_header(0);
-  }
   ScanOptions options;
-  if (!parse_scan_options(ctx, 3, /*allow_type=*/false, &options)) return;
-
-  // A listpack answers whole in one step. The table is walked bucket by bucket until COUNT
-  // elements are collected (Redis 7.0.15 answers ZSCAN … COUNT 10 with 10 member/score pairs,
-  // as HSCAN with 10 fields), giving up after COUNT * 10 buckets; MATCH filters afterwards, so
-  // it does not lengthen the walk.
+  const ZSetValue* zset =
+      begin_collection_scan<ZSetValue>(ctx, ValueType::kZSet, &cursor, &options);
+  if (zset == nullptr) return;
   std::vector<std::pair<std::string_view, double>> elements;
-  const uint64_t count = static_cast<uint64_t>(options.count);
-  int64_t steps_left = options.count > kInt64Max / 10 ? kInt64Max : options.count * 10;
+  size_t visited = 0;
   auto collect = [&](std::string_view member, double score) {
+    ++visited;
+    if (options.use_pattern && !glob_match(options.pattern, member)) return;
     elements.emplace_back(member, score);
   };
-  do {
-    cursor = zset->scan(cursor, collect);
-  } while (cursor != 0 && steps_left-- > 0 && elements.size() < count);
-
-  char digits[kMaxUint64Chars];
-  ctx.reply.array_header(2);
-  ctx.reply.bulk(std::string_view(digits, uint64_to_chars(cursor, digits)));
-  size_t kept = 0;
-  for (const auto& element : elements) {
-    if (!options.use_pattern || glob_match(options.pattern, element.first)) ++kept;
-  }
-  ctx.reply.array_header(kept * 2);
+  cursor = walk_collection_scan(
+      cursor, options.count, [&](uint64_t at) { return zset->scan(at, collect); },
+      [&] { return visited; });
+  reply_scan_cursor(ctx, cursor);
+  ctx.reply.array_header(elements.size() * 2);
   char score_text[kMaxDoubleChars];
   for (const auto& [member, score] : elements) {
-    if (options.use_pattern && !glob_match(options.pattern, member)) continue;
     ctx.reply.bulk(member);
     // Scores go out as plain strings, in RESP3 too.
     ctx.reply.bulk(std::string_view(score_text, double_to_chars(score, score_text)));
