@@ -39,6 +39,10 @@ class RecordingSink final : public PropagationSink {
   std::vector<std::string> lines;
 };
 
+// The reply every command gives for a key of another type.
+inline constexpr std::string_view kWrongType =
+    "-WRONGTYPE Operation against a key holding the wrong kind of value";
+
 // Another client of the same server, for blocking commands and WATCH: its own session, and
 // the replies it received while blocked (served, timed out), as raw RESP.
 struct HarnessClient {
@@ -117,6 +121,17 @@ class CommandHarness {
     last_raw = out;
     return parser.take_value();
   }
+
+  // OBJECT ENCODING of `key`, rendered ("\"listpack\"", or (nil)).
+  std::string encoding(std::string_view key) { return call("OBJECT ENCODING " + std::string(key)); }
+  // The propagated lines since the last call.
+  std::vector<std::string> take_propagated() {
+    std::vector<std::string> lines = std::move(propagated.lines);
+    propagated.lines.clear();
+    return lines;
+  }
+  // Changes counted so far (INFO rdb_changes_since_last_save).
+  uint64_t dirty() { return state.stats().dirty; }
 
   void advance_ms(int64_t ms) { clock.advance_ms(ms); }
   // One full slow active-expiry cycle.

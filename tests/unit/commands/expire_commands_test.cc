@@ -19,12 +19,6 @@ class ExpireCommands : public ::testing::Test {
   Database& db(int index = 0) { return h.state.keyspace().db(index); }
   Entry* find(std::string_view key) { return db().find_raw(key); }
   int64_t now() const { return h.clock.wall_ms(); }
-  std::vector<std::string> propagated() {
-    std::vector<std::string> lines = std::move(h.propagated.lines);
-    h.propagated.lines.clear();
-    return lines;
-  }
-  uint64_t dirty() { return h.state.stats().dirty; }
   void set(std::string_view key, std::string_view value = "v") {
     if (Entry* old = db().find_raw(key)) db().remove(old);
     db().add(key, Value::make_string(value));
@@ -46,27 +40,27 @@ TEST_F(ExpireCommands, ExpireSetsARelativeDeadlineAndPropagatesItAbsolute) {
   EXPECT_EQ(find("k")->expire_at_ms, kStart + 100'000);
   EXPECT_EQ(h.call("TTL k"), ":100");
   EXPECT_EQ(h.call("PTTL k"), ":100000");
-  EXPECT_EQ(propagated(), Strings({"0:PEXPIREAT k 1700000100000"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:PEXPIREAT k 1700000100000"}));
   EXPECT_EQ(h.call("PEXPIRE k 1500"), ":1");
-  EXPECT_EQ(propagated(), Strings({"0:PEXPIREAT k 1700000001500"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:PEXPIREAT k 1700000001500"}));
   EXPECT_EQ(h.call("EXPIREAT k 1800000000"), ":1");
-  EXPECT_EQ(propagated(), Strings({"0:PEXPIREAT k 1800000000000"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:PEXPIREAT k 1800000000000"}));
   EXPECT_EQ(h.call("PEXPIREAT k 1800000000123"), ":1");
-  EXPECT_EQ(propagated(), Strings({"0:PEXPIREAT k 1800000000123"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:PEXPIREAT k 1800000000123"}));
   EXPECT_EQ(h.call("PEXPIRETIME k"), ":1800000000123");
   EXPECT_EQ(h.call("EXPIRETIME k"), ":1800000000");
   EXPECT_EQ(db().volatile_count(), 1u);
 }
 
 TEST_F(ExpireCommands, MissingKeysAreLeftAlone) {
-  const uint64_t before = dirty();
+  const uint64_t before = h.dirty();
   EXPECT_EQ(h.call("EXPIRE nokey 10"), ":0");
   EXPECT_EQ(h.call("PEXPIRE nokey 10"), ":0");
   EXPECT_EQ(h.call("EXPIREAT nokey 10"), ":0");
   EXPECT_EQ(h.call("PEXPIREAT nokey 10"), ":0");
   EXPECT_EQ(h.call("PERSIST nokey"), ":0");
-  EXPECT_EQ(dirty(), before);
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_EQ(h.dirty(), before);
+  EXPECT_TRUE(h.take_propagated().empty());
 }
 
 TEST_F(ExpireCommands, ArgumentErrors) {
@@ -102,7 +96,7 @@ TEST_F(ExpireCommands, ArgumentErrors) {
             "-ERR NX and XX, GT or LT options at the same time are not compatible");
   EXPECT_EQ(h.call("EXPIRE k x bad"), "-ERR Unsupported option bad");
   EXPECT_FALSE(find("k")->has_expiry());
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
 }
 
 TEST_F(ExpireCommands, OverflowIsAnInvalidExpireTime) {
@@ -135,8 +129,8 @@ TEST_F(ExpireCommands, NxAndXx) {
   EXPECT_EQ(h.call("EXPIRE k 200 XX"), ":1");
   EXPECT_EQ(h.call("TTL k"), ":200");
   // The condition words travel with the propagated PEXPIREAT, as in Redis.
-  EXPECT_EQ(propagated(), Strings({"0:PEXPIREAT k 1700000100000 NX",
-                                   "0:PEXPIREAT k 1700000200000 XX"}));
+  EXPECT_EQ(h.take_propagated(),
+            Strings({"0:PEXPIREAT k 1700000100000 NX", "0:PEXPIREAT k 1700000200000 XX"}));
 }
 
 TEST_F(ExpireCommands, GtAndLtTreatNoTtlAsInfinite) {
@@ -167,25 +161,25 @@ TEST_F(ExpireCommands, ADeadlineAlreadyReachedDeletesAtOnce) {
   set("b");
   set("c");
   set("d");
-  const uint64_t before = dirty();
+  const uint64_t before = h.dirty();
   EXPECT_EQ(h.call("EXPIRE a -10"), ":1");
   EXPECT_EQ(h.call("PEXPIRE b 0"), ":1");
   EXPECT_EQ(h.call("PEXPIREAT c " + std::to_string(kStart)), ":1");  // exactly now
   EXPECT_EQ(h.call("EXPIREAT d 1"), ":1");
-  EXPECT_EQ(dirty() - before, 4u);
+  EXPECT_EQ(h.dirty() - before, 4u);
   EXPECT_EQ(db().size(), 0u);
   EXPECT_EQ(db().volatile_count(), 0u);
-  EXPECT_EQ(propagated(), Strings({"0:DEL a", "0:DEL b", "0:DEL c", "0:DEL d"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:DEL a", "0:DEL b", "0:DEL c", "0:DEL d"}));
   // Such deletions are not expirations.
   EXPECT_EQ(h.state.keyspace().expiry_stats().expired_keys, 0u);
   h.state.settings().lazyfree_lazy_expire = true;
   set("e");
   EXPECT_EQ(h.call("PEXPIRE e -1"), ":1");
-  EXPECT_EQ(propagated(), Strings({"0:UNLINK e"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:UNLINK e"}));
   // One millisecond ahead is the future.
   set("f");
   EXPECT_EQ(h.call("PEXPIRE f 1"), ":1");
-  EXPECT_EQ(propagated(), Strings({"0:PEXPIREAT f 1700000000001"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:PEXPIREAT f 1700000000001"}));
 }
 
 TEST_F(ExpireCommands, TtlRepliesAndRounding) {
@@ -209,7 +203,7 @@ TEST_F(ExpireCommands, TtlRepliesAndRounding) {
   EXPECT_EQ(h.call("PTTL t"), ":0");
   h.advance_ms(1);
   EXPECT_EQ(h.call("TTL t"), ":-2");
-  EXPECT_EQ(propagated(), Strings({"0:DEL t"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:DEL t"}));
   set_with_deadline("r", 1'800'000'000'499);
   EXPECT_EQ(h.call("EXPIRETIME r"), ":1800000000");
   set_with_deadline("r", 1'800'000'000'500);
@@ -220,13 +214,13 @@ TEST_F(ExpireCommands, TtlRepliesAndRounding) {
 TEST_F(ExpireCommands, PersistRemovesTheDeadline) {
   set("k");
   EXPECT_EQ(h.call("PERSIST k"), ":0");
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
   h.call("EXPIRE k 100");
-  propagated();
-  const uint64_t before = dirty();
+  h.take_propagated();
+  const uint64_t before = h.dirty();
   EXPECT_EQ(h.call("PERSIST k"), ":1");
-  EXPECT_EQ(dirty() - before, 1u);
-  EXPECT_EQ(propagated(), Strings({"0:PERSIST k"}));
+  EXPECT_EQ(h.dirty() - before, 1u);
+  EXPECT_EQ(h.take_propagated(), Strings({"0:PERSIST k"}));
   EXPECT_EQ(h.call("TTL k"), ":-1");
   EXPECT_EQ(db().volatile_count(), 0u);
   h.advance_ms(200'000);
@@ -235,14 +229,14 @@ TEST_F(ExpireCommands, PersistRemovesTheDeadline) {
   set_with_deadline("t", now() + 5);
   h.advance_ms(6);
   EXPECT_EQ(h.call("PERSIST t"), ":0");
-  EXPECT_EQ(propagated(), Strings({"0:DEL t"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:DEL t"}));
 }
 
 TEST_F(ExpireCommands, ExpireOnAnExpiredKeyFindsItMissing) {
   set_with_deadline("k", now() + 5);
   h.advance_ms(6);
   EXPECT_EQ(h.call("EXPIRE k 100"), ":0");
-  EXPECT_EQ(propagated(), Strings({"0:DEL k"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:DEL k"}));
   EXPECT_EQ(h.state.keyspace().expiry_stats().expired_keys, 1u);
 }
 
@@ -251,10 +245,10 @@ TEST_F(ExpireCommands, OtherDatabasesPropagateWithTheirNumber) {
   set("k");
   db(7).add("k", Value::make_string("v"));
   EXPECT_EQ(h.call("EXPIRE k 1"), ":1");
-  EXPECT_EQ(propagated(), Strings({"7:PEXPIREAT k 1700000001000"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"7:PEXPIREAT k 1700000001000"}));
   h.advance_ms(1001);
   EXPECT_EQ(h.call("GET k"), "(nil)");
-  EXPECT_EQ(propagated(), Strings({"7:DEL k"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"7:DEL k"}));
   EXPECT_NE(find("k"), nullptr);  // db 0's key is another key
 }
 
@@ -270,27 +264,26 @@ TEST_F(ExpireCommands, PropagationStreamOfAKeysWholeLife) {
   h.advance_ms(1);
   h.active_expire();
   EXPECT_EQ(db().size(), 0u);
-  EXPECT_EQ(propagated(), Strings({"0:SET k v PXAT 1700000010000",
-                                   "0:PEXPIREAT k 1700000100000",
-                                   "0:SET lazy v PXAT 1700000005000",
-                                   "0:DEL lazy", "0:DEL k"}));
+  EXPECT_EQ(h.take_propagated(),
+            Strings({"0:SET k v PXAT 1700000010000", "0:PEXPIREAT k 1700000100000",
+                     "0:SET lazy v PXAT 1700000005000", "0:DEL lazy", "0:DEL k"}));
 }
 
 TEST_F(ExpireCommands, LazyExpiryOnAccessPropagatesDel) {
   EXPECT_EQ(h.call("SET k v PX 1000"), "+OK");
-  propagated();
+  h.take_propagated();
   h.advance_ms(1000);
   EXPECT_EQ(h.call("GET k"), "\"v\"");
   h.advance_ms(1);
   EXPECT_EQ(h.call("GET k"), "(nil)");
-  EXPECT_EQ(propagated(), Strings({"0:DEL k"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:DEL k"}));
   EXPECT_EQ(h.state.keyspace().expiry_stats().expired_keys, 1u);
   h.state.settings().lazyfree_lazy_expire = true;
   h.call("SET j v PX 10");
-  propagated();
+  h.take_propagated();
   h.advance_ms(11);
   EXPECT_EQ(h.call("TTL j"), ":-2");
-  EXPECT_EQ(propagated(), Strings({"0:UNLINK j"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:UNLINK j"}));
 }
 
 TEST_F(ExpireCommands, OneActiveCycleRemovesEveryDueKeyAndNoneEarly) {
@@ -312,7 +305,7 @@ TEST_F(ExpireCommands, OneActiveCycleRemovesEveryDueKeyAndNoneEarly) {
     });
   }
   EXPECT_EQ(remaining, 3000u - 3 * 499 + 1);
-  EXPECT_EQ(propagated().size(), 3u * 499);
+  EXPECT_EQ(h.take_propagated().size(), 3u * 499);
   h.advance_ms(1000);
   h.active_expire();
   EXPECT_EQ(h.state.keyspace().total_keys(), 1u);

@@ -16,13 +16,6 @@ using Lines = std::vector<std::string>;
 
 class HashCommands : public ::testing::Test {
  protected:
-  std::string encoding(std::string_view key) { return h.call("OBJECT ENCODING " + std::string(key)); }
-  Lines propagated() {
-    Lines lines = std::move(h.propagated.lines);
-    h.propagated.lines.clear();
-    return lines;
-  }
-  uint64_t dirty() { return h.state.stats().dirty; }
   std::string fill(std::string_view key, int fields) {
     std::string line = "HSET " + std::string(key);
     for (int i = 0; i < fields; ++i) line += " f" + std::to_string(i) + " v" + std::to_string(i);
@@ -31,9 +24,6 @@ class HashCommands : public ::testing::Test {
 
   CommandHarness h;
 };
-
-constexpr std::string_view kWrongType =
-    "-WRONGTYPE Operation against a key holding the wrong kind of value";
 
 TEST_F(HashCommands, SetGetAndFriends) {
   EXPECT_EQ(h.call("HSET h a 1 b 2"), ":2");
@@ -65,8 +55,9 @@ TEST_F(HashCommands, SetGetAndFriends) {
   EXPECT_EQ(h.call("HGET h \"\""), "\"\"");
   EXPECT_EQ(h.call("HSET bin \"a\\x00b\" \"x\\x00y\""), ":1");
   EXPECT_EQ(h.call("HGET bin \"a\\x00b\""), "\"x\\x00y\"");
-  EXPECT_EQ(propagated(), (Lines{"0:HSET h a 1 b 2", "0:HSET h a 10 c 3", "0:HMSET h a 1 d 4",
-                                 "0:HSET h  ", std::string("0:HSET bin a\0b x\0y", 18)}));
+  EXPECT_EQ(h.take_propagated(),
+            (Lines{"0:HSET h a 1 b 2", "0:HSET h a 10 c 3", "0:HMSET h a 1 d 4", "0:HSET h  ",
+                   std::string("0:HSET bin a\0b x\0y", 18)}));
 }
 
 TEST_F(HashCommands, Resp3Shapes) {
@@ -98,7 +89,7 @@ TEST_F(HashCommands, Arity) {
   EXPECT_EQ(h.call("HRANDFIELD"), "-ERR wrong number of arguments for 'hrandfield' command");
   EXPECT_EQ(h.call("HSCAN h"), "-ERR wrong number of arguments for 'hscan' command");
   EXPECT_EQ(h.call("EXISTS h"), ":0");
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
 }
 
 TEST_F(HashCommands, WrongTypeBothWays) {
@@ -130,24 +121,26 @@ TEST_F(HashCommands, HsetnxOnlyAddsNewFields) {
   EXPECT_EQ(h.call("HGET h a"), "\"1\"");
   // A long value for an existing field changes nothing, not even the encoding (as Redis).
   EXPECT_EQ(h.call("HSETNX h a " + std::string(100, 'x')), ":0");
-  EXPECT_EQ(encoding("h"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("h"), "\"listpack\"");
   EXPECT_EQ(h.call("HSETNX h b " + std::string(100, 'x')), ":1");
-  EXPECT_EQ(encoding("h"), "\"hashtable\"");
-  EXPECT_EQ(propagated(), (Lines{"0:HSETNX h a 1", "0:HSETNX h b " + std::string(100, 'x')}));
+  EXPECT_EQ(h.encoding("h"), "\"hashtable\"");
+  EXPECT_EQ(h.take_propagated(),
+            (Lines{"0:HSETNX h a 1", "0:HSETNX h b " + std::string(100, 'x')}));
 }
 
 TEST_F(HashCommands, HdelDeletesTheEmptiedKey) {
   EXPECT_EQ(h.call("HSET h a 1 b 2 c 3"), ":3");
-  uint64_t before = dirty();
+  uint64_t before = h.dirty();
   EXPECT_EQ(h.call("HDEL h a zz a"), ":1");
-  EXPECT_EQ(dirty() - before, 1u);
+  EXPECT_EQ(h.dirty() - before, 1u);
   EXPECT_EQ(h.call("HDEL h zz"), ":0");
   EXPECT_EQ(h.call("HDEL nokey a"), ":0");
   EXPECT_EQ(h.call("HDEL h b c d"), ":2");
   EXPECT_EQ(h.call("EXISTS h"), ":0");
   EXPECT_EQ(h.call("TYPE h"), "+none");
   EXPECT_EQ(h.call("DBSIZE"), ":0");
-  EXPECT_EQ(propagated(), (Lines{"0:HSET h a 1 b 2 c 3", "0:HDEL h a zz a", "0:HDEL h b c d"}));
+  EXPECT_EQ(h.take_propagated(),
+            (Lines{"0:HSET h a 1 b 2 c 3", "0:HDEL h a zz a", "0:HDEL h b c d"}));
   // The same on the hashtable encoding.
   EXPECT_EQ(h.call("HSET t a " + std::string(65, 'x')), ":1");
   EXPECT_EQ(h.call("HDEL t a"), ":1");
@@ -186,8 +179,8 @@ TEST_F(HashCommands, Hincrby) {
   EXPECT_EQ(h.call("HINCRBY h new2 9223372036854775807"), ":9223372036854775807");
   // A long field converts the hash, as the value of HSET would.
   EXPECT_EQ(h.call("HINCRBY h " + std::string(65, 'k') + " 1"), ":1");
-  EXPECT_EQ(encoding("h"), "\"hashtable\"");
-  Lines lines = propagated();
+  EXPECT_EQ(h.encoding("h"), "\"hashtable\"");
+  Lines lines = h.take_propagated();
   ASSERT_GE(lines.size(), 2u);
   EXPECT_EQ(lines[0], "0:HINCRBY h n 5");
   EXPECT_EQ(lines[1], "0:HINCRBY h n -7");
@@ -208,11 +201,11 @@ TEST_F(HashCommands, Hincrbyfloat) {
   EXPECT_EQ(h.call("HSET h s abc big 1e308 inf inf"), ":3");
   EXPECT_EQ(h.call("HINCRBYFLOAT h s 1"), "-ERR hash value is not a float");
   EXPECT_EQ(h.call("HINCRBYFLOAT h inf 1"), "-ERR increment would produce NaN or Infinity");
-  EXPECT_EQ(encoding("h"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("h"), "\"listpack\"");
   // 2e308 fits a long double; its 309 digits are too long for the listpack.
   EXPECT_EQ(h.call("HINCRBYFLOAT h big 1e308").substr(0, 3), "\"19");
-  EXPECT_EQ(encoding("h"), "\"hashtable\"");
-  Lines lines = propagated();
+  EXPECT_EQ(h.encoding("h"), "\"hashtable\"");
+  Lines lines = h.take_propagated();
   ASSERT_GE(lines.size(), 5u);
   EXPECT_EQ(lines[0], "0:HSET h f 1.5");
   EXPECT_EQ(lines[1], "0:HSET h f 1.6");
@@ -223,28 +216,28 @@ TEST_F(HashCommands, Hincrbyfloat) {
 
 TEST_F(HashCommands, EncodingThresholds) {
   EXPECT_EQ(fill("h", 512), ":512");
-  EXPECT_EQ(encoding("h"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("h"), "\"listpack\"");
   EXPECT_EQ(h.call("HSET h f0 again"), ":0");
-  EXPECT_EQ(encoding("h"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("h"), "\"listpack\"");
   EXPECT_EQ(h.call("HSET h extra 1"), ":1");
-  EXPECT_EQ(encoding("h"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("h"), "\"hashtable\"");
   EXPECT_EQ(h.call("HLEN h"), ":513");
 
   EXPECT_EQ(h.call("HSET v f " + std::string(64, 'x')), ":1");
-  EXPECT_EQ(encoding("v"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("v"), "\"listpack\"");
   EXPECT_EQ(h.call("HSET v " + std::string(65, 'k') + " 1"), ":1");
-  EXPECT_EQ(encoding("v"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("v"), "\"hashtable\"");
 
   // The limits follow the command settings (CONFIG SET in the server).
   h.state.settings().hash_limits = HashLimits{2, 3};
   EXPECT_EQ(h.call("HSET s a 1 b 2"), ":2");
-  EXPECT_EQ(encoding("s"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("s"), "\"listpack\"");
   EXPECT_EQ(h.call("HSET s c 3"), ":1");
-  EXPECT_EQ(encoding("s"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("s"), "\"hashtable\"");
   EXPECT_EQ(h.call("HSET t a 1234"), ":1");
-  EXPECT_EQ(encoding("t"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("t"), "\"hashtable\"");
   EXPECT_EQ(h.call("HMSET u a 123"), "+OK");
-  EXPECT_EQ(encoding("u"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("u"), "\"listpack\"");
 }
 
 TEST_F(HashCommands, CopyRenameMoveKeepTheHash) {
@@ -252,7 +245,7 @@ TEST_F(HashCommands, CopyRenameMoveKeepTheHash) {
   EXPECT_EQ(h.call("COPY h h2"), ":1");
   EXPECT_EQ(h.call("HSET h a changed"), ":0");
   EXPECT_EQ(h.call("HGET h2 a"), "\"1\"");
-  EXPECT_EQ(encoding("h2"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("h2"), "\"hashtable\"");
   EXPECT_EQ(h.call("HSET small a 1"), ":1");
   EXPECT_EQ(h.call("COPY small small2 DB 3"), ":1");
   EXPECT_EQ(h.call("HSET small a 2"), ":0");
@@ -262,7 +255,7 @@ TEST_F(HashCommands, CopyRenameMoveKeepTheHash) {
   EXPECT_EQ(h.call("MOVE h3 1"), ":1");
   EXPECT_EQ(h.call("SELECT 3"), "+OK");
   EXPECT_EQ(h.call("HGET small2 a"), "\"1\"");
-  EXPECT_EQ(encoding("small2"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("small2"), "\"listpack\"");
   EXPECT_EQ(h.call("SELECT 1"), "+OK");
   EXPECT_EQ(h.call("TYPE h3"), "+hash");
   EXPECT_EQ(h.call("SCAN 0 TYPE hash"), "[\"0\", [\"h3\"]]");
@@ -338,7 +331,7 @@ TEST_F(HashCommands, HscanListpackAndErrors) {
 
 TEST_F(HashCommands, HscanTableWalksEveryField) {
   EXPECT_EQ(fill("h", 1000), ":1000");
-  EXPECT_EQ(encoding("h"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("h"), "\"hashtable\"");
   std::set<std::string> seen;
   std::string cursor = "0";
   int calls = 0;
@@ -364,19 +357,19 @@ TEST_F(HashCommands, HscanTableWalksEveryField) {
 }
 
 TEST_F(HashCommands, DirtyCounts) {
-  uint64_t before = dirty();
+  uint64_t before = h.dirty();
   EXPECT_EQ(h.call("HSET h a 1 b 2"), ":2");
-  EXPECT_EQ(dirty() - before, 2u);
-  before = dirty();
+  EXPECT_EQ(h.dirty() - before, 2u);
+  before = h.dirty();
   EXPECT_EQ(h.call("HSET h a 1"), ":0");  // Redis counts every pair written
-  EXPECT_EQ(dirty() - before, 1u);
-  before = dirty();
+  EXPECT_EQ(h.dirty() - before, 1u);
+  before = h.dirty();
   EXPECT_EQ(h.call("HSETNX h a 1"), ":0");
   EXPECT_EQ(h.call("HGET h a"), "\"1\"");
-  EXPECT_EQ(dirty() - before, 0u);
+  EXPECT_EQ(h.dirty() - before, 0u);
   EXPECT_EQ(h.call("HINCRBY h a 1"), ":2");
   EXPECT_EQ(h.call("HINCRBYFLOAT h a 1"), "\"3\"");
-  EXPECT_EQ(dirty() - before, 2u);
+  EXPECT_EQ(h.dirty() - before, 2u);
 }
 
 // Every hash write that changes the key aborts an EXEC watching it; the no-op ones do not.

@@ -18,13 +18,6 @@ class KeyCommands : public ::testing::Test {
   Database& db(int index = 0) { return h.state.keyspace().db(index); }
   Entry* find(std::string_view key, int index = 0) { return db(index).find_raw(key); }
   int64_t now() const { return h.clock.wall_ms(); }
-  // The propagated lines since the last call.
-  std::vector<std::string> propagated() {
-    std::vector<std::string> lines = std::move(h.propagated.lines);
-    h.propagated.lines.clear();
-    return lines;
-  }
-  uint64_t dirty() { return h.state.stats().dirty; }
   // Sets keys quietly: neither their propagation nor their dirty count reach the test.
   void set(std::string_view key, std::string_view value, int index = 0) {
     Database& database = db(index);
@@ -59,12 +52,12 @@ using Strings = std::vector<std::string>;
 TEST_F(KeyCommands, DelCountsRemovedKeysAndPropagatesVerbatim) {
   set("a", "1");
   set("b", "2");
-  const uint64_t before = dirty();
+  const uint64_t before = h.dirty();
   EXPECT_EQ(h.call("DEL a b c a"), ":2");
-  EXPECT_EQ(dirty() - before, 2u);
-  EXPECT_EQ(propagated(), Strings({"0:DEL a b c a"}));
+  EXPECT_EQ(h.dirty() - before, 2u);
+  EXPECT_EQ(h.take_propagated(), Strings({"0:DEL a b c a"}));
   EXPECT_EQ(h.call("DEL a b"), ":0");
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
   EXPECT_EQ(h.call("DEL"), "-ERR wrong number of arguments for 'del' command");
   EXPECT_EQ(db().size(), 0u);
 }
@@ -73,13 +66,13 @@ TEST_F(KeyCommands, UnlinkBehavesAsDel) {
   set("a", "1");
   set("b", "2");
   EXPECT_EQ(h.call("UNLINK a x"), ":1");
-  EXPECT_EQ(propagated(), Strings({"0:UNLINK a x"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:UNLINK a x"}));
   EXPECT_EQ(h.call("UNLINK x"), ":0");
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
   EXPECT_EQ(h.call("UNLINK"), "-ERR wrong number of arguments for 'unlink' command");
   h.state.settings().lazyfree_lazy_user_del = true;
   EXPECT_EQ(h.call("DEL b"), ":1");
-  EXPECT_EQ(propagated(), Strings({"0:DEL b"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:DEL b"}));
 }
 
 TEST_F(KeyCommands, DelOfAnExpiredKeyPropagatesOnlyTheExpiry) {
@@ -87,12 +80,12 @@ TEST_F(KeyCommands, DelOfAnExpiredKeyPropagatesOnlyTheExpiry) {
   set("live", "v");
   h.advance_ms(101);
   EXPECT_EQ(h.call("DEL gone"), ":0");
-  EXPECT_EQ(propagated(), Strings({"0:DEL gone"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:DEL gone"}));
   set_with_deadline("gone", "v", now() + 100);
   h.advance_ms(101);
   EXPECT_EQ(h.call("DEL gone live"), ":1");
   // The expiry first, then the command as sent.
-  EXPECT_EQ(propagated(), Strings({"0:DEL gone", "0:DEL gone live"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:DEL gone", "0:DEL gone live"}));
 }
 
 // --- EXISTS / TYPE / TOUCH ------------------------------------------------------------------
@@ -112,7 +105,7 @@ TEST_F(KeyCommands, ExistsCountsEveryMention) {
   EXPECT_EQ(h.call("EXISTS t"), ":1");  // due exactly now: still alive
   h.advance_ms(1);
   EXPECT_EQ(h.call("EXISTS t"), ":0");
-  EXPECT_EQ(propagated(), Strings({"0:DEL t"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:DEL t"}));
   EXPECT_EQ(find("t"), nullptr);
 }
 
@@ -134,7 +127,7 @@ TEST_F(KeyCommands, TouchCountsExistingKeys) {
   EXPECT_EQ(h.call("TOUCH a b c a"), ":3");
   EXPECT_EQ(h.call("TOUCH c"), ":0");
   EXPECT_EQ(h.call("TOUCH"), "-ERR wrong number of arguments for 'touch' command");
-  EXPECT_TRUE(propagated().empty());  // not a write
+  EXPECT_TRUE(h.take_propagated().empty());  // not a write
 }
 
 // --- KEYS -----------------------------------------------------------------------------------
@@ -171,7 +164,7 @@ TEST_F(KeyCommands, KeysHidesExpiredKeysWithoutDeletingThem) {
   EXPECT_EQ(keys("d*"), Strings());
   EXPECT_EQ(keys("due"), Strings());
   EXPECT_EQ(db().size(), 2u);
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
 }
 
 TEST_F(KeyCommands, KeysRepliesAnEmptyArrayOnAnEmptyDatabase) {
@@ -289,12 +282,12 @@ TEST_F(KeyCommands, ScanDeletesExpiredKeysItMeetsAndHidesThem) {
   std::set<std::string> seen = scan_all(h, "MATCH live*", [] {});
   EXPECT_EQ(seen.size(), 20u);
   EXPECT_EQ(db().size(), 30u);
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
   seen = scan_all(h, "COUNT 3", [] {});
   EXPECT_EQ(seen.size(), 20u);
   for (const std::string& key : seen) EXPECT_TRUE(key.starts_with("live")) << key;
   EXPECT_EQ(db().size(), 20u);
-  std::vector<std::string> lines = propagated();
+  std::vector<std::string> lines = h.take_propagated();
   std::sort(lines.begin(), lines.end());
   Strings expected;
   for (int i = 0; i < 10; ++i) expected.push_back("0:DEL due" + std::to_string(i));
@@ -313,7 +306,7 @@ TEST_F(KeyCommands, ScanTypeLooksKeysUpLikeRedis) {
   EXPECT_EQ(h.call("SCAN 0 TYPE none"), "[\"0\", [\"b\"]]");
   EXPECT_EQ(h.state.stats().keyspace_hits - hits, 1u);
   EXPECT_EQ(h.state.stats().keyspace_misses - misses, 1u);
-  EXPECT_EQ(propagated(), Strings({"0:DEL b"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:DEL b"}));
   EXPECT_EQ(db().size(), 1u);
 }
 
@@ -335,14 +328,14 @@ TEST_F(KeyCommands, RandomkeySkipsAndDeletesExpiredKeys) {
   h.advance_ms(6);
   EXPECT_EQ(h.call("RANDOMKEY"), "(nil)");
   EXPECT_EQ(db().size(), 0u);
-  EXPECT_EQ(propagated().size(), 3u);
+  EXPECT_EQ(h.take_propagated().size(), 3u);
   // Mostly expired keys: still a live key, in bounded draws.
   for (int i = 0; i < 2000; ++i) set_with_deadline("due" + std::to_string(i), "v", now() + 5);
   set("live", "v");
   h.advance_ms(6);
   EXPECT_EQ(h.call("RANDOMKEY"), "\"live\"");
   EXPECT_LE(db().size(), 2001u);
-  EXPECT_EQ(db().size() + propagated().size(), 2001u);
+  EXPECT_EQ(db().size() + h.take_propagated().size(), 2001u);
 }
 
 TEST_F(KeyCommands, DbsizeCountsTheSelectedDatabase) {
@@ -363,7 +356,7 @@ TEST_F(KeyCommands, RenameMovesValueAndDeadline) {
   set("b", "old");
   db().set_expiry(find("b"), now() + 99'000);
   EXPECT_EQ(h.call("RENAME a b"), "+OK");
-  EXPECT_EQ(propagated(), Strings({"0:RENAME a b"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:RENAME a b"}));
   EXPECT_EQ(find("a"), nullptr);
   ASSERT_NE(find("b"), nullptr);
   EXPECT_EQ(find("b")->expire_at_ms, now() + 5000);
@@ -381,33 +374,33 @@ TEST_F(KeyCommands, RenameErrorsAndSameKey) {
   EXPECT_EQ(h.call("RENAME nokey nokey"), "-ERR no such key");
   EXPECT_EQ(h.call("RENAMENX nokey b"), "-ERR no such key");
   set("a", "v");
-  const uint64_t before = dirty();
+  const uint64_t before = h.dirty();
   EXPECT_EQ(h.call("RENAME a a"), "+OK");
   EXPECT_EQ(h.call("RENAMENX a a"), ":0");
-  EXPECT_EQ(dirty(), before);
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_EQ(h.dirty(), before);
+  EXPECT_TRUE(h.take_propagated().empty());
   EXPECT_EQ(h.call("RENAME a"), "-ERR wrong number of arguments for 'rename' command");
   EXPECT_EQ(h.call("RENAMENX a b c"), "-ERR wrong number of arguments for 'renamenx' command");
   set_with_deadline("t", "v", now() + 5);
   h.advance_ms(6);
   EXPECT_EQ(h.call("RENAME t u"), "-ERR no such key");
-  EXPECT_EQ(propagated(), Strings({"0:DEL t"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:DEL t"}));
 }
 
 TEST_F(KeyCommands, RenamenxOnlyToANewKey) {
   set_with_deadline("a", "1", now() + 7000);
   set("b", "2");
   EXPECT_EQ(h.call("RENAMENX a b"), ":0");
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
   EXPECT_EQ(h.call("RENAMENX a c"), ":1");
-  EXPECT_EQ(propagated(), Strings({"0:RENAMENX a c"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:RENAMENX a c"}));
   EXPECT_EQ(find("c")->expire_at_ms, now() + 7000);
   EXPECT_EQ(h.call("PTTL c"), ":7000");
   // An expired target counts as absent.
   set_with_deadline("d", "v", now() + 5);
   h.advance_ms(6);
   EXPECT_EQ(h.call("RENAMENX c d"), ":1");
-  EXPECT_EQ(propagated(), Strings({"0:DEL d", "0:RENAMENX c d"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:DEL d", "0:RENAMENX c d"}));
 }
 
 // --- COPY -----------------------------------------------------------------------------------
@@ -427,7 +420,7 @@ TEST_F(KeyCommands, CopyErrors) {
             "-ERR value is out of range, value must between -2147483648 and 2147483647");
   EXPECT_EQ(h.call("COPY nokey b DB 99"), "-ERR DB index is out of range");
   EXPECT_EQ(h.call("COPY k"), "-ERR wrong number of arguments for 'copy' command");
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
 }
 
 TEST_F(KeyCommands, CopyKeepsDeadlineAndEncoding) {
@@ -436,11 +429,12 @@ TEST_F(KeyCommands, CopyKeepsDeadlineAndEncoding) {
   set("raw", std::string(60, 'x'));
   h.call("APPEND emb more");  // modified in place: raw
   db().set_expiry(find("int"), now() + 4000);
-  propagated();
+  h.take_propagated();
   EXPECT_EQ(h.call("COPY int int2"), ":1");
   EXPECT_EQ(h.call("COPY emb emb2"), ":1");
   EXPECT_EQ(h.call("COPY raw raw2"), ":1");
-  EXPECT_EQ(propagated(), Strings({"0:COPY int int2", "0:COPY emb emb2", "0:COPY raw raw2"}));
+  EXPECT_EQ(h.take_propagated(),
+            Strings({"0:COPY int int2", "0:COPY emb emb2", "0:COPY raw raw2"}));
   EXPECT_EQ(h.call("OBJECT ENCODING int2"), "\"int\"");
   EXPECT_EQ(h.call("OBJECT ENCODING emb2"), "\"raw\"");
   EXPECT_EQ(h.call("OBJECT ENCODING raw2"), "\"raw\"");
@@ -461,7 +455,7 @@ TEST_F(KeyCommands, CopyToAnotherDatabaseAndReplace) {
   set("k", "other", 2);
   EXPECT_EQ(h.call("COPY k k DB 2"), ":0");
   EXPECT_EQ(h.call("COPY k k db 2 replace"), ":1");
-  EXPECT_EQ(propagated(), Strings({"0:COPY k k db 2 replace"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:COPY k k db 2 replace"}));
   h.call("SELECT 2");
   EXPECT_EQ(h.call("GET k"), "\"v\"");
   h.call("SELECT 0");
@@ -477,9 +471,9 @@ TEST_F(KeyCommands, CopyToAnotherDatabaseAndReplace) {
   // An expired source is missing.
   set_with_deadline("t", "v", now() + 5);
   h.advance_ms(6);
-  propagated();
+  h.take_propagated();
   EXPECT_EQ(h.call("COPY t t2"), ":0");
-  EXPECT_EQ(propagated(), Strings({"0:DEL t"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:DEL t"}));
 }
 
 // --- MOVE -----------------------------------------------------------------------------------
@@ -494,14 +488,14 @@ TEST_F(KeyCommands, MoveErrors) {
   EXPECT_EQ(h.call("MOVE k 0"), "-ERR source and destination objects are the same");
   EXPECT_EQ(h.call("MOVE nokey 0"), "-ERR source and destination objects are the same");
   EXPECT_EQ(h.call("MOVE k"), "-ERR wrong number of arguments for 'move' command");
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
 }
 
 TEST_F(KeyCommands, MoveCarriesTheDeadline) {
   set_with_deadline("k", "v", now() + 3000);
   EXPECT_EQ(h.call("MOVE nokey 1"), ":0");
   EXPECT_EQ(h.call("MOVE k 1"), ":1");
-  EXPECT_EQ(propagated(), Strings({"0:MOVE k 1"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:MOVE k 1"}));
   EXPECT_EQ(find("k"), nullptr);
   ASSERT_NE(find("k", 1), nullptr);
   EXPECT_EQ(find("k", 1)->expire_at_ms, now() + 3000);
@@ -522,17 +516,17 @@ TEST_F(KeyCommands, SwapdbErrors) {
   EXPECT_EQ(h.call("SWAPDB 0 16"), "-ERR DB index is out of range");
   EXPECT_EQ(h.call("SWAPDB -1 0"), "-ERR DB index is out of range");
   EXPECT_EQ(h.call("SWAPDB 0"), "-ERR wrong number of arguments for 'swapdb' command");
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
 }
 
 TEST_F(KeyCommands, SwapdbExchangesContents) {
   set("a", "in0");
   set("b", "in1", 1);
   db(1).set_expiry(find("b", 1), now() + 1000);
-  const uint64_t before = dirty();
+  const uint64_t before = h.dirty();
   EXPECT_EQ(h.call("SWAPDB 0 1"), "+OK");
-  EXPECT_EQ(dirty() - before, 1u);
-  EXPECT_EQ(propagated(), Strings({"0:SWAPDB 0 1"}));
+  EXPECT_EQ(h.dirty() - before, 1u);
+  EXPECT_EQ(h.take_propagated(), Strings({"0:SWAPDB 0 1"}));
   EXPECT_EQ(h.call("GET b"), "\"in1\"");
   EXPECT_EQ(h.call("PTTL b"), ":1000");
   EXPECT_EQ(h.call("EXISTS a"), ":0");
@@ -540,7 +534,7 @@ TEST_F(KeyCommands, SwapdbExchangesContents) {
   EXPECT_EQ(db(1).volatile_count(), 0u);
   // With itself: nothing moves, but it still counts as a write.
   EXPECT_EQ(h.call("SWAPDB 3 3"), "+OK");
-  EXPECT_EQ(propagated(), Strings({"0:SWAPDB 3 3"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:SWAPDB 3 3"}));
   // Expiry keeps working in the swapped database.
   h.advance_ms(1001);
   h.active_expire();
@@ -554,9 +548,9 @@ TEST_F(KeyCommands, FlushdbEmptiesTheSelectedDatabase) {
   set("b", "1");
   set("c", "1", 1);
   db().set_expiry(find("a"), now() + 100);
-  const uint64_t before = dirty();
+  const uint64_t before = h.dirty();
   EXPECT_EQ(h.call("FLUSHDB"), "+OK");
-  EXPECT_EQ(dirty() - before, 2u);
+  EXPECT_EQ(h.dirty() - before, 2u);
   EXPECT_EQ(db(0).size(), 0u);
   EXPECT_EQ(db(0).volatile_count(), 0u);
   EXPECT_EQ(db(1).size(), 1u);
@@ -564,25 +558,25 @@ TEST_F(KeyCommands, FlushdbEmptiesTheSelectedDatabase) {
   EXPECT_EQ(h.call("FLUSHDB"), "+OK");
   EXPECT_EQ(h.call("flushdb async"), "+OK");
   EXPECT_EQ(h.call("FLUSHDB SYNC"), "+OK");
-  EXPECT_EQ(propagated(),
+  EXPECT_EQ(h.take_propagated(),
             Strings({"0:FLUSHDB", "0:FLUSHDB", "0:flushdb async", "0:FLUSHDB SYNC"}));
   EXPECT_EQ(h.call("FLUSHDB foo"), "-ERR syntax error");
   EXPECT_EQ(h.call("FLUSHDB SYNC ASYNC"), "-ERR syntax error");
   EXPECT_EQ(h.call("FLUSHDB ASYNC ASYNC"), "-ERR syntax error");
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
 }
 
 TEST_F(KeyCommands, FlushallEmptiesEveryDatabase) {
   set("a", "1");
   set("b", "1", 5);
   set("c", "1", 15);
-  const uint64_t before = dirty();
+  const uint64_t before = h.dirty();
   EXPECT_EQ(h.call("FLUSHALL"), "+OK");
-  EXPECT_EQ(dirty() - before, 4u);  // three keys, plus one as Redis counts
+  EXPECT_EQ(h.dirty() - before, 4u);  // three keys, plus one as Redis counts
   EXPECT_EQ(h.state.keyspace().total_keys(), 0u);
   EXPECT_EQ(h.call("FLUSHALL ASYNC"), "+OK");
   EXPECT_EQ(h.call("FLUSHALL sync"), "+OK");
-  EXPECT_EQ(propagated(), Strings({"0:FLUSHALL", "0:FLUSHALL ASYNC", "0:FLUSHALL sync"}));
+  EXPECT_EQ(h.take_propagated(), Strings({"0:FLUSHALL", "0:FLUSHALL ASYNC", "0:FLUSHALL sync"}));
   EXPECT_EQ(h.call("FLUSHALL x"), "-ERR syntax error");
   EXPECT_EQ(h.call("FLUSHALL ASYNC x"), "-ERR syntax error");
 }

@@ -17,12 +17,6 @@ using Lines = std::vector<std::string>;
 
 class ListCommands : public ::testing::Test {
  protected:
-  Lines propagated() {
-    Lines lines = std::move(h.propagated.lines);
-    h.propagated.lines.clear();
-    return lines;
-  }
-  uint64_t dirty() { return h.state.stats().dirty; }
   // The raw bytes `client` received since the last look.
   std::string raw_of(HarnessClient& client) {
     std::string raw = std::move(client.pending);
@@ -33,9 +27,6 @@ class ListCommands : public ::testing::Test {
 
   CommandHarness h;
 };
-
-constexpr std::string_view kWrongType =
-    "-WRONGTYPE Operation against a key holding the wrong kind of value";
 
 // --- pushes and pops -----------------------------------------------------------------------
 
@@ -54,9 +45,9 @@ TEST_F(ListCommands, PushesInOrderAndReportTheLength) {
   EXPECT_EQ(h.call("OBJECT ENCODING l"), "\"quicklist\"");
   EXPECT_EQ(h.call("RPUSH bin \"a\\x00b\" \"\""), ":2");
   EXPECT_EQ(h.call("LRANGE bin 0 -1"), "[\"a\\x00b\", \"\"]");
-  EXPECT_EQ(propagated(), (Lines{"0:RPUSH l a b c", "0:LPUSH l x y", "0:LPUSHX l 1 2",
-                                 "0:RPUSHX l 9", std::string("0:RPUSH bin a\0b ", 16)}));
-  EXPECT_EQ(dirty(), 10u);
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:RPUSH l a b c", "0:LPUSH l x y", "0:LPUSHX l 1 2",
+                                        "0:RPUSHX l 9", std::string("0:RPUSH bin a\0b ", 16)}));
+  EXPECT_EQ(h.dirty(), 10u);
 }
 
 TEST_F(ListCommands, ArityAndWrongType) {
@@ -84,18 +75,18 @@ TEST_F(ListCommands, ArityAndWrongType) {
   EXPECT_EQ(h.call("RPUSH l a"), ":1");
   EXPECT_EQ(h.call("GET l"), kWrongType);
   EXPECT_EQ(h.call("GET s"), "\"x\"");
-  EXPECT_EQ(propagated(), (Lines{"0:SET s x", "0:RPUSH l a"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SET s x", "0:RPUSH l a"}));
   EXPECT_EQ(blocked_clients(), 0u);
 }
 
 TEST_F(ListCommands, PopSingleAndCounted) {
   EXPECT_EQ(h.call("RPUSH l a b c d e"), ":5");
-  const uint64_t before = dirty();
+  const uint64_t before = h.dirty();
   EXPECT_EQ(h.call("LPOP l"), "\"a\"");
   EXPECT_EQ(h.call("RPOP l"), "\"e\"");
   EXPECT_EQ(h.call("LPOP l 0"), "[]");
   EXPECT_EQ(h.call("RPOP l 2"), "[\"d\", \"c\"]");
-  EXPECT_EQ(dirty(), before + 4);
+  EXPECT_EQ(h.dirty(), before + 4);
   EXPECT_EQ(h.call("LPOP l 100"), "[\"b\"]");
   EXPECT_EQ(h.call("EXISTS l"), ":0");
   EXPECT_EQ(h.call("LPOP l"), "(nil)");
@@ -104,8 +95,8 @@ TEST_F(ListCommands, PopSingleAndCounted) {
   EXPECT_EQ(h.last_raw, "*-1\r\n");
   EXPECT_EQ(h.call("RPOP l 0"), "(nil)");
   EXPECT_EQ(h.last_raw, "*-1\r\n");
-  EXPECT_EQ(propagated(), (Lines{"0:RPUSH l a b c d e", "0:LPOP l", "0:RPOP l", "0:RPOP l 2",
-                                 "0:LPOP l 100"}));
+  EXPECT_EQ(h.take_propagated(),
+            (Lines{"0:RPUSH l a b c d e", "0:LPOP l", "0:RPOP l", "0:RPOP l 2", "0:LPOP l 100"}));
 }
 
 TEST_F(ListCommands, PopCountErrors) {
@@ -169,7 +160,7 @@ TEST_F(ListCommands, LlenLindexLrange) {
   // Indexes are read before the key.
   EXPECT_EQ(h.call("LRANGE nokey abc 1"), "-ERR value is not an integer or out of range");
   EXPECT_EQ(h.call("LRANGE l 0 1.0"), "-ERR value is not an integer or out of range");
-  EXPECT_TRUE(propagated().size() == 1);
+  EXPECT_TRUE(h.take_propagated().size() == 1);
 }
 
 TEST_F(ListCommands, LargeListsSpanManyNodes) {
@@ -206,7 +197,7 @@ TEST_F(ListCommands, Lset) {
   // The key is checked before the index.
   EXPECT_EQ(h.call("LSET nokey abc x"), "-ERR no such key");
   EXPECT_EQ(h.call("LSET nokey 0 x"), "-ERR no such key");
-  EXPECT_EQ(propagated(), (Lines{"0:RPUSH l a b c", "0:LSET l 0 A", "0:LSET l -1 C"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:RPUSH l a b c", "0:LSET l 0 A", "0:LSET l -1 C"}));
 }
 
 TEST_F(ListCommands, Linsert) {
@@ -221,8 +212,8 @@ TEST_F(ListCommands, Linsert) {
   // The position word is checked before the key.
   EXPECT_EQ(h.call("LINSERT nokey middle a w"), "-ERR syntax error");
   EXPECT_EQ(h.call("LINSERT l middle a w"), "-ERR syntax error");
-  EXPECT_EQ(propagated(), (Lines{"0:RPUSH l a b a", "0:LINSERT l BEFORE a x",
-                                 "0:LINSERT l after a y", "0:LINSERT l After b z"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:RPUSH l a b a", "0:LINSERT l BEFORE a x",
+                                        "0:LINSERT l after a y", "0:LINSERT l After b z"}));
 }
 
 TEST_F(ListCommands, Lrem) {
@@ -237,17 +228,17 @@ TEST_F(ListCommands, Lrem) {
   EXPECT_EQ(h.call("EXISTS m"), ":0");
   EXPECT_EQ(h.call("LREM nokey 0 a"), ":0");
   EXPECT_EQ(h.call("LREM nokey abc a"), "-ERR value is not an integer or out of range");
-  EXPECT_EQ(propagated(), (Lines{"0:RPUSH l a x b x c x d", "0:LREM l 1 x", "0:LREM l -1 x",
-                                 "0:LREM l 0 x", "0:RPUSH m z z z",
-                                 "0:LREM m -9223372036854775808 z"}));
+  EXPECT_EQ(h.take_propagated(),
+            (Lines{"0:RPUSH l a x b x c x d", "0:LREM l 1 x", "0:LREM l -1 x", "0:LREM l 0 x",
+                   "0:RPUSH m z z z", "0:LREM m -9223372036854775808 z"}));
 }
 
 TEST_F(ListCommands, Ltrim) {
   EXPECT_EQ(h.call("RPUSH l a b c d e"), ":5");
-  const uint64_t before = dirty();
+  const uint64_t before = h.dirty();
   EXPECT_EQ(h.call("LTRIM l 0 -1"), "+OK");  // nothing to trim: not propagated
   EXPECT_EQ(h.call("LTRIM l 1 -2"), "+OK");
-  EXPECT_EQ(dirty(), before + 2);
+  EXPECT_EQ(h.dirty(), before + 2);
   EXPECT_EQ(h.call("LRANGE l 0 -1"), "[\"b\", \"c\", \"d\"]");
   EXPECT_EQ(h.call("LTRIM l -100 100"), "+OK");
   EXPECT_EQ(h.call("LTRIM l -1 -1"), "+OK");
@@ -259,9 +250,9 @@ TEST_F(ListCommands, Ltrim) {
   EXPECT_EQ(h.call("EXISTS l"), ":0");
   EXPECT_EQ(h.call("LTRIM nokey 0 1"), "+OK");
   EXPECT_EQ(h.call("LTRIM nokey abc 1"), "-ERR value is not an integer or out of range");
-  EXPECT_EQ(propagated(), (Lines{"0:RPUSH l a b c d e", "0:LTRIM l 1 -2", "0:LTRIM l -1 -1",
-                                 "0:LTRIM l 5 2", "0:RPUSH l a",
-                                 "0:LTRIM l 9223372036854775807 -9223372036854775808"}));
+  EXPECT_EQ(h.take_propagated(),
+            (Lines{"0:RPUSH l a b c d e", "0:LTRIM l 1 -2", "0:LTRIM l -1 -1", "0:LTRIM l 5 2",
+                   "0:RPUSH l a", "0:LTRIM l 9223372036854775807 -9223372036854775808"}));
 }
 
 // --- LPOS ----------------------------------------------------------------------------------
@@ -327,9 +318,9 @@ TEST_F(ListCommands, LmoveAllDirections) {
   EXPECT_EQ(h.call("LRANGE dst 0 -1"), "[\"c\", \"b\", \"d\", \"a\"]");
   EXPECT_EQ(h.call("LMOVE src dst LEFT RIGHT"), "(nil)");
   EXPECT_EQ(h.call("RPOPLPUSH src dst"), "(nil)");
-  EXPECT_EQ(propagated(), (Lines{"0:RPUSH src a b c d", "0:LMOVE src dst LEFT RIGHT",
-                                 "0:LMOVE src dst right left", "0:LMOVE src dst Left Left",
-                                 "0:RPOPLPUSH src dst"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:RPUSH src a b c d", "0:LMOVE src dst LEFT RIGHT",
+                                        "0:LMOVE src dst right left", "0:LMOVE src dst Left Left",
+                                        "0:RPOPLPUSH src dst"}));
 }
 
 TEST_F(ListCommands, LmoveRotatesTheSameList) {
@@ -357,7 +348,7 @@ TEST_F(ListCommands, LmoveChecksTheDestinationBeforePopping) {
   // Direction words are checked before the keys.
   EXPECT_EQ(h.call("LMOVE nokey str LEFT MIDDLE"), "-ERR syntax error");
   EXPECT_EQ(h.call("LMOVE src dst UP LEFT"), "-ERR syntax error");
-  EXPECT_EQ(propagated(), (Lines{"0:RPUSH src a", "0:SET str x"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:RPUSH src a", "0:SET str x"}));
 }
 
 // --- LMPOP ---------------------------------------------------------------------------------
@@ -371,8 +362,8 @@ TEST_F(ListCommands, Lmpop) {
   EXPECT_EQ(h.last_raw, "*-1\r\n");
   EXPECT_EQ(h.call("RPUSH a x y"), ":2");
   EXPECT_EQ(h.call("LMPOP 1 a LEFT count 9223372036854775807"), "[\"a\", [\"x\", \"y\"]]");
-  EXPECT_EQ(propagated(), (Lines{"0:RPUSH b 1 2 3", "0:LPOP b 1", "0:RPOP b 2", "0:RPUSH a x y",
-                                 "0:LPOP a 2"}));
+  EXPECT_EQ(h.take_propagated(),
+            (Lines{"0:RPUSH b 1 2 3", "0:LPOP b 1", "0:RPOP b 2", "0:RPUSH a x y", "0:LPOP a 2"}));
 }
 
 TEST_F(ListCommands, LmpopErrors) {
@@ -440,9 +431,9 @@ TEST_F(ListCommands, BlockingServedAtOnceWhenDataIsThere) {
   EXPECT_EQ(h.call("BRPOPLPUSH l dst 0"), "\"c\"");
   EXPECT_EQ(h.call("EXISTS l"), ":0");
   EXPECT_EQ(h.call("BLMPOP 0 2 nokey dst RIGHT COUNT 10"), "[\"dst\", [\"b\", \"c\"]]");
-  EXPECT_EQ(propagated(), (Lines{"0:RPUSH l a b c d", "0:LPOP l", "0:RPOP l",
-                                 "0:LMOVE l dst left RIGHT", "0:RPOPLPUSH l dst",
-                                 "0:RPOP dst 2"}));
+  EXPECT_EQ(h.take_propagated(),
+            (Lines{"0:RPUSH l a b c d", "0:LPOP l", "0:RPOP l", "0:LMOVE l dst left RIGHT",
+                   "0:RPOPLPUSH l dst", "0:RPOP dst 2"}));
   EXPECT_EQ(blocked_clients(), 0u);
 }
 
@@ -493,8 +484,8 @@ TEST_F(ListCommands, WaitersAreServedFirstComeFirstServed) {
   EXPECT_EQ(h.call("LPUSH l c"), ":1");
   EXPECT_EQ(h.replies_of(c4), "[\"l\", \"c\"]");
   EXPECT_EQ(blocked_clients(), 0u);
-  EXPECT_EQ(propagated(), (Lines{"0:RPUSH l a b", "0:LPOP l", "0:RPOP l", "0:LPUSH l c",
-                                 "0:LPOP l"}));
+  EXPECT_EQ(h.take_propagated(),
+            (Lines{"0:RPUSH l a b", "0:LPOP l", "0:RPOP l", "0:LPUSH l c", "0:LPOP l"}));
 }
 
 TEST_F(ListCommands, OneWaiterOnSeveralKeys) {
@@ -617,7 +608,7 @@ TEST_F(ListCommands, TimeoutsIncludingSubSecond) {
   EXPECT_EQ(h.replies_of(c2), "");
   EXPECT_EQ(h.call("RPUSH l z"), ":1");
   EXPECT_EQ(h.replies_of(c2), "[\"l\", \"z\"]");
-  EXPECT_TRUE(propagated() == (Lines{"0:RPUSH l z", "0:RPOP l"}));
+  EXPECT_TRUE(h.take_propagated() == (Lines{"0:RPUSH l z", "0:RPOP l"}));
 }
 
 TEST_F(ListCommands, ServedCommandsPropagateAsRedisRewritesThem) {
@@ -637,10 +628,9 @@ TEST_F(ListCommands, ServedCommandsPropagateAsRedisRewritesThem) {
   EXPECT_EQ(h.replies_of(c3), "[\"b\", [\"3\", \"2\", \"1\"]]");
   EXPECT_EQ(h.replies_of(c4), "\"p\"");
   EXPECT_EQ(h.replies_of(c5), "\"q\"");
-  EXPECT_EQ(propagated(),
-            (Lines{"0:RPUSH a 1 2", "0:RPOP a", "0:RPUSH b 1 2 3", "0:RPOP b 3",
-                   "0:RPUSH c p q", "0:LMOVE c dst left right", "0:RPUSH d p q",
-                   "0:RPOPLPUSH d dst2"}));
+  EXPECT_EQ(h.take_propagated(),
+            (Lines{"0:RPUSH a 1 2", "0:RPOP a", "0:RPUSH b 1 2 3", "0:RPOP b 3", "0:RPUSH c p q",
+                   "0:LMOVE c dst left right", "0:RPUSH d p q", "0:RPOPLPUSH d dst2"}));
 }
 
 TEST_F(ListCommands, BlmoveChainsToAnotherBlockedClient) {
@@ -655,8 +645,8 @@ TEST_F(ListCommands, BlmoveChainsToAnotherBlockedClient) {
   EXPECT_EQ(h.replies_of(c3), "\"x\"");
   EXPECT_EQ(h.replies_of(c4), "[\"c\", \"x\"]");
   EXPECT_EQ(h.call("DBSIZE"), ":0");
-  EXPECT_EQ(propagated(), (Lines{"0:RPUSH a x", "0:LMOVE a b LEFT RIGHT", "0:RPOPLPUSH b c",
-                                 "0:LPOP c"}));
+  EXPECT_EQ(h.take_propagated(),
+            (Lines{"0:RPUSH a x", "0:LMOVE a b LEFT RIGHT", "0:RPOPLPUSH b c", "0:LPOP c"}));
   EXPECT_EQ(blocked_clients(), 0u);
 }
 
@@ -669,7 +659,7 @@ TEST_F(ListCommands, BlmoveOntoAWrongTypeWhenServed) {
   EXPECT_EQ(h.replies_of(c2), std::string(kWrongType));
   EXPECT_EQ(blocked_clients(), 0u);
   EXPECT_EQ(h.call("LRANGE src 0 -1"), "[\"a\"]");
-  EXPECT_EQ(propagated(), (Lines{"0:SET dst str", "0:RPUSH src a"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SET dst str", "0:RPUSH src a"}));
 }
 
 TEST_F(ListCommands, BlmpopServesUpToCount) {
@@ -680,7 +670,7 @@ TEST_F(ListCommands, BlmpopServesUpToCount) {
   EXPECT_EQ(h.call("RPUSH l a b c"), ":3");
   EXPECT_EQ(h.replies_of(c2), "[\"l\", [\"a\", \"b\"]]");
   EXPECT_EQ(h.replies_of(c3), "[\"l\", [\"c\"]]");
-  EXPECT_EQ(propagated(), (Lines{"0:RPUSH l a b c", "0:LPOP l 2", "0:RPOP l 1"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:RPUSH l a b c", "0:LPOP l 2", "0:RPOP l 1"}));
 }
 
 TEST_F(ListCommands, BlockedClientsInOtherDatabases) {
@@ -692,7 +682,7 @@ TEST_F(ListCommands, BlockedClientsInOtherDatabases) {
   EXPECT_EQ(h.call("SELECT 2"), "+OK");
   EXPECT_EQ(h.call("RPUSH l b"), ":1");
   EXPECT_EQ(h.replies_of(c2), "[\"l\", \"b\"]");
-  EXPECT_EQ(propagated(), (Lines{"0:RPUSH l a", "2:RPUSH l b", "2:LPOP l"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:RPUSH l a", "2:RPUSH l b", "2:LPOP l"}));
 }
 
 // --- the command table ---------------------------------------------------------------------

@@ -16,20 +16,8 @@ namespace {
 using Lines = std::vector<std::string>;
 using Strings = std::vector<std::string>;
 
-constexpr std::string_view kWrongType =
-    "-WRONGTYPE Operation against a key holding the wrong kind of value";
-
 class SetCommands : public ::testing::Test {
  protected:
-  std::string encoding(std::string_view key) {
-    return h.call("OBJECT ENCODING " + std::string(key));
-  }
-  Lines propagated() {
-    Lines lines = std::move(h.propagated.lines);
-    h.propagated.lines.clear();
-    return lines;
-  }
-  uint64_t dirty() { return h.state.stats().dirty; }
   // SADD key with `count` members prefix0, prefix1, …
   std::string fill(std::string_view key, int count, std::string_view prefix = "m") {
     std::string line = "SADD " + std::string(key);
@@ -173,27 +161,27 @@ TEST_F(SetCommands, Resp3RepliesSetsWhereRedisDoes) {
 
 TEST_F(SetCommands, EncodingsAndConversions) {
   EXPECT_EQ(h.call("SADD s 1 2 3"), ":3");
-  EXPECT_EQ(encoding("s"), "\"intset\"");
+  EXPECT_EQ(h.encoding("s"), "\"intset\"");
   EXPECT_EQ(h.call("SADD s x"), ":1");
-  EXPECT_EQ(encoding("s"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("s"), "\"listpack\"");
   EXPECT_EQ(h.call("SREM s x"), ":1");
-  EXPECT_EQ(encoding("s"), "\"listpack\"");  // never back to intset
+  EXPECT_EQ(h.encoding("s"), "\"listpack\"");  // never back to intset
   EXPECT_EQ(h.call("SADD s " + std::string(65, 'y')), ":1");
-  EXPECT_EQ(encoding("s"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("s"), "\"hashtable\"");
 
   fill("ints", 512, "");
-  EXPECT_EQ(encoding("ints"), "\"intset\"");
+  EXPECT_EQ(h.encoding("ints"), "\"intset\"");
   EXPECT_EQ(h.call("SADD ints 512"), ":1");
-  EXPECT_EQ(encoding("ints"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("ints"), "\"hashtable\"");
 
   fill("words", 128);
-  EXPECT_EQ(encoding("words"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("words"), "\"listpack\"");
   EXPECT_EQ(h.call("SADD words extra"), ":1");
-  EXPECT_EQ(encoding("words"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("words"), "\"hashtable\"");
 
   // A first member that is a string.
   EXPECT_EQ(h.call("SADD fresh hello 1"), ":2");
-  EXPECT_EQ(encoding("fresh"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("fresh"), "\"listpack\"");
   EXPECT_EQ(h.call("SMEMBERS fresh"), "[\"hello\", \"1\"]");
 
   // The limits follow the settings (CONFIG SET in the server).
@@ -201,34 +189,34 @@ TEST_F(SetCommands, EncodingsAndConversions) {
   h.state.settings().set_max_listpack_entries = 3;
   h.state.settings().set_max_listpack_value = 4;
   EXPECT_EQ(h.call("SADD t 1 2"), ":2");
-  EXPECT_EQ(encoding("t"), "\"intset\"");
+  EXPECT_EQ(h.encoding("t"), "\"intset\"");
   EXPECT_EQ(h.call("SADD t 3"), ":1");
-  EXPECT_EQ(encoding("t"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("t"), "\"hashtable\"");
   EXPECT_EQ(h.call("SADD u a b c"), ":3");
-  EXPECT_EQ(encoding("u"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("u"), "\"listpack\"");
   EXPECT_EQ(h.call("SADD u d"), ":1");
-  EXPECT_EQ(encoding("u"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("u"), "\"hashtable\"");
   EXPECT_EQ(h.call("SADD v abcde"), ":1");
-  EXPECT_EQ(encoding("v"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("v"), "\"hashtable\"");
   EXPECT_EQ(h.call("SADD w 12345"), ":1");  // an integer: intset whatever its length
-  EXPECT_EQ(encoding("w"), "\"intset\"");
+  EXPECT_EQ(h.encoding("w"), "\"intset\"");
   EXPECT_EQ(h.call("SADD w a"), ":1");  // 12345 is too long as listpack text
-  EXPECT_EQ(encoding("w"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("w"), "\"hashtable\"");
 }
 
 TEST_F(SetCommands, StoredResultsTakeTheEncodingRedisGivesThem) {
   fill("big", 600, "");  // 600 integers: a hashtable
-  EXPECT_EQ(encoding("big"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("big"), "\"hashtable\"");
   fill("small", 50, "");
   EXPECT_EQ(h.call("SINTERSTORE d big small"), ":50");
-  EXPECT_EQ(encoding("d"), "\"intset\"");
+  EXPECT_EQ(h.encoding("d"), "\"intset\"");
   EXPECT_EQ(h.call("SUNIONSTORE d big small"), ":600");
-  EXPECT_EQ(encoding("d"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("d"), "\"hashtable\"");
   EXPECT_EQ(h.call("SDIFFSTORE d big small"), ":550");
-  EXPECT_EQ(encoding("d"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("d"), "\"hashtable\"");
   EXPECT_EQ(h.call("SADD word x"), ":1");
   EXPECT_EQ(h.call("SUNIONSTORE d small word"), ":51");
-  EXPECT_EQ(encoding("d"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("d"), "\"listpack\"");
   // SDIFF's copy-then-remove algorithm passes through a hashtable for a big first set, which
   // stays one even when the result is small (as in Redis).
   for (int part = 0; part < 3; ++part) {
@@ -237,19 +225,19 @@ TEST_F(SetCommands, StoredResultsTakeTheEncodingRedisGivesThem) {
     h.call(line);
   }
   EXPECT_EQ(h.call("SDIFFSTORE d big cut0 cut1 cut2"), ":300");
-  EXPECT_EQ(encoding("d"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("d"), "\"hashtable\"");
   EXPECT_EQ(h.call("SDIFFSTORE d big cut0 cut1"), ":400");
-  EXPECT_EQ(encoding("d"), "\"hashtable\"");
+  EXPECT_EQ(h.encoding("d"), "\"hashtable\"");
   // With one set to remove it probes the first set instead, adding only the survivors.
   EXPECT_EQ(h.call("SDIFFSTORE d big cut0"), ":500");
-  EXPECT_EQ(encoding("d"), "\"intset\"");
+  EXPECT_EQ(h.encoding("d"), "\"intset\"");
   // SPOP that rebuilds the survivors makes them an intset again.
   EXPECT_EQ(h.reply("SPOP big 590").elements.size(), 590u);
   EXPECT_EQ(h.call("SCARD big"), ":10");
-  EXPECT_EQ(encoding("big"), "\"intset\"");
+  EXPECT_EQ(h.encoding("big"), "\"intset\"");
   // COPY keeps the encoding.
   EXPECT_EQ(h.call("COPY word word2"), ":1");
-  EXPECT_EQ(encoding("word2"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("word2"), "\"listpack\"");
   EXPECT_EQ(h.call("SMEMBERS word2"), "[\"x\"]");
 }
 
@@ -258,20 +246,20 @@ TEST_F(SetCommands, StoredResultsTakeTheEncodingRedisGivesThem) {
 TEST_F(SetCommands, SpopWithoutCount) {
   EXPECT_EQ(h.call("SPOP nokey"), "(nil)");
   EXPECT_EQ(h.call("SADD s a b"), ":2");
-  propagated();
-  const uint64_t before = dirty();
+  h.take_propagated();
+  const uint64_t before = h.dirty();
   RespValue first = h.reply("SPOP s");
   ASSERT_EQ(first.type, RespType::kBulkString);
   EXPECT_TRUE(first.str == "a" || first.str == "b");
-  EXPECT_EQ(propagated(), (Lines{"0:SREM s " + first.str}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SREM s " + first.str}));
   RespValue second = h.reply("SPOP s");
   EXPECT_NE(second.str, first.str);
   // The last member deletes the key, still propagated as SREM.
-  EXPECT_EQ(propagated(), (Lines{"0:SREM s " + second.str}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SREM s " + second.str}));
   EXPECT_EQ(h.call("EXISTS s"), ":0");
-  EXPECT_EQ(dirty() - before, 2u);
+  EXPECT_EQ(h.dirty() - before, 2u);
   EXPECT_EQ(h.call("SPOP s"), "(nil)");
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
   EXPECT_EQ(h.call("SPOP s 1 2"), "-ERR syntax error");
 }
 
@@ -285,17 +273,17 @@ TEST_F(SetCommands, SpopWithCount) {
   EXPECT_EQ(h.call("SPOP str -1"), "-ERR value is out of range, must be positive");  // first
   EXPECT_EQ(h.call("SPOP nokey 3"), "[]");
   fill("s", 10, "");
-  propagated();
-  uint64_t before = dirty();
+  h.take_propagated();
+  uint64_t before = h.dirty();
   EXPECT_EQ(h.call("SPOP s 0"), "[]");
-  EXPECT_TRUE(propagated().empty());
-  EXPECT_EQ(dirty(), before);
+  EXPECT_TRUE(h.take_propagated().empty());
+  EXPECT_EQ(h.dirty(), before);
 
   // Few: drawn one by one, each propagated as an SREM, together in MULTI/EXEC.
   Strings popped = sorted_elements("SPOP s 2");
   ASSERT_EQ(popped.size(), 2u);
   EXPECT_NE(popped[0], popped[1]);
-  Lines lines = propagated();
+  Lines lines = h.take_propagated();
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(lines.front(), "0:MULTI");
   EXPECT_EQ(lines.back(), "0:EXEC");
@@ -303,42 +291,42 @@ TEST_F(SetCommands, SpopWithCount) {
   std::sort(srem_members.begin(), srem_members.end());
   EXPECT_EQ(srem_members, popped);
   EXPECT_EQ(h.call("SCARD s"), ":8");
-  EXPECT_EQ(dirty() - before, 2u);
+  EXPECT_EQ(h.dirty() - before, 2u);
   for (const std::string& member : popped) EXPECT_EQ(h.call("SISMEMBER s " + member), ":0");
 
   // One: a single SREM, no transaction.
   popped = sorted_elements("SPOP s 1");
-  EXPECT_EQ(propagated(), (Lines{"0:SREM s " + popped[0]}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SREM s " + popped[0]}));
 
   // Most: the survivors are drawn instead; the popped are still what leaves the set.
-  before = dirty();
+  before = h.dirty();
   popped = sorted_elements("SPOP s 6");
   EXPECT_EQ(popped.size(), 6u);
-  EXPECT_EQ(propagated().size(), 8u);
+  EXPECT_EQ(h.take_propagated().size(), 8u);
   EXPECT_EQ(h.call("SCARD s"), ":1");
-  EXPECT_EQ(dirty() - before, 6u);
+  EXPECT_EQ(h.dirty() - before, 6u);
 
   // All (or more): the key is deleted and a DEL propagated.
   EXPECT_EQ(h.call("SADD s a"), ":1");
-  propagated();
-  before = dirty();
+  h.take_propagated();
+  before = h.dirty();
   EXPECT_EQ(sorted_elements("SPOP s 100").size(), 2u);
   EXPECT_EQ(h.call("EXISTS s"), ":0");
-  EXPECT_EQ(propagated(), (Lines{"0:DEL s"}));
-  EXPECT_EQ(dirty() - before, 2u);
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:DEL s"}));
+  EXPECT_EQ(h.dirty() - before, 2u);
   EXPECT_EQ(h.call("SADD s a"), ":1");
   EXPECT_EQ(h.call("SPOP s 1"), "[\"a\"]");
-  EXPECT_EQ(propagated(), (Lines{"0:SADD s a", "0:DEL s"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SADD s a", "0:DEL s"}));
 }
 
 TEST_F(SetCommands, SpopInsideMultiLeavesTheWrappingToExec) {
   fill("s", 10);
-  propagated();
+  h.take_propagated();
   EXPECT_EQ(h.call("MULTI"), "+OK");
   EXPECT_EQ(h.call("SPOP s 2"), "+QUEUED");
   EXPECT_EQ(h.call("SADD t x"), "+QUEUED");
   EXPECT_EQ(h.reply("EXEC").elements.size(), 2u);
-  Lines lines = propagated();
+  Lines lines = h.take_propagated();
   ASSERT_EQ(lines.size(), 5u);
   EXPECT_EQ(lines[0], "0:MULTI");
   EXPECT_EQ(lines[1].substr(0, 9), "0:SREM s ");
@@ -384,51 +372,51 @@ TEST_F(SetCommands, Srandmember) {
     // Nothing changes.
     EXPECT_EQ(h.call("SCARD " + key), ":" + std::to_string(size));
   }
-  propagated();
+  h.take_propagated();
   h.call("SRANDMEMBER s5 3");
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
 }
 
 // --- SMOVE ---------------------------------------------------------------------------------
 
 TEST_F(SetCommands, Smove) {
   EXPECT_EQ(h.call("SADD src a b"), ":2");
-  propagated();
-  uint64_t before = dirty();
+  h.take_propagated();
+  uint64_t before = h.dirty();
   EXPECT_EQ(h.call("SMOVE src dst a"), ":1");
   EXPECT_EQ(h.call("SMEMBERS src"), "[\"b\"]");
   EXPECT_EQ(h.call("SMEMBERS dst"), "[\"a\"]");
-  EXPECT_EQ(dirty() - before, 2u);
-  EXPECT_EQ(propagated(), (Lines{"0:SMOVE src dst a"}));
+  EXPECT_EQ(h.dirty() - before, 2u);
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SMOVE src dst a"}));
   EXPECT_EQ(h.call("SMOVE src dst zz"), ":0");
   EXPECT_EQ(h.call("SMOVE nokey dst a"), ":0");
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
   // Into a set that already has it: removed from the source only.
   EXPECT_EQ(h.call("SADD src a"), ":1");
-  propagated();
-  before = dirty();
+  h.take_propagated();
+  before = h.dirty();
   EXPECT_EQ(h.call("SMOVE src dst a"), ":1");
   EXPECT_EQ(h.call("SMEMBERS dst"), "[\"a\"]");
-  EXPECT_EQ(dirty() - before, 1u);
-  EXPECT_EQ(propagated(), (Lines{"0:SMOVE src dst a"}));
+  EXPECT_EQ(h.dirty() - before, 1u);
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SMOVE src dst a"}));
   // Moving the last member deletes the source.
   EXPECT_EQ(h.call("SMOVE src dst b"), ":1");
   EXPECT_EQ(h.call("EXISTS src"), ":0");
   EXPECT_EQ(h.call("SMEMBERS dst"), "[\"a\", \"b\"]");
   // Within one set: a no-op that says whether the member is there.
-  before = dirty();
-  propagated();
+  before = h.dirty();
+  h.take_propagated();
   EXPECT_EQ(h.call("SMOVE dst dst a"), ":1");
   EXPECT_EQ(h.call("SMOVE dst dst zz"), ":0");
-  EXPECT_EQ(dirty(), before);
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_EQ(h.dirty(), before);
+  EXPECT_TRUE(h.take_propagated().empty());
   EXPECT_EQ(h.call("SCARD dst"), ":2");
   // An integer moved into a new set makes an intset.
   EXPECT_EQ(h.call("SADD mixed x 7"), ":2");
   EXPECT_EQ(h.call("SMOVE mixed n 7"), ":1");
-  EXPECT_EQ(encoding("n"), "\"intset\"");
+  EXPECT_EQ(h.encoding("n"), "\"intset\"");
   EXPECT_EQ(h.call("SMOVE mixed n x"), ":1");
-  EXPECT_EQ(encoding("n"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("n"), "\"listpack\"");
 }
 
 TEST_F(SetCommands, SmoveTouchesTheDestinationOnlyWhenItGainsTheMember) {
@@ -497,32 +485,32 @@ TEST_F(SetCommands, Sintercard) {
 TEST_F(SetCommands, Sinterstore) {
   EXPECT_EQ(h.call("SADD a 1 2 3 x"), ":4");
   EXPECT_EQ(h.call("SADD b 2 3 x"), ":3");
-  propagated();
-  uint64_t before = dirty();
+  h.take_propagated();
+  uint64_t before = h.dirty();
   EXPECT_EQ(h.call("SINTERSTORE d a b"), ":3");
   EXPECT_EQ(sorted_elements("SMEMBERS d"), (Strings{"2", "3", "x"}));
-  EXPECT_EQ(dirty() - before, 1u);
-  EXPECT_EQ(propagated(), (Lines{"0:SINTERSTORE d a b"}));
+  EXPECT_EQ(h.dirty() - before, 1u);
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SINTERSTORE d a b"}));
   // The destination may be a source.
   EXPECT_EQ(h.call("SINTERSTORE a a d"), ":3");
   EXPECT_EQ(sorted_elements("SMEMBERS a"), (Strings{"2", "3", "x"}));
   // An empty result deletes the destination, propagated only when there was one.
-  propagated();
+  h.take_propagated();
   EXPECT_EQ(h.call("SINTERSTORE d a nokey"), ":0");
   EXPECT_EQ(h.call("EXISTS d"), ":0");
-  EXPECT_EQ(propagated(), (Lines{"0:SINTERSTORE d a nokey"}));
-  before = dirty();
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SINTERSTORE d a nokey"}));
+  before = h.dirty();
   EXPECT_EQ(h.call("SINTERSTORE d a nokey"), ":0");
-  EXPECT_EQ(dirty(), before);
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_EQ(h.dirty(), before);
+  EXPECT_TRUE(h.take_propagated().empty());
   EXPECT_EQ(h.call("SADD e 9"), ":1");
   EXPECT_EQ(h.call("SADD d 1"), ":1");
-  propagated();
+  h.take_propagated();
   EXPECT_EQ(h.call("SINTERSTORE d a e"), ":0");  // disjoint
   EXPECT_EQ(h.call("EXISTS d"), ":0");
-  EXPECT_EQ(propagated(), (Lines{"0:SINTERSTORE d a e"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SINTERSTORE d a e"}));
   EXPECT_EQ(h.call("SINTERSTORE d a e"), ":0");
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
 }
 
 // --- SUNION, SDIFF and their STORE forms -----------------------------------------------------
@@ -557,11 +545,11 @@ TEST_F(SetCommands, StoreFormsReplaceTheDestinationAndDropItsTtl) {
   EXPECT_EQ(h.call("SADD a 1 2"), ":2");
   EXPECT_EQ(h.call("SADD b 2 3"), ":2");
   EXPECT_EQ(h.call("SET d x EX 100"), "+OK");
-  propagated();
+  h.take_propagated();
   EXPECT_EQ(h.call("SUNIONSTORE d a b"), ":3");
   EXPECT_EQ(h.call("TTL d"), ":-1");
   EXPECT_EQ(h.call("SMEMBERS d"), "[\"1\", \"2\", \"3\"]");
-  EXPECT_EQ(propagated(), (Lines{"0:SUNIONSTORE d a b"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SUNIONSTORE d a b"}));
   EXPECT_EQ(h.call("EXPIRE d 100"), ":1");
   EXPECT_EQ(h.call("SDIFFSTORE d a b"), ":1");
   EXPECT_EQ(h.call("TTL d"), ":-1");
@@ -570,12 +558,12 @@ TEST_F(SetCommands, StoreFormsReplaceTheDestinationAndDropItsTtl) {
   EXPECT_EQ(h.call("SINTERSTORE d a b"), ":1");
   EXPECT_EQ(h.call("TTL d"), ":-1");
   // Empty results delete.
-  propagated();
+  h.take_propagated();
   EXPECT_EQ(h.call("SDIFFSTORE d a a"), ":0");
   EXPECT_EQ(h.call("EXISTS d"), ":0");
-  EXPECT_EQ(propagated(), (Lines{"0:SDIFFSTORE d a a"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SDIFFSTORE d a a"}));
   EXPECT_EQ(h.call("SUNIONSTORE d nokey"), ":0");
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
   EXPECT_EQ(h.call("SET d x"), "+OK");
   EXPECT_EQ(h.call("SUNIONSTORE d nokey nokey2"), ":0");
   EXPECT_EQ(h.call("EXISTS d"), ":0");
@@ -592,9 +580,9 @@ TEST_F(SetCommands, EmptyResultDeletesAnExpiredDestinationLikeRedis) {
   EXPECT_EQ(h.call("SADD d 1"), ":1");
   EXPECT_EQ(h.call("PEXPIRE d 10"), ":1");
   h.advance_ms(50);
-  propagated();
+  h.take_propagated();
   EXPECT_EQ(h.call("SINTERSTORE d nokey"), ":0");
-  EXPECT_EQ(propagated(), (Lines{"0:SINTERSTORE d nokey"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SINTERSTORE d nokey"}));
   EXPECT_EQ(h.call("EXISTS d"), ":0");
 }
 
@@ -657,30 +645,30 @@ TEST_F(SetCommands, SscanOfAHashtableReturnsEveryMemberAcrossResizes) {
 // --- Bookkeeping ---------------------------------------------------------------------------
 
 TEST_F(SetCommands, DirtyCountsAndPropagation) {
-  uint64_t before = dirty();
+  uint64_t before = h.dirty();
   EXPECT_EQ(h.call("SADD s a b a"), ":2");
-  EXPECT_EQ(dirty() - before, 2u);
-  EXPECT_EQ(propagated(), (Lines{"0:SADD s a b a"}));
+  EXPECT_EQ(h.dirty() - before, 2u);
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SADD s a b a"}));
   EXPECT_EQ(h.call("SADD s a"), ":0");
-  EXPECT_TRUE(propagated().empty());
-  before = dirty();
+  EXPECT_TRUE(h.take_propagated().empty());
+  before = h.dirty();
   EXPECT_EQ(h.call("SREM s a zz b"), ":2");
-  EXPECT_EQ(dirty() - before, 2u);
-  EXPECT_EQ(propagated(), (Lines{"0:SREM s a zz b"}));
+  EXPECT_EQ(h.dirty() - before, 2u);
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SREM s a zz b"}));
   EXPECT_EQ(h.call("SREM s a"), ":0");
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
   // Reads propagate nothing.
   EXPECT_EQ(h.call("SADD r 1"), ":1");
-  propagated();
+  h.take_propagated();
   for (const char* read : {"SMEMBERS r", "SISMEMBER r 1", "SMISMEMBER r 1", "SCARD r",
                            "SRANDMEMBER r", "SINTER r", "SINTERCARD 1 r", "SUNION r", "SDIFF r",
                            "SSCAN r 0"}) {
     h.call(read);
   }
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
   EXPECT_EQ(h.call("SELECT 3"), "+OK");
   EXPECT_EQ(h.call("SADD s x"), ":1");
-  EXPECT_EQ(propagated(), (Lines{"3:SADD s x"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"3:SADD s x"}));
 }
 
 TEST_F(SetCommands, WritesTouchWatchedKeys) {

@@ -21,8 +21,7 @@ TEST(SortCommands, SortsListsSetsAndSortedSetsNumericallyOrAlphabetically) {
   EXPECT_EQ(h.call("SORT z"), "-ERR One or more scores can't be converted into double");
   EXPECT_EQ(h.call("SORT missing"), "[]");
   h.call("SET str x");
-  EXPECT_EQ(h.call("SORT str"),
-            "-WRONGTYPE Operation against a key holding the wrong kind of value");
+  EXPECT_EQ(h.call("SORT str"), kWrongType);
   // SORT leaves a sorted set in the skiplist encoding, as Redis does.
   EXPECT_EQ(h.call("OBJECT ENCODING z"), "\"skiplist\"");
 }

@@ -27,13 +27,6 @@ class StringCommands : public ::testing::Test {
     return entry == nullptr ? -2 : entry->expire_at_ms;
   }
   int64_t now() const { return h.clock.wall_ms(); }
-  // The propagated lines since the last call.
-  std::vector<std::string> propagated() {
-    std::vector<std::string> lines = std::move(h.propagated.lines);
-    h.propagated.lines.clear();
-    return lines;
-  }
-  uint64_t dirty() { return h.state.stats().dirty; }
 
   CommandHarness h;
 };
@@ -56,7 +49,7 @@ TEST_F(StringCommands, GetAndSet) {
   EXPECT_EQ(h.call("GET"), "-ERR wrong number of arguments for 'get' command");
   EXPECT_EQ(h.call("GET a b"), "-ERR wrong number of arguments for 'get' command");
   EXPECT_EQ(h.call("SET k"), "-ERR wrong number of arguments for 'set' command");
-  EXPECT_EQ(propagated(), (Lines{"0:SET k v", "0:SET k ", "0:SET k a\0b"s, "0:SET n 123"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SET k v", "0:SET k ", "0:SET k a\0b"s, "0:SET n 123"}));
 }
 
 TEST_F(StringCommands, GetCountsHitsAndMisses) {
@@ -121,7 +114,7 @@ TEST_F(StringCommands, SetNxXx) {
   EXPECT_EQ(h.call("SET k v5 nx NX"), "(nil)");
   EXPECT_EQ(h.call("SET k v NX XX"), "-ERR syntax error");
   EXPECT_EQ(h.call("SET k v XX NX"), "-ERR syntax error");
-  EXPECT_EQ(propagated(), (Lines{"0:SET k v NX", "0:SET k v3 xx", "0:SET k v4 XX XX"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SET k v NX", "0:SET k v3 xx", "0:SET k v4 XX XX"}));
 }
 
 TEST_F(StringCommands, SetNullRepliesInResp3) {
@@ -148,8 +141,8 @@ TEST_F(StringCommands, SetGet) {
   EXPECT_EQ(h.call("GET nokey"), "\"v\"");
   // Repeated GET is fine, and every occurrence is left out of the propagated command.
   EXPECT_EQ(h.call("SET k v5 GET get KEEPTTL GET"), "\"v3\"");
-  EXPECT_EQ(propagated(), (Lines{"0:SET k v", "0:SET k v2", "0:SET k 10", "0:SET k v3",
-                                 "0:SET nokey v NX", "0:SET k v5 KEEPTTL"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SET k v", "0:SET k v2", "0:SET k 10", "0:SET k v3",
+                                        "0:SET nokey v NX", "0:SET k v5 KEEPTTL"}));
 }
 
 TEST_F(StringCommands, SetSyntaxErrors) {
@@ -173,7 +166,7 @@ TEST_F(StringCommands, SetSyntaxErrors) {
   for (const char* command : bad) EXPECT_EQ(h.call(command), "-ERR syntax error") << command;
   EXPECT_EQ(find("k"), nullptr);
   EXPECT_EQ(h.state.stats().error_counts["ERR"], std::size(bad));
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
 }
 
 TEST_F(StringCommands, SetOptionKeywordsEndAtNul) {
@@ -181,7 +174,7 @@ TEST_F(StringCommands, SetOptionKeywordsEndAtNul) {
   EXPECT_EQ(h.call_args({"SET", "k", "v", std::string("nx\0junk", 7)}), "+OK");
   EXPECT_EQ(h.call_args({"SET", "k", "v2", std::string("NX\0", 3)}), "(nil)");
   EXPECT_EQ(h.call_args({"SET", "k", "v3", std::string("GET\0x", 5)}), "\"v\"");
-  EXPECT_EQ(propagated(), (Lines{"0:SET k v nx\x00junk"s, "0:SET k v3"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SET k v nx\x00junk"s, "0:SET k v3"}));
 }
 
 TEST_F(StringCommands, SetExpiryOptions) {
@@ -200,7 +193,7 @@ TEST_F(StringCommands, SetExpiryOptions) {
   EXPECT_EQ(deadline("k"), INT64_MAX);
   EXPECT_EQ(h.call("SET k v EXAT 9223372036854775"), "+OK");
   EXPECT_EQ(deadline("k"), 9'223'372'036'854'775'000);
-  EXPECT_EQ(propagated(),
+  EXPECT_EQ(h.take_propagated(),
             (Lines{"0:SET k v PXAT 1700000100000", "0:SET k v PXAT 1700000001500",
                    "0:SET k v PXAT 1700000100000", "0:SET k v PXAT 1700000100123",
                    "0:SET k v PXAT 1700000020000", "0:SET k v PXAT 9223372036854775807",
@@ -241,7 +234,7 @@ TEST_F(StringCommands, SetExpiryErrors) {
   h.call("SET k old");
   EXPECT_EQ(h.call("SET k v GET EX 0"), "-ERR invalid expire time in 'set' command");
   EXPECT_EQ(h.call("GET k"), "\"old\"");
-  EXPECT_EQ(propagated(), (Lines{"0:SET k old"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SET k old"}));
 }
 
 TEST_F(StringCommands, SetDropsOrKeepsTtl) {
@@ -262,7 +255,7 @@ TEST_F(StringCommands, SetDropsOrKeepsTtl) {
   h.call("SET k v EX 100");
   h.call("SET k v PX 5");
   EXPECT_EQ(deadline("k"), kStart + 5);
-  EXPECT_EQ(propagated(),
+  EXPECT_EQ(h.take_propagated(),
             (Lines{"0:SET k v PXAT 1700000100000", "0:SET k v2 KEEPTTL", "0:SET k v3 keepttl",
                    "0:SET k v4 KEEPTTL KEEPTTL XX", "0:SET k v5", "0:SET fresh v KEEPTTL",
                    "0:SET k v PXAT 1700000100000", "0:SET k v PXAT 1700000000005"}));
@@ -270,11 +263,11 @@ TEST_F(StringCommands, SetDropsOrKeepsTtl) {
 
 TEST_F(StringCommands, SetWithExpiryNotWrittenDoesNotPropagate) {
   h.call("SET k v");
-  propagated();
+  h.take_propagated();
   EXPECT_EQ(h.call("SET k v2 NX EX 100"), "(nil)");
   EXPECT_EQ(deadline("k"), kNoExpiry);
   EXPECT_EQ(h.call("SET other v XX PX 100"), "(nil)");
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
 }
 
 TEST_F(StringCommands, SetWithDeadlineInThePastExpiresOnNextAccess) {
@@ -283,7 +276,7 @@ TEST_F(StringCommands, SetWithDeadlineInThePastExpiresOnNextAccess) {
   EXPECT_EQ(h.call("SET k2 v EXAT 1 GET"), "(nil)");
   EXPECT_EQ(h.call("GET k"), "(nil)");
   EXPECT_EQ(h.call("STRLEN k2"), ":0");
-  EXPECT_EQ(propagated(),
+  EXPECT_EQ(h.take_propagated(),
             (Lines{"0:SET k v PXAT 1000", "0:SET k2 v PXAT 1000", "0:DEL k", "0:DEL k2"}));
 }
 
@@ -299,8 +292,8 @@ TEST_F(StringCommands, LazyAndActiveExpiry) {
   h.advance_ms(1000);
   h.active_expire();
   EXPECT_EQ(find("k2"), nullptr);
-  EXPECT_EQ(propagated(), (Lines{"0:SET k v PXAT 1700000000100", "0:SET k2 v PXAT 1700000001000",
-                                 "0:DEL k", "0:DEL k2"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SET k v PXAT 1700000000100",
+                                        "0:SET k2 v PXAT 1700000001000", "0:DEL k", "0:DEL k2"}));
 }
 
 TEST_F(StringCommands, WritesOnExpiredKeysStartFresh) {
@@ -308,7 +301,7 @@ TEST_F(StringCommands, WritesOnExpiredKeysStartFresh) {
                          "SET d v PX 10",  "SET e 5 PX 10",   "SET f v PX 10"};
   for (const char* command : setup) h.call(command);
   h.advance_ms(11);
-  propagated();
+  h.take_propagated();
   EXPECT_EQ(h.call("INCR a"), ":1");
   EXPECT_EQ(h.call("APPEND b x"), ":1");
   EXPECT_EQ(h.call("SETRANGE c 1 x"), ":2");
@@ -316,7 +309,7 @@ TEST_F(StringCommands, WritesOnExpiredKeysStartFresh) {
   EXPECT_EQ(h.call("INCRBYFLOAT e 1.5"), "\"1.5\"");
   EXPECT_EQ(h.call("GETEX f PERSIST"), "(nil)");
   for (const char* key : {"a", "b", "c", "d", "e"}) EXPECT_EQ(deadline(key), kNoExpiry) << key;
-  EXPECT_EQ(propagated(),
+  EXPECT_EQ(h.take_propagated(),
             (Lines{"0:DEL a", "0:INCR a", "0:DEL b", "0:APPEND b x", "0:DEL c", "0:SETRANGE c 1 x",
                    "0:DEL d", "0:SET d v2 NX", "0:DEL e", "0:SET e 1.5 KEEPTTL", "0:DEL f"}));
 }
@@ -326,7 +319,7 @@ TEST_F(StringCommands, ExpiredDeletionsPropagateUnlinkWithLazyExpire) {
   h.call("SET k v PX 1");
   h.advance_ms(2);
   EXPECT_EQ(h.call("GET k"), "(nil)");
-  EXPECT_EQ(propagated(), (Lines{"0:SET k v PXAT 1700000000001", "0:UNLINK k"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SET k v PXAT 1700000000001", "0:UNLINK k"}));
 }
 
 TEST_F(StringCommands, PropagationUsesTheSelectedDatabase) {
@@ -334,26 +327,26 @@ TEST_F(StringCommands, PropagationUsesTheSelectedDatabase) {
   h.call("SET k v EX 1");
   EXPECT_NE(find("k", 3), nullptr);
   EXPECT_EQ(find("k", 0), nullptr);
-  EXPECT_EQ(propagated(), (Lines{"3:SET k v PXAT 1700000001000"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"3:SET k v PXAT 1700000001000"}));
 }
 
 TEST_F(StringCommands, Dirty) {
-  uint64_t before = dirty();
+  uint64_t before = h.dirty();
   h.call("SET k v");
-  EXPECT_EQ(dirty(), before + 1);
+  EXPECT_EQ(h.dirty(), before + 1);
   h.call("SET k v NX");
   h.call("GET k");
   h.call("GETEX k");
   h.call("GETEX k PERSIST");  // no TTL to remove
   h.call("SETRANGE k 0 \"\"");
   h.call("GETDEL nokey");
-  EXPECT_EQ(dirty(), before + 1);
+  EXPECT_EQ(h.dirty(), before + 1);
   h.call("MSET a 1 b 2 c 3");
-  EXPECT_EQ(dirty(), before + 4);
+  EXPECT_EQ(h.dirty(), before + 4);
   h.call("MSETNX a 1 z 2");
-  EXPECT_EQ(dirty(), before + 4);
+  EXPECT_EQ(h.dirty(), before + 4);
   h.call("MSETNX y 1 z 2");
-  EXPECT_EQ(dirty(), before + 6);
+  EXPECT_EQ(h.dirty(), before + 6);
 }
 
 // --- SETNX / SETEX / PSETEX / GETSET ---------------------------------------------------------
@@ -365,7 +358,7 @@ TEST_F(StringCommands, Setnx) {
   EXPECT_EQ(h.call("GET k"), "\"5\"");
   EXPECT_EQ(h.call("SETNX k"), "-ERR wrong number of arguments for 'setnx' command");
   EXPECT_EQ(h.call("SETNX k v NX"), "-ERR wrong number of arguments for 'setnx' command");
-  EXPECT_EQ(propagated(), (Lines{"0:SETNX k 5"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SETNX k 5"}));
 }
 
 TEST_F(StringCommands, SetexAndPsetex) {
@@ -389,8 +382,9 @@ TEST_F(StringCommands, SetexAndPsetex) {
   EXPECT_EQ(h.call("GET k"), "\"v\"");
   h.advance_ms(1501);
   EXPECT_EQ(h.call("GET k"), "(nil)");
-  EXPECT_EQ(propagated(), (Lines{"0:SET k old PXAT 1700000005000", "0:SET k 12 PXAT 1700000100000",
-                                 "0:SET k v PXAT 1700000001500", "0:DEL k"}));
+  EXPECT_EQ(h.take_propagated(),
+            (Lines{"0:SET k old PXAT 1700000005000", "0:SET k 12 PXAT 1700000100000",
+                   "0:SET k v PXAT 1700000001500", "0:DEL k"}));
 }
 
 TEST_F(StringCommands, Getset) {
@@ -403,7 +397,7 @@ TEST_F(StringCommands, Getset) {
   EXPECT_EQ(h.call("GETSET k abc"), "\"42\"");
   EXPECT_EQ(encoding("k"), "embstr");
   EXPECT_EQ(h.call("GETSET k"), "-ERR wrong number of arguments for 'getset' command");
-  EXPECT_EQ(propagated(),
+  EXPECT_EQ(h.take_propagated(),
             (Lines{"0:SET k v", "0:SET k v PXAT 1700000100000", "0:SET k 42", "0:SET k abc"}));
 }
 
@@ -411,17 +405,17 @@ TEST_F(StringCommands, Getset) {
 
 TEST_F(StringCommands, GetexWithoutOptionsChangesNothing) {
   h.call("SET k v EX 100");
-  propagated();
+  h.take_propagated();
   EXPECT_EQ(h.call("GETEX k"), "\"v\"");
   EXPECT_EQ(deadline("k"), kStart + 100'000);
   EXPECT_EQ(h.call("GETEX nokey"), "(nil)");
-  EXPECT_TRUE(propagated().empty());
+  EXPECT_TRUE(h.take_propagated().empty());
   EXPECT_EQ(h.call("GETEX"), "-ERR wrong number of arguments for 'getex' command");
 }
 
 TEST_F(StringCommands, GetexSetsExpiry) {
   h.call("SET k 7");
-  propagated();
+  h.take_propagated();
   EXPECT_EQ(h.call("GETEX k EX 100"), "\"7\"");
   EXPECT_EQ(deadline("k"), kStart + 100'000);
   EXPECT_EQ(h.call("GETEX k px 2000"), "\"7\"");
@@ -436,16 +430,17 @@ TEST_F(StringCommands, GetexSetsExpiry) {
   EXPECT_EQ(deadline("k"), kNoExpiry);
   EXPECT_EQ(h.call("GETEX k PERSIST PERSIST"), "\"7\"");
   EXPECT_EQ(encoding("k"), "int");
-  EXPECT_EQ(propagated(), (Lines{"0:PEXPIREAT k 1700000100000", "0:PEXPIREAT k 1700000002000",
-                                 "0:PEXPIREAT k 1700000300000", "0:PEXPIREAT k 1700000400123",
-                                 "0:PEXPIREAT k 1700000020000", "0:PERSIST k"}));
+  EXPECT_EQ(h.take_propagated(),
+            (Lines{"0:PEXPIREAT k 1700000100000", "0:PEXPIREAT k 1700000002000",
+                   "0:PEXPIREAT k 1700000300000", "0:PEXPIREAT k 1700000400123",
+                   "0:PEXPIREAT k 1700000020000", "0:PERSIST k"}));
 }
 
 TEST_F(StringCommands, GetexDeadlineReachedDeletes) {
   h.call("SET k v");
   h.call("SET k2 v");
   h.call("SET k3 v");
-  propagated();
+  h.take_propagated();
   EXPECT_EQ(h.call("GETEX k EXAT 1"), "\"v\"");
   EXPECT_EQ(find("k"), nullptr);
   // A deadline equal to now already counts as reached.
@@ -454,7 +449,7 @@ TEST_F(StringCommands, GetexDeadlineReachedDeletes) {
   h.state.settings().lazyfree_lazy_expire = true;
   EXPECT_EQ(h.call("GETEX k3 PXAT 5"), "\"v\"");
   EXPECT_EQ(find("k3"), nullptr);
-  EXPECT_EQ(propagated(), (Lines{"0:DEL k", "0:DEL k2", "0:UNLINK k3"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:DEL k", "0:DEL k2", "0:UNLINK k3"}));
 }
 
 TEST_F(StringCommands, GetexErrors) {
@@ -484,12 +479,12 @@ TEST_F(StringCommands, GetexErrors) {
   EXPECT_EQ(h.call("GETEX nokey EX abc"), "(nil)");
   EXPECT_EQ(h.call("GETEX nokey FOO"), "-ERR syntax error");
   EXPECT_EQ(deadline("k"), kNoExpiry);
-  EXPECT_EQ(propagated(), (Lines{"0:SET k v"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SET k v"}));
 }
 
 TEST_F(StringCommands, Getdel) {
   h.call("SET k 5 EX 100");
-  propagated();
+  h.take_propagated();
   EXPECT_EQ(h.call("GETDEL k"), "\"5\"");
   EXPECT_EQ(find("k"), nullptr);
   EXPECT_EQ(h.state.keyspace().db(0).volatile_count(), 0u);
@@ -499,7 +494,7 @@ TEST_F(StringCommands, Getdel) {
   EXPECT_EQ(h.call("GETDEL k"), "\"v\"");
   EXPECT_EQ(h.call("GETDEL"), "-ERR wrong number of arguments for 'getdel' command");
   EXPECT_EQ(h.call("GETDEL a b"), "-ERR wrong number of arguments for 'getdel' command");
-  EXPECT_EQ(propagated(), (Lines{"0:DEL k", "0:SET k v", "0:UNLINK k"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:DEL k", "0:SET k v", "0:UNLINK k"}));
 }
 
 // --- MGET / MSET / MSETNX --------------------------------------------------------------------
@@ -517,13 +512,13 @@ TEST_F(StringCommands, MgetAndMset) {
   h.call("SET t v EX 100");
   EXPECT_EQ(h.call("MSET t w"), "+OK");
   EXPECT_EQ(deadline("t"), kNoExpiry);
-  EXPECT_EQ(propagated(), (Lines{"0:MSET a 1 b hello c ", "0:MSET a x a y",
-                                 "0:SET t v PXAT 1700000100000", "0:MSET t w"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:MSET a 1 b hello c ", "0:MSET a x a y",
+                                        "0:SET t v PXAT 1700000100000", "0:MSET t w"}));
 }
 
 TEST_F(StringCommands, Msetnx) {
   h.call("SET a 1");
-  propagated();
+  h.take_propagated();
   EXPECT_EQ(h.call("MSETNX a 2 z 3"), ":0");
   EXPECT_EQ(find("z"), nullptr);
   EXPECT_EQ(h.call("MSETNX y 1 z 2"), ":1");
@@ -533,7 +528,7 @@ TEST_F(StringCommands, Msetnx) {
   EXPECT_EQ(h.call("GET q"), "\"2\"");
   EXPECT_EQ(h.call("MSETNX q"), "-ERR wrong number of arguments for 'msetnx' command");
   EXPECT_EQ(h.call("MSETNX q 1 r"), "-ERR wrong number of arguments for 'msetnx' command");
-  EXPECT_EQ(propagated(), (Lines{"0:MSETNX y 1 z 2", "0:MSETNX q 1 q 2"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:MSETNX y 1 z 2", "0:MSETNX q 1 q 2"}));
 }
 
 // --- APPEND / STRLEN -------------------------------------------------------------------------
@@ -555,9 +550,9 @@ TEST_F(StringCommands, Append) {
   EXPECT_EQ(h.call("APPEND n \"\""), ":2");
   EXPECT_EQ(encoding("n"), "raw");
   EXPECT_EQ(h.call("APPEND k"), "-ERR wrong number of arguments for 'append' command");
-  EXPECT_EQ(propagated(), (Lines{"0:APPEND k 123", "0:APPEND k 4", "0:APPEND e ",
-                                 "0:SET s hello PXAT 1700000100000", "0:APPEND s  world",
-                                 "0:SET n 99", "0:APPEND n "}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:APPEND k 123", "0:APPEND k 4", "0:APPEND e ",
+                                        "0:SET s hello PXAT 1700000100000", "0:APPEND s  world",
+                                        "0:SET n 99", "0:APPEND n "}));
 }
 
 TEST_F(StringCommands, AppendRespectsProtoMaxBulkLen) {
@@ -597,7 +592,7 @@ TEST_F(StringCommands, IncrDecrFamily) {
   EXPECT_EQ(encoding("s"), "raw");
   EXPECT_EQ(h.call("INCR s"), ":11");
   EXPECT_EQ(encoding("s"), "int");
-  EXPECT_EQ(propagated(),
+  EXPECT_EQ(h.take_propagated(),
             (Lines{"0:INCR n", "0:INCRBY n 10", "0:DECR n", "0:DECRBY n 20", "0:INCRBY n -5",
                    "0:DECRBY n -15", "0:DECR fresh", "0:SET s 1", "0:APPEND s 0", "0:INCR s"}));
 }
@@ -706,7 +701,7 @@ TEST_F(StringCommands, IncrbyfloatKeepsTtlAndPropagatesSet) {
   EXPECT_EQ(deadline("f"), kStart + 100'000);
   EXPECT_EQ(h.call("INCRBYFLOAT new 2.5e1"), "\"25\"");
   EXPECT_EQ(h.call("INCRBYFLOAT new abc"), "-ERR value is not a valid float");
-  EXPECT_EQ(propagated(),
+  EXPECT_EQ(h.take_propagated(),
             (Lines{"0:SET f 3 PXAT 1700000100000", "0:SET f 3.5 KEEPTTL", "0:SET new 25 KEEPTTL"}));
 }
 
@@ -751,7 +746,7 @@ TEST_F(StringCommands, Getrange) {
 
 TEST_F(StringCommands, Setrange) {
   h.call("SET s \"Hello World\" EX 100");
-  propagated();
+  h.take_propagated();
   EXPECT_EQ(h.call("SETRANGE s 6 Redis"), ":11");
   EXPECT_EQ(h.call("GET s"), "\"Hello Redis\"");
   EXPECT_EQ(encoding("s"), "raw");
@@ -777,9 +772,9 @@ TEST_F(StringCommands, Setrange) {
   EXPECT_EQ(h.call("SETRANGE n 1 9"), ":5");
   EXPECT_EQ(h.call("GET n"), "\"19345\"");
   EXPECT_EQ(encoding("n"), "raw");
-  EXPECT_EQ(propagated(), (Lines{"0:SETRANGE s 6 Redis", "0:SETRANGE s 13 x", "0:SET e hi",
-                                 "0:SETRANGE pad 3 abc", "0:SETRANGE new 0 1", "0:SET n 12345",
-                                 "0:SETRANGE n 1 9"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:SETRANGE s 6 Redis", "0:SETRANGE s 13 x", "0:SET e hi",
+                                        "0:SETRANGE pad 3 abc", "0:SETRANGE new 0 1",
+                                        "0:SET n 12345", "0:SETRANGE n 1 9"}));
 }
 
 TEST_F(StringCommands, SetrangeErrors) {
@@ -827,7 +822,7 @@ TEST_F(StringCommands, Lcs) {
   EXPECT_EQ(h.call("LCS x y"), "\" quick brown o\"");
   h.call("MSET n1 12345 n2 2345");
   EXPECT_EQ(h.call("LCS n1 n2 IDX"), "[\"matches\", [[[:1, :4], [:0, :3]]], \"len\", :4]");
-  EXPECT_TRUE(propagated().size() == 3);
+  EXPECT_TRUE(h.take_propagated().size() == 3);
 }
 
 TEST_F(StringCommands, LcsResp3ReturnsAMap) {

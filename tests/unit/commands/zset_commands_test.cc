@@ -14,8 +14,6 @@ namespace {
 
 using Lines = std::vector<std::string>;
 
-constexpr std::string_view kWrongType =
-    "-WRONGTYPE Operation against a key holding the wrong kind of value";
 constexpr std::string_view kSyntax = "-ERR syntax error";
 constexpr std::string_view kNotInteger = "-ERR value is not an integer or out of range";
 constexpr std::string_view kNotFloat = "-ERR value is not a valid float";
@@ -24,15 +22,6 @@ constexpr std::string_view kMinMaxNotLex = "-ERR min or max not valid string ran
 
 class ZSetCommands : public ::testing::Test {
  protected:
-  std::string encoding(std::string_view key) {
-    return h.call("OBJECT ENCODING " + std::string(key));
-  }
-  Lines propagated() {
-    Lines lines = std::move(h.propagated.lines);
-    h.propagated.lines.clear();
-    return lines;
-  }
-  uint64_t dirty() { return h.state.stats().dirty; }
   // ZADD key with members m0..m<n-1> scored 0..n-1.
   std::string fill(std::string_view key, int members, std::string_view prefix = "m") {
     std::string line = "ZADD " + std::string(key);
@@ -55,7 +44,7 @@ TEST_F(ZSetCommands, ZaddBasics) {
   EXPECT_EQ(h.call("ZRANGE z 0 -1 WITHSCORES"),
             "[\"b\", \"2\", \"c\", \"3\", \"d\", \"4\", \"a\", \"10\"]");
   EXPECT_EQ(h.call("TYPE z"), "+zset");
-  EXPECT_EQ(encoding("z"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("z"), "\"listpack\"");
   // The same member twice in one call: the last score wins, counted once.
   EXPECT_EQ(h.call("ZADD y 1 a 2 a"), ":1");
   EXPECT_EQ(h.call("ZSCORE y a"), "\"2\"");
@@ -65,8 +54,9 @@ TEST_F(ZSetCommands, ZaddBasics) {
   EXPECT_EQ(h.call("ZRANGE y 0 -1 WITHSCORES"),
             "[\"lo\", \"-inf\", \"\", \"1.5\", \"a\", \"2\", \"hex\", \"16\", \"e\", \"1000\", "
             "\"hi\", \"inf\"]");
-  EXPECT_EQ(propagated(), (Lines{"0:ZADD z 1 a 2 b 3 c", "0:ZADD z 10 a 4 d", "0:ZADD y 1 a 2 a",
-                                 "0:ZADD y 1.5  -inf lo +inf hi 0x10 hex 1e3 e"}));
+  EXPECT_EQ(h.take_propagated(),
+            (Lines{"0:ZADD z 1 a 2 b 3 c", "0:ZADD z 10 a 4 d", "0:ZADD y 1 a 2 a",
+                   "0:ZADD y 1.5  -inf lo +inf hi 0x10 hex 1e3 e"}));
 }
 
 TEST_F(ZSetCommands, ZaddOptions) {
@@ -122,7 +112,7 @@ TEST_F(ZSetCommands, ZaddErrors) {
   EXPECT_EQ(h.call("ZADD s 1 a"), kWrongType);
   EXPECT_EQ(h.call("ZADD s x a"), kNotFloat);  // the score is read before the key
   EXPECT_EQ(h.call("ZADD s XX 1 a"), kWrongType);
-  EXPECT_TRUE(propagated().size() == 1);  // the SET
+  EXPECT_TRUE(h.take_propagated().size() == 1);  // the SET
 }
 
 TEST_F(ZSetCommands, ZaddIncrAndZincrby) {
@@ -147,7 +137,7 @@ TEST_F(ZSetCommands, ZaddIncrAndZincrby) {
   EXPECT_EQ(h.call("ZINCRBY z 1"), "-ERR wrong number of arguments for 'zincrby' command");
   EXPECT_EQ(h.call("ZINCRBY z 1 a b"), "-ERR wrong number of arguments for 'zincrby' command");
   // ZINCRBY and ZADD INCR propagate as sent, only when they changed something.
-  EXPECT_EQ(propagated(),
+  EXPECT_EQ(h.take_propagated(),
             (Lines{"0:ZADD z INCR 1.5 a", "0:ZADD z INCR 1 a", "0:ZINCRBY z 0.1 a",
                    "0:ZINCRBY z -3 b", "0:ZADD z LT INCR -1 a", "0:ZINCRBY z inf a"}));
   h.session.resp = 3;
@@ -157,15 +147,15 @@ TEST_F(ZSetCommands, ZaddIncrAndZincrby) {
 }
 
 TEST_F(ZSetCommands, ZaddDirtyAndWatch) {
-  uint64_t before = dirty();
+  uint64_t before = h.dirty();
   EXPECT_EQ(h.call("ZADD z 1 a 2 b"), ":2");
-  EXPECT_EQ(dirty() - before, 2u);
-  before = dirty();
+  EXPECT_EQ(h.dirty() - before, 2u);
+  before = h.dirty();
   EXPECT_EQ(h.call("ZADD z 1 a 3 b 4 c"), ":1");
-  EXPECT_EQ(dirty() - before, 2u);  // one added, one updated
-  before = dirty();
+  EXPECT_EQ(h.dirty() - before, 2u);  // one added, one updated
+  before = h.dirty();
   EXPECT_EQ(h.call("ZADD z 1 a"), ":0");
-  EXPECT_EQ(dirty() - before, 0u);
+  EXPECT_EQ(h.dirty() - before, 0u);
   // A no-op does not touch WATCH; a change does.
   auto& other = h.new_client();
   EXPECT_EQ(h.call("WATCH z"), "+OK");
@@ -187,14 +177,14 @@ TEST_F(ZSetCommands, NegativeZero) {
   EXPECT_EQ(h.call("ZSCORE z m"), "\"0\"");
   use_skiplist();
   EXPECT_EQ(h.call("ZADD s -0 m"), ":1");
-  EXPECT_EQ(encoding("s"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("s"), "\"skiplist\"");
   EXPECT_EQ(h.call("ZSCORE s m"), "\"-0\"");
   EXPECT_EQ(h.call("ZADD s 0 m"), ":0");  // 0 == -0: no change
   EXPECT_EQ(h.call("ZSCORE s m"), "\"-0\"");
   EXPECT_EQ(h.call("ZSCAN s 0"), "[\"0\", [\"m\", \"-0\"]]");
   h.state.settings().zset_max_listpack_entries = 128;
   EXPECT_EQ(h.call("ZUNIONSTORE u 1 s"), ":1");
-  EXPECT_EQ(encoding("u"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("u"), "\"listpack\"");
   EXPECT_EQ(h.call("ZSCORE u m"), "\"0\"");
   // ZRANGESTORE builds its result element by element in the walk's order: a score range
   // starts as a listpack, so its first 128 elements lose the sign; a rank range known to be
@@ -210,92 +200,93 @@ TEST_F(ZSetCommands, NegativeZero) {
   EXPECT_EQ(h.call("ZMSCORE d1 m100 m227 m228 m299"), "[\"-0\", \"-0\", \"-0\", \"-0\"]");
   EXPECT_EQ(h.call("ZMSCORE d2 m100 m227 m228 m299"), "[\"0\", \"0\", \"-0\", \"-0\"]");
   EXPECT_EQ(h.call("ZMSCORE d3 m100 m171 m172 m299"), "[\"-0\", \"-0\", \"0\", \"0\"]");
-  EXPECT_EQ(encoding("d2"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("d2"), "\"skiplist\"");
 }
 
 // --- Encodings -----------------------------------------------------------------------------
 
 TEST_F(ZSetCommands, EncodingThresholds) {
   EXPECT_EQ(fill("z", 128), ":128");
-  EXPECT_EQ(encoding("z"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("z"), "\"listpack\"");
   EXPECT_EQ(h.call("ZADD z 1000 m5"), ":0");
-  EXPECT_EQ(encoding("z"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("z"), "\"listpack\"");
   EXPECT_EQ(h.call("ZADD z 1 extra"), ":1");
-  EXPECT_EQ(encoding("z"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("z"), "\"skiplist\"");
   // Never back: not even when emptied down to one member.
   EXPECT_EQ(h.call("ZREMRANGEBYRANK z 1 -1"), ":128");
-  EXPECT_EQ(encoding("z"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("z"), "\"skiplist\"");
 
   EXPECT_EQ(h.call("ZADD v 1 " + std::string(64, 'x')), ":1");
-  EXPECT_EQ(encoding("v"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("v"), "\"listpack\"");
   EXPECT_EQ(h.call("ZADD v 1 " + std::string(65, 'y')), ":1");
-  EXPECT_EQ(encoding("v"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("v"), "\"skiplist\"");
   // A new set whose first member is too long starts as a skiplist.
   EXPECT_EQ(h.call("ZADD w 1 " + std::string(65, 'y') + " 2 b"), ":2");
-  EXPECT_EQ(encoding("w"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("w"), "\"skiplist\"");
   // XX on a missing member of a listpack never converts.
   EXPECT_EQ(h.call("ZADD x 1 a"), ":1");
   EXPECT_EQ(h.call("ZADD x XX 1 " + std::string(65, 'y')), ":0");
-  EXPECT_EQ(encoding("x"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("x"), "\"listpack\"");
 
   // The limits follow the settings (CONFIG SET zset-max-listpack-*).
   h.state.settings().zset_max_listpack_entries = 2;
   h.state.settings().zset_max_listpack_value = 3;
   EXPECT_EQ(h.call("ZADD s 1 a 2 b"), ":2");
-  EXPECT_EQ(encoding("s"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("s"), "\"listpack\"");
   EXPECT_EQ(h.call("ZADD s 3 c"), ":1");
-  EXPECT_EQ(encoding("s"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("s"), "\"skiplist\"");
   EXPECT_EQ(h.call("ZADD t 1 abcd"), ":1");
-  EXPECT_EQ(encoding("t"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("t"), "\"skiplist\"");
   h.state.settings().zset_max_listpack_entries = 0;
   EXPECT_EQ(h.call("ZADD u 1 a"), ":1");
-  EXPECT_EQ(encoding("u"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("u"), "\"skiplist\"");
 }
 
 TEST_F(ZSetCommands, StoreCommandsPickTheEncodingForTheResult) {
   EXPECT_EQ(fill("big", 200), ":200");
-  EXPECT_EQ(encoding("big"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("big"), "\"skiplist\"");
   EXPECT_EQ(h.call("ZRANGESTORE d big 0 9"), ":10");
-  EXPECT_EQ(encoding("d"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("d"), "\"listpack\"");
   EXPECT_EQ(h.call("ZRANGESTORE d big 0 127"), ":128");
-  EXPECT_EQ(encoding("d"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("d"), "\"listpack\"");
   EXPECT_EQ(h.call("ZRANGESTORE d big 0 128"), ":129");
-  EXPECT_EQ(encoding("d"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("d"), "\"skiplist\"");
   EXPECT_EQ(h.call("ZRANGESTORE d big (10 +inf BYSCORE LIMIT 0 5"), ":5");
-  EXPECT_EQ(encoding("d"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("d"), "\"listpack\"");
   EXPECT_EQ(h.call("ZUNIONSTORE u 1 big"), ":200");
-  EXPECT_EQ(encoding("u"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("u"), "\"skiplist\"");
   EXPECT_EQ(h.call("ZADD small 1 m1 2 m2"), ":2");
   EXPECT_EQ(h.call("ZINTERSTORE i 2 big small"), ":2");
-  EXPECT_EQ(encoding("i"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("i"), "\"listpack\"");
   EXPECT_EQ(h.call("ZDIFFSTORE df 2 big small"), ":198");
-  EXPECT_EQ(encoding("df"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("df"), "\"skiplist\"");
   EXPECT_EQ(h.call("ZREMRANGEBYRANK df 3 -1"), ":195");
-  EXPECT_EQ(encoding("df"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("df"), "\"skiplist\"");
   EXPECT_EQ(h.call("ZUNIONSTORE df2 1 df"), ":3");
-  EXPECT_EQ(encoding("df2"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("df2"), "\"listpack\"");
   EXPECT_EQ(h.call("ZADD long 1 " + std::string(65, 'x')), ":1");
   EXPECT_EQ(h.call("ZUNIONSTORE l 2 long small"), ":3");
-  EXPECT_EQ(encoding("l"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("l"), "\"skiplist\"");
   EXPECT_EQ(h.call("ZRANGESTORE l2 l 0 -1"), ":3");
-  EXPECT_EQ(encoding("l2"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("l2"), "\"skiplist\"");
   EXPECT_EQ(h.call("ZRANGESTORE l2 l -1 -1"), ":1");
-  EXPECT_EQ(encoding("l2"), "\"listpack\"");
+  EXPECT_EQ(h.encoding("l2"), "\"listpack\"");
 }
 
 // --- ZREM, ZCARD, ZSCORE, ZMSCORE, ZRANK ---------------------------------------------------
 
 TEST_F(ZSetCommands, ZremDeletesTheEmptiedKey) {
   EXPECT_EQ(h.call("ZADD z 1 a 2 b 3 c"), ":3");
-  uint64_t before = dirty();
+  uint64_t before = h.dirty();
   EXPECT_EQ(h.call("ZREM z a zz a"), ":1");
-  EXPECT_EQ(dirty() - before, 1u);
+  EXPECT_EQ(h.dirty() - before, 1u);
   EXPECT_EQ(h.call("ZREM z zz"), ":0");
   EXPECT_EQ(h.call("ZREM nokey a"), ":0");
   EXPECT_EQ(h.call("ZREM z b c d"), ":2");
   EXPECT_EQ(h.call("EXISTS z"), ":0");
   EXPECT_EQ(h.call("ZREM z"), "-ERR wrong number of arguments for 'zrem' command");
-  EXPECT_EQ(propagated(), (Lines{"0:ZADD z 1 a 2 b 3 c", "0:ZREM z a zz a", "0:ZREM z b c d"}));
+  EXPECT_EQ(h.take_propagated(),
+            (Lines{"0:ZADD z 1 a 2 b 3 c", "0:ZREM z a zz a", "0:ZREM z b c d"}));
   use_skiplist();
   EXPECT_EQ(h.call("ZADD s 1 a 2 b"), ":2");
   EXPECT_EQ(h.call("ZREM s a b"), ":2");
@@ -344,7 +335,7 @@ TEST_F(ZSetCommands, Reads) {
   EXPECT_EQ(h.call("ZRANK z b WITHSCORE"), "[:1, ,2]");
   EXPECT_EQ(h.call("ZRANK z zz WITHSCORE"), "(nil)");
   EXPECT_EQ(h.call("ZRANK z zz"), "(nil)");
-  EXPECT_EQ(propagated().size(), 3u);  // the two ZADDs and the second DEL
+  EXPECT_EQ(h.take_propagated().size(), 3u);  // the two ZADDs and the second DEL
 }
 
 TEST_F(ZSetCommands, ScoreFormatting) {
@@ -617,7 +608,7 @@ TEST_F(ZSetCommands, Zrangestore) {
             "-ERR wrong number of arguments for 'zrangestore' command");
   EXPECT_EQ(h.call("ZRANGESTORE d z a b BYSCORE"), kMinMaxNotFloat);
   EXPECT_EQ(
-      propagated(),
+      h.take_propagated(),
       (Lines{"0:ZADD z 1 a 2 b 3 c 4 d", "0:ZRANGESTORE d z 1 2", "0:ZRANGESTORE d z 0 1 REV",
              "0:ZRANGESTORE d z (1 +inf BYSCORE LIMIT 1 1", "0:ZRANGESTORE d z [c - BYLEX REV",
              "0:PEXPIREAT d " + std::to_string(h.clock.wall_ms() + 100'000),
@@ -670,13 +661,13 @@ TEST_F(ZSetCommands, RemoveRanges) {
   EXPECT_EQ(h.call("ZREMRANGEBYLEX nokey a +"), kMinMaxNotLex);
   EXPECT_EQ(h.call("ZREMRANGEBYRANK z 0"),
             "-ERR wrong number of arguments for 'zremrangebyrank' command");
-  propagated();
-  uint64_t before = dirty();
+  h.take_propagated();
+  uint64_t before = h.dirty();
   EXPECT_EQ(h.call("ZADD z 1 a 2 b 3 c"), ":3");
   EXPECT_EQ(h.call("ZREMRANGEBYSCORE z 1 2"), ":2");
   EXPECT_EQ(h.call("ZREMRANGEBYSCORE z 1 2"), ":0");
-  EXPECT_EQ(dirty() - before, 5u);
-  EXPECT_EQ(propagated(), (Lines{"0:ZADD z 1 a 2 b 3 c", "0:ZREMRANGEBYSCORE z 1 2"}));
+  EXPECT_EQ(h.dirty() - before, 5u);
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:ZADD z 1 a 2 b 3 c", "0:ZREMRANGEBYSCORE z 1 2"}));
 }
 
 // --- Pops ----------------------------------------------------------------------------------
@@ -694,7 +685,7 @@ TEST_F(ZSetCommands, Zpop) {
   EXPECT_EQ(h.call("ZPOPMIN z x"), "-ERR value is out of range, must be positive");
   EXPECT_EQ(h.call("ZPOPMIN z 1 2"), kSyntax);
   EXPECT_EQ(h.call("ZPOPMIN"), "-ERR wrong number of arguments for 'zpopmin' command");
-  EXPECT_EQ(propagated(),
+  EXPECT_EQ(h.take_propagated(),
             (Lines{"0:ZADD z 1 a 2 b 3 c 4 d", "0:ZPOPMIN z", "0:ZPOPMAX z", "0:ZPOPMAX z 5"}));
   h.session.resp = 3;
   EXPECT_EQ(h.call("ZADD z 1 a 2 b 3 c"), ":3");
@@ -702,10 +693,10 @@ TEST_F(ZSetCommands, Zpop) {
   EXPECT_EQ(h.call("ZPOPMIN z 1"), "[[\"b\", ,2]]");
   EXPECT_EQ(h.call("ZPOPMAX z 3"), "[[\"c\", ,3]]");
   EXPECT_EQ(h.call("ZPOPMAX z 3"), "[]");
-  uint64_t before = dirty();
+  uint64_t before = h.dirty();
   EXPECT_EQ(h.call("ZADD z 1 a 2 b 3 c"), ":3");
   EXPECT_EQ(h.call("ZPOPMAX z 2"), "[[\"c\", ,3], [\"b\", ,2]]");
-  EXPECT_EQ(dirty() - before, 5u);
+  EXPECT_EQ(h.dirty() - before, 5u);
 }
 
 TEST_F(ZSetCommands, Zmpop) {
@@ -717,8 +708,8 @@ TEST_F(ZSetCommands, Zmpop) {
   EXPECT_EQ(h.call("ZMPOP 1 z MAX COUNT 10"), "[\"z\", [[\"c\", \"3\"], [\"b\", \"2\"]]]");
   EXPECT_EQ(h.call("ZMPOP 2 z y MIN"), "(nil)");
   EXPECT_EQ(h.last_raw, "*-1\r\n");
-  EXPECT_EQ(propagated(), (Lines{"0:ZADD z 1 a 2 b 3 c", "0:ZADD y 5 q", "0:ZPOPMIN z 1",
-                                 "0:ZPOPMAX y 1", "0:ZPOPMAX z 2"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:ZADD z 1 a 2 b 3 c", "0:ZADD y 5 q", "0:ZPOPMIN z 1",
+                                        "0:ZPOPMAX y 1", "0:ZPOPMAX z 2"}));
   EXPECT_EQ(h.call("ZMPOP 0 z MIN"), "-ERR numkeys should be greater than 0");
   EXPECT_EQ(h.call("ZMPOP -1 z MIN"), "-ERR numkeys should be greater than 0");
   EXPECT_EQ(h.call("ZMPOP x z MIN"), "-ERR numkeys should be greater than 0");
@@ -780,7 +771,7 @@ TEST_F(ZSetCommands, Zrandmember) {
   RespValue nested = h.reply("ZRANDMEMBER z -2 WITHSCORES");
   ASSERT_EQ(nested.elements.size(), 2u);
   EXPECT_EQ(nested.elements[0].elements.size(), 2u);
-  EXPECT_EQ(propagated().size(), 3u);  // ZADDs and the second DEL only
+  EXPECT_EQ(h.take_propagated().size(), 3u);  // ZADDs and the second DEL only
 }
 
 // --- ZSCAN ---------------------------------------------------------------------------------
@@ -805,7 +796,7 @@ TEST_F(ZSetCommands, ZscanListpack) {
 
 TEST_F(ZSetCommands, ZscanSkiplistReturnsEverything) {
   EXPECT_EQ(fill("z", 1000), ":1000");
-  EXPECT_EQ(encoding("z"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("z"), "\"skiplist\"");
   std::set<std::string> seen;
   std::string cursor = "0";
   int calls = 0;
@@ -864,7 +855,7 @@ TEST_F(ZSetCommands, UnionInterDiff) {
   h.session.resp = 3;
   EXPECT_EQ(h.call("ZINTER 2 a b WITHSCORES"), "[[\"y\", ,12], [\"z\", ,23]]");
   EXPECT_EQ(h.call("ZDIFF 2 a b"), "[\"x\"]");
-  EXPECT_TRUE(propagated().size() == 3);  // reads propagate nothing
+  EXPECT_TRUE(h.take_propagated().size() == 3);  // reads propagate nothing
 }
 
 TEST_F(ZSetCommands, SetsAreInputsScoringOne) {
@@ -904,14 +895,15 @@ TEST_F(ZSetCommands, StoreForms) {
   EXPECT_EQ(h.call("EXISTS d"), ":0");
   EXPECT_EQ(h.call("ZDIFFSTORE d 2 a a"), ":0");
   EXPECT_EQ(h.call("ZUNIONSTORE d 1 nokey"), ":0");
-  EXPECT_EQ(propagated(), (Lines{"0:ZADD a 1 x 2 y", "0:ZADD b 3 y 4 z", "0:ZUNIONSTORE d 2 a b",
-                                 "0:ZINTERSTORE d 2 a b AGGREGATE MIN", "0:ZDIFFSTORE d 2 a b",
-                                 "0:PEXPIREAT d " + std::to_string(h.clock.wall_ms() + 100'000),
-                                 "0:ZUNIONSTORE d 1 a", "0:ZINTERSTORE a 2 a b WEIGHTS 10 1",
-                                 "0:ZINTERSTORE d 2 a nokey"}));
-  uint64_t before = dirty();
+  EXPECT_EQ(
+      h.take_propagated(),
+      (Lines{"0:ZADD a 1 x 2 y", "0:ZADD b 3 y 4 z", "0:ZUNIONSTORE d 2 a b",
+             "0:ZINTERSTORE d 2 a b AGGREGATE MIN", "0:ZDIFFSTORE d 2 a b",
+             "0:PEXPIREAT d " + std::to_string(h.clock.wall_ms() + 100'000), "0:ZUNIONSTORE d 1 a",
+             "0:ZINTERSTORE a 2 a b WEIGHTS 10 1", "0:ZINTERSTORE d 2 a nokey"}));
+  uint64_t before = h.dirty();
   EXPECT_EQ(h.call("ZUNIONSTORE d 2 a b"), ":2");
-  EXPECT_EQ(dirty() - before, 1u);
+  EXPECT_EQ(h.dirty() - before, 1u);
 }
 
 TEST_F(ZSetCommands, SetAlgebraErrors) {
@@ -961,8 +953,8 @@ TEST_F(ZSetCommands, BzpopServesAtOnce) {
   EXPECT_EQ(h.call("ZADD z 1 a 2 b 3 c"), ":3");
   EXPECT_EQ(h.call("BZMPOP 0 2 nokey z MAX COUNT 2"), "[\"z\", [[\"c\", \"3\"], [\"b\", \"2\"]]]");
   EXPECT_EQ(h.call("BZMPOP 0 1 z MIN"), "[\"z\", [[\"a\", \"1\"]]]");
-  EXPECT_EQ(propagated(), (Lines{"0:ZADD z 1 a 2 b", "0:ZPOPMIN z", "0:ZPOPMAX z",
-                                 "0:ZADD z 1 a 2 b 3 c", "0:ZPOPMAX z 2", "0:ZPOPMIN z 1"}));
+  EXPECT_EQ(h.take_propagated(), (Lines{"0:ZADD z 1 a 2 b", "0:ZPOPMIN z", "0:ZPOPMAX z",
+                                        "0:ZADD z 1 a 2 b 3 c", "0:ZPOPMAX z 2", "0:ZPOPMIN z 1"}));
   h.session.resp = 3;
   EXPECT_EQ(h.call("ZADD z 1 a"), ":1");
   EXPECT_EQ(h.call("BZPOPMIN z 0"), "[\"z\", \"a\", ,1]");
@@ -993,14 +985,14 @@ TEST_F(ZSetCommands, BlockedClientsServedInArrivalOrder) {
   EXPECT_EQ(h.call_as(c2, "BZPOPMIN z 0"), "(blocked)");
   EXPECT_EQ(h.call_as(c3, "BZPOPMAX other z 0"), "(blocked)");
   EXPECT_EQ(h.call_as(c4, "BZMPOP 0 1 z MIN COUNT 5"), "(blocked)");
-  propagated();
+  h.take_propagated();
   EXPECT_EQ(h.call("ZADD z 1 a 2 b 3 c 4 d"), ":4");
   EXPECT_EQ(h.replies_of(c2), "[\"z\", \"a\", \"1\"]");
   EXPECT_EQ(h.replies_of(c3), "[\"z\", \"d\", \"4\"]");
   EXPECT_EQ(h.replies_of(c4), "[\"z\", [[\"b\", \"2\"], [\"c\", \"3\"]]]");
   EXPECT_EQ(h.call("EXISTS z"), ":0");
   // Served commands propagate as Redis 7.0 rewrites them.
-  EXPECT_EQ(propagated(),
+  EXPECT_EQ(h.take_propagated(),
             (Lines{"0:ZADD z 1 a 2 b 3 c 4 d", "0:ZPOPMIN z", "0:ZPOPMAX z", "0:ZPOPMIN z 2"}));
   // Once served, a client is no longer blocked.
   EXPECT_EQ(h.call("ZADD z 9 q"), ":1");
@@ -1099,7 +1091,7 @@ TEST_F(ZSetCommands, CopyRenameExpire) {
   EXPECT_EQ(h.call("COPY z z2"), ":1");
   EXPECT_EQ(h.call("ZADD z 1000 m0"), ":0");
   EXPECT_EQ(h.call("ZSCORE z2 m0"), "\"0\"");
-  EXPECT_EQ(encoding("z2"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("z2"), "\"skiplist\"");
   EXPECT_EQ(h.call("ZRANK z2 m150"), ":150");
   EXPECT_EQ(h.call("ZADD small 1 a"), ":1");
   EXPECT_EQ(h.call("RENAME small s2"), "+OK");
@@ -1120,7 +1112,7 @@ TEST_F(ZSetCommands, MemoryUsageGrowsWithTheSet) {
   const size_t listpack = db.memory_usage(db.find_raw("z"));
   EXPECT_GT(listpack, small + 100 * 30);
   EXPECT_EQ(fill("z", 1000), ":900");
-  EXPECT_EQ(encoding("z"), "\"skiplist\"");
+  EXPECT_EQ(h.encoding("z"), "\"skiplist\"");
   const size_t skiplist = db.memory_usage(db.find_raw("z"));
   EXPECT_GT(skiplist, listpack * 10);
   EXPECT_LT(skiplist, 1000u * 200);
