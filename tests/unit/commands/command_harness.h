@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -129,6 +130,31 @@ class CommandHarness {
     std::vector<std::string> lines = std::move(propagated.lines);
     propagated.lines.clear();
     return lines;
+  }
+  // Runs a SCAN-family command (`command` + cursor + `options`, e.g. "HSCAN h", "COUNT 7") from
+  // cursor 0 until it returns 0, calling between(step) after every step (writes the scan must
+  // survive). Returns every item of every step, in order; *steps gets the number of calls.
+  std::vector<std::string> scan_all(std::string_view command, std::string_view options,
+                                    const std::function<void(int)>& between = {},
+                                    int* steps = nullptr) {
+    std::vector<std::string> items;
+    std::string cursor = "0";
+    int calls = 0;
+    do {
+      RespValue reply =
+          this->reply(std::string(command) + " " + cursor + " " + std::string(options));
+      if (reply.elements.size() != 2) {
+        ADD_FAILURE() << command << ": " << to_debug_string(reply);
+        break;
+      }
+      cursor = reply.elements[0].str;
+      for (const RespValue& item : reply.elements[1].elements) items.push_back(item.str);
+      ++calls;
+      if (between) between(calls);
+    } while (cursor != "0" && calls < 100'000);
+    EXPECT_EQ(cursor, "0") << command << ": no end after " << calls << " calls";
+    if (steps != nullptr) *steps = calls;
+    return items;
   }
   // Changes counted so far (INFO rdb_changes_since_last_save).
   uint64_t dirty() { return state.stats().dirty; }

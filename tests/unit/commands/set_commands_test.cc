@@ -609,37 +609,28 @@ TEST_F(SetCommands, Sscan) {
 
 TEST_F(SetCommands, SscanOfAHashtableReturnsEveryMemberAcrossResizes) {
   fill("s", 1000);
-  std::set<std::string> seen;
-  std::string cursor = "0";
   int steps = 0;
-  do {
-    RespValue reply = h.reply("SSCAN s " + cursor + " COUNT 20");
-    ASSERT_EQ(reply.elements.size(), 2u);
-    cursor = reply.elements[0].str;
-    for (const RespValue& member : reply.elements[1].elements) seen.insert(member.str);
-    ++steps;
-    if (steps == 5) fill("s", 3000, "grow");
-    if (steps == 30) {
-      for (int i = 0; i < 3000; i += 100) {
-        std::string line = "SREM s";
-        for (int j = i; j < i + 100; ++j) line += " grow" + std::to_string(j);
-        h.call(line);
-      }
-    }
-    ASSERT_LT(steps, 100000);
-  } while (cursor != "0");
+  const std::vector<std::string> items = h.scan_all(
+      "SSCAN s", "COUNT 20",
+      [&](int step) {
+        if (step == 5) fill("s", 3000, "grow");
+        if (step == 30) {
+          for (int i = 0; i < 3000; i += 100) {
+            std::string line = "SREM s";
+            for (int j = i; j < i + 100; ++j) line += " grow" + std::to_string(j);
+            h.call(line);
+          }
+        }
+      },
+      &steps);
   EXPECT_GT(steps, 10);
+  std::set<std::string> seen(items.begin(), items.end());
   for (int i = 0; i < 1000; ++i) EXPECT_TRUE(seen.count("m" + std::to_string(i))) << i;
   // MATCH filters what the walk collects.
-  seen.clear();
-  cursor = "0";
-  do {
-    RespValue reply = h.reply("SSCAN s " + cursor + " MATCH m99*");
-    cursor = reply.elements[0].str;
-    for (const RespValue& member : reply.elements[1].elements) seen.insert(member.str);
-  } while (cursor != "0");
-  EXPECT_EQ(seen, (std::set<std::string>{"m99", "m990", "m991", "m992", "m993", "m994", "m995",
-                                         "m996", "m997", "m998", "m999"}));
+  const std::vector<std::string> matched = h.scan_all("SSCAN s", "MATCH m99*");
+  EXPECT_EQ(std::set<std::string>(matched.begin(), matched.end()),
+            (std::set<std::string>{"m99", "m990", "m991", "m992", "m993", "m994", "m995", "m996",
+                                   "m997", "m998", "m999"}));
 }
 
 // --- Bookkeeping ---------------------------------------------------------------------------
