@@ -7,13 +7,16 @@
 #include <map>
 #include <string>
 
+#include "commands/blocking.h"
 #include "commands/command_table.h"
 #include "commands/propagation.h"
 #include "commands/transactions.h"
 #include "common/clock.h"
 #include "storage/keyspace.h"
-#include "commands/blocking.h"
 #include "types/hash_value.h"
+#include "types/list_value.h"
+#include "types/set_value.h"
+#include "types/zset_value.h"
 
 namespace keywarden {
 
@@ -53,17 +56,14 @@ struct CommandSettings {
   HashLimits hash_limits;
   // list-max-listpack-size: positive, entries per quicklist node; -1..-5, node size of 4, 8,
   // 16, 32 or 64 KiB. list-compress-depth is accepted and kept (nodes are never compressed).
-  int64_t list_max_listpack_size = -2;
+  int64_t list_max_listpack_size = kDefaultListMaxListpackSize;
   int64_t list_compress_depth = 0;
   // A set of integers stays an intset up to set-max-intset-entries members; other small sets
   // are listpacks up to set-max-listpack-entries members of at most set-max-listpack-value
   // bytes (Redis 7.2's encoding and settings; 7.0 goes straight to hashtable).
-  int64_t set_max_intset_entries = 512;
-  int64_t set_max_listpack_entries = 128;
-  int64_t set_max_listpack_value = 64;
+  SetLimits set_limits;
   // zset-max-listpack-entries / zset-max-listpack-value.
-  int64_t zset_max_listpack_entries = 128;
-  int64_t zset_max_listpack_value = 64;
+  ZSetLimits zset_limits;
 };
 
 struct ServerStats {

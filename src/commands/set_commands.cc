@@ -31,11 +31,7 @@ constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 
 bool is_set(const Entry* entry) { return entry->value.type() == ValueType::kSet; }
 
-SetLimits limits(CommandContext& ctx) {
-  const auto& settings = ctx.server.settings();
-  return SetLimits{settings.set_max_intset_entries, settings.set_max_listpack_entries,
-                   settings.set_max_listpack_value};
-}
+const SetLimits& limits(CommandContext& ctx) { return ctx.server.settings().set_limits; }
 
 Value make_set(SetValue set = SetValue()) {
   return Value::make_aggregate(ValueType::kSet, std::make_unique<SetValue>(std::move(set)));

@@ -37,10 +37,7 @@ namespace {
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 
-ZSetLimits zset_limits(CommandContext& ctx) {
-  const CommandSettings& settings = ctx.server.settings();
-  return ZSetLimits{settings.zset_max_listpack_entries, settings.zset_max_listpack_value};
-}
+const ZSetLimits& zset_limits(CommandContext& ctx) { return ctx.server.settings().zset_limits; }
 
 bool is_zset(const Entry* entry) { return entry->value.type() == ValueType::kZSet; }
 ZSetValue& zset_of(Entry* entry) { return entry->value.as<ZSetValue>(); }

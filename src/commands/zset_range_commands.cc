@@ -41,10 +41,7 @@ namespace {
 using Element = ZSetValue::Element;
 using ElementView = std::pair<std::string_view, double>;
 
-ZSetLimits zset_limits(CommandContext& ctx) {
-  const CommandSettings& settings = ctx.server.settings();
-  return ZSetLimits{settings.zset_max_listpack_entries, settings.zset_max_listpack_value};
-}
+const ZSetLimits& zset_limits(CommandContext& ctx) { return ctx.server.settings().zset_limits; }
 
 bool is_zset(const Entry* entry) { return entry->value.type() == ValueType::kZSet; }
 

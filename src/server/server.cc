@@ -355,12 +355,12 @@ void Server::register_config() {
   c.add_integer("list-max-listpack-size", &command.list_max_listpack_size, INT32_MIN, INT32_MAX);
   c.add_alias("list-max-listpack-size", "list-max-ziplist-size");
   c.add_integer("list-compress-depth", &command.list_compress_depth, 0, INT32_MAX);
-  c.add_integer("set-max-intset-entries", &command.set_max_intset_entries, 0, kMax);
-  c.add_integer("set-max-listpack-entries", &command.set_max_listpack_entries, 0, kMax);
-  c.add_memory("set-max-listpack-value", &command.set_max_listpack_value, 0, kMax);
-  c.add_integer("zset-max-listpack-entries", &command.zset_max_listpack_entries, 0, kMax);
+  c.add_integer("set-max-intset-entries", &command.set_limits.max_intset_entries, 0, kMax);
+  c.add_integer("set-max-listpack-entries", &command.set_limits.max_listpack_entries, 0, kMax);
+  c.add_memory("set-max-listpack-value", &command.set_limits.max_listpack_value, 0, kMax);
+  c.add_integer("zset-max-listpack-entries", &command.zset_limits.max_listpack_entries, 0, kMax);
   c.add_alias("zset-max-listpack-entries", "zset-max-ziplist-entries");
-  c.add_memory("zset-max-listpack-value", &command.zset_max_listpack_value, 0, kMax);
+  c.add_memory("zset-max-listpack-value", &command.zset_limits.max_listpack_value, 0, kMax);
   c.add_alias("zset-max-listpack-value", "zset-max-ziplist-value");
   c.add_integer("maxmemory-samples", &settings_.maxmemory_samples, 1, 64);
   c.add_string("notify-keyspace-events", &settings_.notify_keyspace_events);

@@ -185,9 +185,9 @@ TEST_F(SetCommands, EncodingsAndConversions) {
   EXPECT_EQ(h.call("SMEMBERS fresh"), "[\"hello\", \"1\"]");
 
   // The limits follow the settings (CONFIG SET in the server).
-  h.state.settings().set_max_intset_entries = 2;
-  h.state.settings().set_max_listpack_entries = 3;
-  h.state.settings().set_max_listpack_value = 4;
+  h.state.settings().set_limits.max_intset_entries = 2;
+  h.state.settings().set_limits.max_listpack_entries = 3;
+  h.state.settings().set_limits.max_listpack_value = 4;
   EXPECT_EQ(h.call("SADD t 1 2"), ":2");
   EXPECT_EQ(h.encoding("t"), "\"intset\"");
   EXPECT_EQ(h.call("SADD t 3"), ":1");

@@ -30,7 +30,7 @@ class ZSetCommands : public ::testing::Test {
     }
     return h.call(line);
   }
-  void use_skiplist() { h.state.settings().zset_max_listpack_entries = 0; }
+  void use_skiplist() { h.state.settings().zset_limits.max_listpack_entries = 0; }
 
   CommandHarness h;
 };
@@ -182,18 +182,18 @@ TEST_F(ZSetCommands, NegativeZero) {
   EXPECT_EQ(h.call("ZADD s 0 m"), ":0");  // 0 == -0: no change
   EXPECT_EQ(h.call("ZSCORE s m"), "\"-0\"");
   EXPECT_EQ(h.call("ZSCAN s 0"), "[\"0\", [\"m\", \"-0\"]]");
-  h.state.settings().zset_max_listpack_entries = 128;
+  h.state.settings().zset_limits.max_listpack_entries = 128;
   EXPECT_EQ(h.call("ZUNIONSTORE u 1 s"), ":1");
   EXPECT_EQ(h.encoding("u"), "\"listpack\"");
   EXPECT_EQ(h.call("ZSCORE u m"), "\"0\"");
   // ZRANGESTORE builds its result element by element in the walk's order: a score range
   // starts as a listpack, so its first 128 elements lose the sign; a rank range known to be
   // long starts as a skiplist and keeps it.
-  h.state.settings().zset_max_listpack_entries = 0;
+  h.state.settings().zset_limits.max_listpack_entries = 0;
   std::string line = "ZADD src";
   for (int i = 100; i < 300; ++i) line += " -0 m" + std::to_string(i);
   EXPECT_EQ(h.call(line), ":200");
-  h.state.settings().zset_max_listpack_entries = 128;
+  h.state.settings().zset_limits.max_listpack_entries = 128;
   EXPECT_EQ(h.call("ZRANGESTORE d1 src 0 -1"), ":200");
   EXPECT_EQ(h.call("ZRANGESTORE d2 src -inf +inf BYSCORE"), ":200");
   EXPECT_EQ(h.call("ZRANGESTORE d3 src +inf -inf BYSCORE REV"), ":200");
@@ -229,15 +229,15 @@ TEST_F(ZSetCommands, EncodingThresholds) {
   EXPECT_EQ(h.encoding("x"), "\"listpack\"");
 
   // The limits follow the settings (CONFIG SET zset-max-listpack-*).
-  h.state.settings().zset_max_listpack_entries = 2;
-  h.state.settings().zset_max_listpack_value = 3;
+  h.state.settings().zset_limits.max_listpack_entries = 2;
+  h.state.settings().zset_limits.max_listpack_value = 3;
   EXPECT_EQ(h.call("ZADD s 1 a 2 b"), ":2");
   EXPECT_EQ(h.encoding("s"), "\"listpack\"");
   EXPECT_EQ(h.call("ZADD s 3 c"), ":1");
   EXPECT_EQ(h.encoding("s"), "\"skiplist\"");
   EXPECT_EQ(h.call("ZADD t 1 abcd"), ":1");
   EXPECT_EQ(h.encoding("t"), "\"skiplist\"");
-  h.state.settings().zset_max_listpack_entries = 0;
+  h.state.settings().zset_limits.max_listpack_entries = 0;
   EXPECT_EQ(h.call("ZADD u 1 a"), ":1");
   EXPECT_EQ(h.encoding("u"), "\"skiplist\"");
 }
