@@ -22,8 +22,7 @@ BlockingRegistry::KeyMap& BlockingRegistry::keys_of(int db) {
 void BlockingRegistry::block(ClientSession& session, const Command& command,
                              std::span<const std::string_view> args, int db,
                              std::span<const std::string_view> keys, ValueType type,
-                             int64_t deadline_ms, BlockTimeoutReply timeout_reply,
-                             int64_t now_ms) {
+                             int64_t deadline_ms, int64_t now_ms) {
   BlockedCommand& blocked = session.blocked;
   blocked.registry_ = this;
   blocked.session_ = &session;
@@ -43,7 +42,6 @@ void BlockingRegistry::block(ClientSession& session, const Command& command,
   blocked.type_ = type;
   blocked.deadline_ms_ = deadline_ms;
   blocked.since_ms_ = now_ms;
-  blocked.timeout_reply_ = timeout_reply;
   if (deadline_ms != 0) blocked.deadline_entry_ = deadlines_.emplace(deadline_ms, &session);
   ++blocked_count_;
 }

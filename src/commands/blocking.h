@@ -38,10 +38,6 @@ struct Command;
 struct ClientSession;
 class BlockingRegistry;
 
-// What a timed-out (or CLIENT UNBLOCK … TIMEOUT) blocking command replies: a null array
-// (BLPOP, BLMPOP, BZPOPMIN…) or a null bulk string (BLMOVE, BRPOPLPUSH).
-enum class BlockTimeoutReply : uint8_t { kNullArray, kNullBulk };
-
 // What a blocked client is waiting for, and the command to run again once it may proceed.
 class BlockedCommand {
  public:
@@ -58,7 +54,6 @@ class BlockedCommand {
   ValueType type() const { return type_; }
   // Absolute wall-clock deadline in ms; 0 for none.
   int64_t deadline_ms() const { return deadline_ms_; }
-  BlockTimeoutReply timeout_reply() const { return timeout_reply_; }
   int64_t blocked_since_ms() const { return since_ms_; }
   // While the command runs again for a ready key: that key (Redis serves a client blocked on
   // several keys from the one that became ready, not from the first in argument order).
@@ -77,7 +72,6 @@ class BlockedCommand {
   ValueType type_ = ValueType::kList;
   int64_t deadline_ms_ = 0;
   int64_t since_ms_ = 0;
-  BlockTimeoutReply timeout_reply_ = BlockTimeoutReply::kNullArray;
   std::string serving_key_;
   std::multimap<int64_t, ClientSession*>::iterator deadline_entry_;
 };
@@ -94,7 +88,7 @@ class BlockingRegistry {
   void block(ClientSession& session, const Command& command,
              std::span<const std::string_view> args, int db,
              std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms,
-             BlockTimeoutReply timeout_reply, int64_t now_ms);
+             int64_t now_ms);
   // Takes `session` off every list (served, timed out, unblocked, or disconnected).
   void unblock(ClientSession& session);
 

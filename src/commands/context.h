@@ -105,17 +105,15 @@ class CommandContext {
   // inside MULTI/EXEC (or a script) it answers as if its timeout had passed.
   bool may_block() const { return !session.transaction.in_multi(); }
   // Parks the client on `keys` of its database until one holds a `type` value, then runs this
-  // command again; or until `deadline_ms` (0: never), then replies `on_timeout`. The handler
+  // command again; or until `deadline_ms` (0: never), then replies a null array. The handler
   // replies nothing after calling this. When the command is being run again for a client
   // that is already blocked, the client simply stays blocked, keeping its place.
-  void block(std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms,
-             BlockTimeoutReply on_timeout) {
+  void block(std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms) {
     if (session.blocked.blocked()) {
       blocked_again_ = true;
       return;
     }
-    server.blocking().block(session, command, args, session.db, keys, type, deadline_ms,
-                            on_timeout, now_ms);
+    server.blocking().block(session, command, args, session.db, keys, type, deadline_ms, now_ms);
   }
   bool blocked_again() const { return blocked_again_; }
   // The keys a blocking command should try to serve from: all of `keys` on a first run; only

@@ -181,9 +181,8 @@ void Dispatcher::end_blocked(ClientSession& session, ReplyWriter& reply, std::st
   if (!error.empty()) {
     server_.count_error(error);
     reply.error(error);
-  } else if (blocked.timeout_reply() == BlockTimeoutReply::kNullBulk) {
-    reply.null();
   } else {
+    // Every blocking command of Redis 7.0 times out with a null array, BLMOVE included.
     reply.null_array();
   }
   server_.blocking().unblock(session);

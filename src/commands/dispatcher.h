@@ -48,7 +48,7 @@ class Dispatcher {
   // Runs a blocked client's command again; true when it was served (and is unblocked), false
   // when it blocked again.
   bool retry_blocked(ClientSession& session, ReplyWriter& reply);
-  // Ends a blocked client's wait with its command's timeout reply (deadline passed, CLIENT
+  // Ends a blocked client's wait with the timeout reply, a null array (deadline passed, CLIENT
   // UNBLOCK … TIMEOUT), or with `error` (CLIENT UNBLOCK … ERROR).
   void end_blocked(ClientSession& session, ReplyWriter& reply, std::string_view error = {});
 

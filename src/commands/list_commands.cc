@@ -10,9 +10,8 @@
 //
 // Blocking commands that find nothing block through ctx.block(); when a push makes one of
 // their keys a list, the dispatcher runs the handler again for them (the "retry"), which then
-// serves the client through the same code as an immediate success. On a retry a key of
-// another type is skipped rather than reported: Redis 7.0 serves a woken client from the key
-// that became ready and never looks at the others. Blocking commands time out with a null
+// serves the client through the same code as an immediate success, from the key that became
+// ready only (ctx.keys_to_serve), as Redis 7.0 does. Blocking commands time out with a null
 // array, BLMOVE and BRPOPLPUSH included (that is what 7.0.15 sends); inside MULTI they answer
 // at once as on a timeout, except that BLMOVE and BRPOPLPUSH then send a null bulk.
 #include <algorithm>
@@ -119,9 +118,6 @@ bool parse_timeout(CommandContext& ctx, std::string_view text, int64_t* deadline
   }
   return true;
 }
-
-// True when this run of a blocking command is the dispatcher's retry for a blocked client.
-bool is_retry(const CommandContext& ctx) { return ctx.session.blocked.blocked(); }
 
 // --- LPUSH, RPUSH, LPUSHX, RPUSHX ----------------------------------------------------------
 
@@ -430,7 +426,7 @@ void blocking_move(CommandContext& ctx, End from, End to, std::string_view timeo
   // Only the source is waited on; the destination is checked when there is something to move.
   if (!ctx.may_block()) return ctx.reply.null();
   const std::string_view keys[] = {source_key};
-  ctx.block(keys, ValueType::kList, deadline_ms, BlockTimeoutReply::kNullArray);
+  ctx.block(keys, ValueType::kList, deadline_ms);
 }
 
 void blmove_command(CommandContext& ctx) {
@@ -452,14 +448,10 @@ void blocking_pop(CommandContext& ctx, End end) {
   int64_t deadline_ms;
   if (!parse_timeout(ctx, ctx.args.back(), &deadline_ms)) return;
   const std::span<const std::string_view> keys = ctx.args.subspan(1, ctx.args.size() - 2);
-  const bool retry = is_retry(ctx);
   for (std::string_view key : ctx.keys_to_serve(keys)) {
     Entry* entry = ctx.lookup_write(key);
     if (entry == nullptr) continue;
-    if (!is_list(entry)) {
-      if (retry) continue;
-      return ctx.error(errors::kWrongType);
-    }
+    if (!is_list(entry)) return ctx.error(errors::kWrongType);
     ctx.reply.array_header(2);
     ctx.reply.bulk(key);
     reply_and_pop(ctx, list_of(entry), end);
@@ -468,7 +460,7 @@ void blocking_pop(CommandContext& ctx, End end) {
     return;
   }
   if (!ctx.may_block()) return ctx.reply.null_array();
-  ctx.block(keys, ValueType::kList, deadline_ms, BlockTimeoutReply::kNullArray);
+  ctx.block(keys, ValueType::kList, deadline_ms);
 }
 
 void blpop_command(CommandContext& ctx) { blocking_pop(ctx, End::kHead); }
@@ -506,14 +498,10 @@ void mpop_generic(CommandContext& ctx, size_t numkeys_index, bool blocking) {
 
   const std::span<const std::string_view> keys =
       ctx.args.subspan(numkeys_index + 1, static_cast<size_t>(numkeys));
-  const bool retry = is_retry(ctx);
   for (std::string_view key : ctx.keys_to_serve(keys)) {
     Entry* entry = ctx.lookup_write(key);
     if (entry == nullptr) continue;
-    if (!is_list(entry)) {
-      if (retry) continue;
-      return ctx.error(errors::kWrongType);
-    }
+    if (!is_list(entry)) return ctx.error(errors::kWrongType);
     ListValue& list = list_of(entry);
     const size_t popped =
         std::min(static_cast<uint64_t>(count), static_cast<uint64_t>(list.size()));
@@ -528,7 +516,7 @@ void mpop_generic(CommandContext& ctx, size_t numkeys_index, bool blocking) {
     return;
   }
   if (!blocking || !ctx.may_block()) return ctx.reply.null_array();
-  ctx.block(keys, ValueType::kList, deadline_ms, BlockTimeoutReply::kNullArray);
+  ctx.block(keys, ValueType::kList, deadline_ms);
 }
 
 void lmpop_command(CommandContext& ctx) { mpop_generic(ctx, 1, false); }

@@ -385,7 +385,7 @@ void zmpop_command(CommandContext& ctx) {
 void block_or_time_out(CommandContext& ctx, std::span<const std::string_view> keys,
                        int64_t deadline_ms) {
   if (!ctx.may_block()) return ctx.reply.null_array();
-  ctx.block(keys, ValueType::kZSet, deadline_ms, BlockTimeoutReply::kNullArray);
+  ctx.block(keys, ValueType::kZSet, deadline_ms);
 }
 
 void bzpop_generic(CommandContext& ctx, bool highest) {

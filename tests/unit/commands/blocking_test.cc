@@ -20,8 +20,7 @@ class BlockingRegistryTest : public ::testing::Test {
     std::vector<std::string_view> args = {"blpop"};
     args.insert(args.end(), keys.begin(), keys.end());
     args.push_back("0");
-    registry.block(session, command, args, db, keys, ValueType::kList, deadline,
-                   BlockTimeoutReply::kNullArray, 1000);
+    registry.block(session, command, args, db, keys, ValueType::kList, deadline, 1000);
   }
 
   CommandSpec spec{"blpop", -3};
