@@ -59,7 +59,7 @@ void hset_generic(CommandContext& ctx, bool reply_created) {
   }
   Entry* entry = write_hash(ctx, ctx.args[1]);
   if (entry == nullptr) return;
-  HashValue& hash = entry->value.hash();
+  HashValue& hash = entry->value.as<HashValue>();
   // Redis converts before storing anything when any argument is too long for the listpack.
   if (hash.is_listpack()) {
     for (size_t i = 2; i < ctx.args.size(); ++i) {
@@ -90,7 +90,7 @@ void hmset_command(CommandContext& ctx) { hset_generic(ctx, false); }
 void hsetnx_command(CommandContext& ctx) {
   Entry* entry = write_hash(ctx, ctx.args[1]);
   if (entry == nullptr) return;
-  HashValue& hash = entry->value.hash();
+  HashValue& hash = entry->value.as<HashValue>();
   if (hash.find(ctx.args[2]) != nullptr) return ctx.reply.integer(0);
   hash.set(ctx.args[2], ctx.args[3], limits(ctx));
   ctx.dirty();
@@ -176,7 +176,7 @@ void hdel_command(CommandContext& ctx) {
   Entry* entry = ctx.lookup_write(ctx.args[1]);
   if (entry == nullptr) return ctx.reply.integer(0);
   if (!is_hash(entry)) return ctx.error(errors::kWrongType);
-  HashValue& hash = entry->value.hash();
+  HashValue& hash = entry->value.as<HashValue>();
   int64_t deleted = 0;
   for (size_t i = 2; i < ctx.args.size(); ++i) {
     if (hash.remove(ctx.args[i])) {
@@ -204,7 +204,7 @@ void hincrby_command(CommandContext& ctx) {
   if (entry != nullptr && !is_hash(entry)) return ctx.error(errors::kWrongType);
   int64_t current = 0;
   if (entry != nullptr) {
-    const std::string* value = entry->value.hash().find(ctx.args[2]);
+    const std::string* value = entry->value.as<HashValue>().find(ctx.args[2]);
     if (value != nullptr && !parse_int64(*value, &current)) {
       return ctx.error(errors::kHashValueNotInteger);
     }
@@ -216,7 +216,7 @@ void hincrby_command(CommandContext& ctx) {
   const int64_t result = current + increment;
   if (entry == nullptr) entry = ctx.db().add(ctx.args[1], Value::make_hash());
   char digits[kMaxInt64Chars];
-  entry->value.hash().set(ctx.args[2], std::string_view(digits, int64_to_chars(result, digits)),
+  entry->value.as<HashValue>().set(ctx.args[2], std::string_view(digits, int64_to_chars(result, digits)),
                           limits(ctx));
   ctx.dirty();
   ctx.key_modified(ctx.args[1]);
@@ -232,7 +232,7 @@ void hincrbyfloat_command(CommandContext& ctx) {
   if (entry != nullptr && !is_hash(entry)) return ctx.error(errors::kWrongType);
   long double current = 0;
   if (entry != nullptr) {
-    const std::string* value = entry->value.hash().find(ctx.args[2]);
+    const std::string* value = entry->value.as<HashValue>().find(ctx.args[2]);
     if (value != nullptr && !parse_long_double(*value, &current)) {
       return ctx.error(errors::kHashValueNotFloat);
     }
@@ -241,7 +241,7 @@ void hincrbyfloat_command(CommandContext& ctx) {
   if (std::isnan(result) || std::isinf(result)) return ctx.error(errors::kIncrFloatNaNOrInf);
   const std::string text = format_long_double(result);
   if (entry == nullptr) entry = ctx.db().add(ctx.args[1], Value::make_hash());
-  entry->value.hash().set(ctx.args[2], text, limits(ctx));
+  entry->value.as<HashValue>().set(ctx.args[2], text, limits(ctx));
   ctx.dirty();
   ctx.key_modified(ctx.args[1]);
   ctx.propagate({"HSET", ctx.args[1], ctx.args[2], text});

@@ -22,6 +22,7 @@
 #include "commands/context.h"
 #include "commands/errors.h"
 #include "commands/families.h"
+#include "types/hash_value.h"
 #include "types/list_value.h"
 #include "types/set_value.h"
 #include "types/value.h"
@@ -105,7 +106,7 @@ bool lookup_pattern(CommandContext& ctx, std::string_view pattern, std::string_v
   if (entry == nullptr) return false;
   if (!field.empty()) {
     if (entry->value.type() != ValueType::kHash) return false;
-    const std::string* value = entry->value.hash().find(field);
+    const std::string* value = entry->value.as<HashValue>().find(field);
     if (value == nullptr) return false;
     *out = *value;
     return true;
@@ -136,7 +137,7 @@ void sort_generic(CommandContext& ctx, bool read_only) {
   SortOptions options;
   if (!parse_options(ctx, read_only, &options)) return;
 
-  const Entry* entry = ctx.lookup_read(ctx.args[1]);
+  Entry* entry = ctx.lookup_read(ctx.args[1]);
   ValueType type = ValueType::kList;  // a missing key sorts as an empty list
   if (entry != nullptr) {
     type = entry->value.type();
@@ -150,7 +151,7 @@ void sort_generic(CommandContext& ctx, bool read_only) {
     options.has_by = false;
   }
   if (type == ValueType::kZSet) {
-    const_cast<Entry*>(entry)->value.as<ZSetValue>().convert_to_skiplist();
+    entry->value.as<ZSetValue>().convert_to_skiplist();
   }
 
   // The LIMIT window over the elements, as Redis clamps it.

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "common/number.h"
+#include "types/hash_value.h"
 
 namespace keywarden {
 

@@ -17,7 +17,6 @@
 #include <string_view>
 
 #include "types/aggregate.h"
-#include "types/hash_value.h"
 
 namespace keywarden {
 
@@ -78,10 +77,6 @@ class Value {
   const T& as() const { return static_cast<const T&>(*aggregate_); }
   // Elements of a collection (0 for a string).
   size_t aggregate_size() const { return aggregate_ != nullptr ? aggregate_->size() : 0; }
-
-  // The hash payload; only for type() == kHash.
-  HashValue& hash() { return as<HashValue>(); }
-  const HashValue& hash() const { return as<HashValue>(); }
 
   // Approximate heap bytes held beyond the entry itself (MEMORY USAGE, later accounting).
   size_t payload_bytes() const;

@@ -197,19 +197,19 @@ TEST(HashValue, ValueCopiesDeeplyAndReportsEncoding) {
   EXPECT_EQ(value.type(), ValueType::kHash);
   EXPECT_EQ(value_type_name(value.type()), "hash");
   EXPECT_EQ(encoding_name(value.encoding()), "listpack");
-  value.hash().set("a", "1", limits);
+  value.as<HashValue>().set("a", "1", limits);
   Value copy = value;
-  copy.hash().set("a", "2", limits);
-  EXPECT_EQ(*value.hash().find("a"), "1");
-  value.hash().set("long", std::string(100, 'x'), limits);
+  copy.as<HashValue>().set("a", "2", limits);
+  EXPECT_EQ(*value.as<HashValue>().find("a"), "1");
+  value.as<HashValue>().set("long", std::string(100, 'x'), limits);
   EXPECT_EQ(encoding_name(value.encoding()), "hashtable");
   Value table_copy(value);
-  value.hash().set("a", "changed", limits);
+  value.as<HashValue>().set("a", "changed", limits);
   EXPECT_EQ(encoding_name(table_copy.encoding()), "hashtable");
-  EXPECT_EQ(*table_copy.hash().find("a"), "1");
-  EXPECT_EQ(table_copy.hash().size(), 2u);
+  EXPECT_EQ(*table_copy.as<HashValue>().find("a"), "1");
+  EXPECT_EQ(table_copy.as<HashValue>().size(), 2u);
   Value moved = std::move(table_copy);
-  EXPECT_EQ(moved.hash().size(), 2u);
+  EXPECT_EQ(moved.as<HashValue>().size(), 2u);
   // Becoming a string drops the hash.
   moved.assign_string("text");
   EXPECT_EQ(moved.type(), ValueType::kString);
