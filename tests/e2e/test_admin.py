@@ -6,7 +6,6 @@ Known, deliberate differences are asserted as such: keywarden has no persistence
 explicit SHUTDOWN SAVE fails unless FORCE is given.
 """
 
-import os
 import re
 import subprocess
 import time

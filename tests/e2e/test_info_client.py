@@ -554,7 +554,7 @@ def test_client_list_flags(server, tmp_path):
 def test_client_list_unix_socket_flag(server_factory, tmp_path):
     for binary in (None, redis_binary()):
         path = str(tmp_path / f"s{0 if binary is None else 1}.sock")
-        server = server_factory(("unixsocket", path), binary=binary)
+        server_factory(("unixsocket", path), binary=binary)
         with RawConnection(unix_path=path) as conn:
             fields = client_line(conn)
             assert fields["flags"] == "U"
