@@ -12,6 +12,7 @@
 #include "commands/propagation.h"
 #include "commands/transactions.h"
 #include "common/clock.h"
+#include "pubsub/pubsub.h"
 #include "storage/keyspace.h"
 #include "types/hash_value.h"
 #include "types/list_value.h"
@@ -103,6 +104,8 @@ class ServerState final : public KeyspaceListener {
   WatchRegistry& watches() { return watches_; }
   // Which clients are blocked on which keys (BLPOP…).
   BlockingRegistry& blocking() { return blocking_; }
+  // Channels, patterns and their subscribers; keyspace notifications are published here.
+  PubSub& pubsub() { return pubsub_; }
   // The dispatcher that runs commands on this state (EXEC runs its queue through it).
   Dispatcher* dispatcher() const { return dispatcher_; }
   void set_dispatcher(Dispatcher* dispatcher) { dispatcher_ = dispatcher; }
@@ -122,6 +125,7 @@ class ServerState final : public KeyspaceListener {
   ServerHost* host_ = nullptr;
   WatchRegistry watches_;
   BlockingRegistry blocking_;
+  PubSub pubsub_;
   Dispatcher* dispatcher_ = nullptr;
 };
 
