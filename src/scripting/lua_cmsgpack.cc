@@ -319,12 +319,28 @@ void decode_container(lua_State* lua, Cursor* cursor, int count_width, bool is_m
   }
 }
 
-// Pushes a fixed-width number: `width` bytes after the tag.
+// Reads the big-endian number of `width` bytes after the tag and consumes both.
 bool read_fixed(Cursor* cursor, int width, uint64_t* value) {
   if (!need(cursor, 1 + width)) return false;
   *value = read_big_endian(cursor->p + 1, width);
   consume(cursor, 1 + width);
   return true;
+}
+
+// uint8..uint64. They go through lua_Integer (int64), so a uint64 above INT64_MAX comes out
+// negative, as in lua-cmsgpack.
+void decode_unsigned(lua_State* lua, Cursor* cursor, int width) {
+  uint64_t bits;
+  if (read_fixed(cursor, width, &bits)) lua_pushinteger(lua, static_cast<lua_Integer>(bits));
+}
+
+// int8..int64: the top bit of the `width` bytes is the sign.
+void decode_signed(lua_State* lua, Cursor* cursor, int width) {
+  uint64_t bits;
+  if (!read_fixed(cursor, width, &bits)) return;
+  int shift = 64 - 8 * width;
+  auto value = static_cast<int64_t>(bits << shift) >> shift;
+  lua_pushnumber(lua, static_cast<lua_Number>(value));
 }
 
 // Decodes one value at the cursor and pushes it; on a format error pushes nothing more.
@@ -335,19 +351,14 @@ void decode_value(lua_State* lua, Cursor* cursor) {
   unsigned char tag = cursor->p[0];
   uint64_t bits;
   switch (tag) {
-    case 0xcc: if (read_fixed(cursor, 1, &bits)) lua_pushinteger(lua, static_cast<lua_Integer>(bits)); return;
-    case 0xcd: if (read_fixed(cursor, 2, &bits)) lua_pushinteger(lua, static_cast<lua_Integer>(bits)); return;
-    case 0xce: if (read_fixed(cursor, 4, &bits)) lua_pushinteger(lua, static_cast<lua_Integer>(bits)); return;
-    // uint64 above INT64_MAX goes through lua_Integer and comes out negative, as in Redis.
-    case 0xcf: if (read_fixed(cursor, 8, &bits)) lua_pushinteger(lua, static_cast<lua_Integer>(bits)); return;
-    case 0xd0: if (read_fixed(cursor, 1, &bits)) lua_pushinteger(lua, static_cast<int8_t>(bits)); return;
-    case 0xd1: if (read_fixed(cursor, 2, &bits)) lua_pushinteger(lua, static_cast<int16_t>(bits)); return;
-    case 0xd2: if (read_fixed(cursor, 4, &bits)) lua_pushinteger(lua, static_cast<int32_t>(bits)); return;
-    case 0xd3:
-      if (read_fixed(cursor, 8, &bits)) {
-        lua_pushnumber(lua, static_cast<lua_Number>(static_cast<int64_t>(bits)));
-      }
-      return;
+    case 0xcc: decode_unsigned(lua, cursor, 1); return;
+    case 0xcd: decode_unsigned(lua, cursor, 2); return;
+    case 0xce: decode_unsigned(lua, cursor, 4); return;
+    case 0xcf: decode_unsigned(lua, cursor, 8); return;
+    case 0xd0: decode_signed(lua, cursor, 1); return;
+    case 0xd1: decode_signed(lua, cursor, 2); return;
+    case 0xd2: decode_signed(lua, cursor, 4); return;
+    case 0xd3: decode_signed(lua, cursor, 8); return;
     case 0xc0: lua_pushnil(lua); consume(cursor, 1); return;
     case 0xc2: lua_pushboolean(lua, 0); consume(cursor, 1); return;
     case 0xc3: lua_pushboolean(lua, 1); consume(cursor, 1); return;

@@ -74,6 +74,10 @@ CASES: list[tuple[str, str]] = [
     ("struct_pack_string_number", "return hex(struct.pack('>i', '10'))"),
     ("struct_pack_empty", "return hex(struct.pack(''))"),
     ("struct_pack_spaces", "return hex(struct.pack(' b ', 7))"),
+    ("struct_pack_number_as_chars", "return hex(struct.pack('c0s', 123, 4.5))"),
+    ("struct_pack_float_specials", "return hex(struct.pack('>f>d>f', 0/0, -0.0, 1e300))"),
+    ("struct_pack_size_t_negative", "return hex(struct.pack('<T', -2))"),
+    ("struct_pack_align_after_chars", "return hex(struct.pack('!8 c3 d h', 'abc', 1, 2))"),
     ("struct_pack_err_size", "return struct.pack('i33', 1)"),
     ("struct_pack_err_overflow", "return struct.pack('i99999999999', 1)"),
     ("struct_pack_err_align", "return struct.pack('!3 i', 1)"),
@@ -115,6 +119,14 @@ CASES: list[tuple[str, str]] = [
     ("struct_unpack_position_end", "return all(struct.unpack('b', 'abc', 4))"),
     ("struct_unpack_position_past", "return all(struct.unpack('b', 'abc', 5))"),
     ("struct_unpack_position_zero", "return all(struct.unpack('', 'abc', 0))"),
+    ("struct_unpack_negative_position", "return all(struct.unpack('', 'abc', -1))"),
+    ("struct_unpack_negative_position_data", "return all(struct.unpack('b', 'abc', -1))"),
+    ("struct_unpack_far_position", "return all(struct.unpack('', 'abc', 9))"),
+    ("struct_unpack_size_t", "return all(struct.unpack('<T>T', string.rep('\\255', 16)))"),
+    ("struct_unpack_big_endian_signed", "return all(struct.unpack('>h>H', '\\255\\1\\255\\1'))"),
+    ("struct_unpack_zstring_empty", "return all(struct.unpack('bs', '\\1'))"),
+    ("struct_unpack_float_specials",
+     "return all(struct.unpack('>f>d', struct.pack('>f>d', 1/0, -1/0)))"),
     ("struct_unpack_short", "return all(struct.unpack('i', 'abc'))"),
     ("struct_unpack_empty_format", "return all(struct.unpack('', 'abc'))"),
     ("struct_unpack_err_option", "return all(struct.unpack('q', 'abc'))"),
@@ -147,6 +159,10 @@ CASES: list[tuple[str, str]] = [
      "return hex(cmsgpack.pack(1/0)) .. ' ' .. hex(cmsgpack.pack(-1/0)) .. ' ' .. "
      "hex(cmsgpack.pack(-0))"),
     ("mp_nan", "local n = 0/0 local s = cmsgpack.pack(n) return #s .. ' ' .. hex(s:sub(1, 1))"),
+    ("mp_more_numbers",
+     "local out = {} for _, n in ipairs({2^24 + 1, 1e10 + 0.5, 2^31, -2^31 - 0.5, 2^-1074, "
+     "16777217.5, 1e15, -1e15}) do out[#out + 1] = hex(cmsgpack.pack(n)) end "
+     "return table.concat(out, ' ')"),
     ("mp_numeric_string", "return hex(cmsgpack.pack('12'))"),
     # ---- cmsgpack.pack: strings ----
     ("mp_strings",
@@ -233,6 +249,13 @@ CASES: list[tuple[str, str]] = [
     ("mp_unpack_missing_str32", "return all(cmsgpack.unpack('\\219\\0\\0\\0\\9ab'))"),
     ("mp_unpack_missing_array", "return all(cmsgpack.unpack('\\147\\1\\2'))"),
     ("mp_unpack_missing_map", "return all(cmsgpack.unpack('\\129\\1'))"),
+    ("mp_unpack_missing_str8", "return all(cmsgpack.unpack('\\217\\5ab'))"),
+    ("mp_unpack_missing_str8_header", "return all(cmsgpack.unpack('\\217'))"),
+    ("mp_unpack_missing_array16", "return all(cmsgpack.unpack('\\220\\0'))"),
+    ("mp_unpack_missing_map32", "return all(cmsgpack.unpack('\\223\\0\\0\\0\\2\\1\\2'))"),
+    ("mp_unpack_missing_float", "return all(cmsgpack.unpack('\\203\\0\\0'))"),
+    ("mp_unpack_table_key", "return dump(cmsgpack.unpack('\\129\\145\\1\\2'))"),
+    ("mp_unpack_float_key", "return dump(cmsgpack.unpack('\\129\\202\\63\\128\\0\\0\\2'))"),
     ("mp_unpack_bad_c1", "return all(cmsgpack.unpack('\\193'))"),
     ("mp_unpack_bad_bin", "return all(cmsgpack.unpack('\\196\\1a'))"),
     ("mp_unpack_bad_ext", "return all(cmsgpack.unpack('\\212\\1\\1'))"),
@@ -339,6 +362,21 @@ CASES: list[tuple[str, str]] = [
      "cjson.encode_number_precision(), cjson.encode_invalid_numbers(), "
      "cjson.decode_invalid_numbers(), cjson.encode_keep_buffer(), "
      "cjson.encode_sparse_array())"),
+    ("cjson_precision_change",
+     "cjson.encode_number_precision(3) local s = cjson.encode({math.pi, 12345.678}) "
+     "cjson.encode_number_precision(14) return s .. ' ' .. cjson.encode(math.pi)"),
+    ("cjson_precision_invalid", "return cjson.encode_number_precision(20)"),
+    ("cjson_sparse_change",
+     "cjson.encode_sparse_array(true) local s = cjson.encode({[1] = 'a', [20] = 'b'}) "
+     "cjson.encode_sparse_array(false, 2, 10) return s"),
+    ("cjson_mixed_table", "return dump(cjson.decode(cjson.encode({1, 2, a = 3})))"),
+    ("cjson_negative_index", "return cjson.encode({[-1] = 1})"),
+    ("cjson_big_array",
+     "local t = {} for i = 1, 10000 do t[i] = i end local s = cjson.encode(t) "
+     "return #s .. ' ' .. #cjson.decode(s)"),
+    ("cjson_decode_whitespace", "return dump(cjson.decode(' \\t\\n[ 1 , { \\\"a\\\" : 2 } ] '))"),
+    ("cjson_decode_escapes",
+     "return hex(cjson.decode('\\\"\\\\b\\\\f\\\\n\\\\r\\\\t\\\\\\\\\\\"'))"),
     ("cjson_fields", "return cjson._NAME .. ' ' .. cjson._VERSION .. ' ' .. type(cjson.new)"),
     # ---- bit ----
     ("bit_tobit", "return all(bit.tobit(2^32 + 1), bit.tobit(-1), bit.tobit(2^31), "
@@ -349,6 +387,8 @@ CASES: list[tuple[str, str]] = [
      "bit.bnot(0))"),
     ("bit_shifts", "return all(bit.lshift(1, 31), bit.rshift(-1, 28), bit.arshift(-256, 4), "
      "bit.lshift(1, 33), bit.rol(0x80000001, 1), bit.ror(1, 1), bit.bswap(0x12345678))"),
+    ("bit_more", "return all(bit.tohex(-1, 12), bit.tobit(2^53 + 7), bit.arshift(-1, 40), "
+     "bit.rol(1, -1), bit.lshift(3, 32), bit.tohex(0xabcdef, -3))"),
     ("bit_error", "return bit.band('x')"),
     ("bit_no_args", "return bit.bor()"),
     # ---- Lua's own libraries ----
