@@ -9,6 +9,7 @@
 
 #include "commands/blocking.h"
 #include "commands/transactions.h"
+#include "pubsub/pubsub.h"
 
 namespace keywarden {
 
@@ -32,6 +33,12 @@ struct ClientSession {
   const Command* last_command = nullptr;
   ClientTransaction transaction;  // MULTI state and watched keys
   BlockedCommand blocked;         // the command it waits in, when blocked on keys
+  // The client as the pub/sub hub sees it (its subscriptions, where its messages go); null for
+  // a client that cannot subscribe.
+  Subscriber* subscriber = nullptr;
+
+  // Subscribed to a channel, pattern or shard channel: RESP2 subscribed mode.
+  bool subscribed() const { return subscriber != nullptr && subscriber->subscribed(); }
 };
 
 }  // namespace keywarden

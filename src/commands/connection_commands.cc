@@ -12,6 +12,12 @@ namespace {
 
 void ping_command(CommandContext& ctx) {
   if (ctx.args.size() > 2) return ctx.error(errors::wrong_arity("ping"));
+  // A subscribed RESP2 client reads replies the way it reads messages: as arrays.
+  if (ctx.session.resp == 2 && ctx.session.subscribed()) {
+    ctx.reply.array_header(2);
+    ctx.reply.bulk("pong");
+    return ctx.reply.bulk(ctx.args.size() == 2 ? ctx.args[1] : std::string_view());
+  }
   if (ctx.args.size() == 2) return ctx.reply.bulk(ctx.args[1]);
   ctx.reply.simple_string("PONG");
 }
@@ -38,6 +44,7 @@ void quit_command(CommandContext& ctx) {
 void reset_command(CommandContext& ctx) {
   ClientSession& session = ctx.session;
   session.transaction.discard();  // leaves MULTI and unwatches, as Redis's RESET does
+  if (session.subscriber != nullptr) ctx.server.pubsub().unsubscribe_all(session.subscriber);
   session.db = 0;
   session.resp = 2;
   ctx.reply.set_resp(2);

@@ -24,6 +24,15 @@ bool runs_inside_multi(const Command& command) {
          name == "quit" || name == "reset";
 }
 
+// What a RESP2 client may run while subscribed (Redis's pub/sub context).
+bool allowed_when_subscribed(const Command& command) {
+  if (command.parent != nullptr) return false;
+  const std::string_view name = command.spec->name;
+  return name == "ping" || name == "subscribe" || name == "ssubscribe" || name == "unsubscribe" ||
+         name == "sunsubscribe" || name == "psubscribe" || name == "punsubscribe" ||
+         name == "quit" || name == "reset";
+}
+
 }  // namespace
 
 Dispatcher::Dispatcher(ServerState& server) : server_(server) {
@@ -86,6 +95,14 @@ int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_
   if (!session.authenticated && !server_.settings().requirepass.empty() &&
       !command->has(kNoAuth)) {
     refuse(session, command, reply, errors::kNoAuth);
+    return 0;
+  }
+  // RESP3 delivers messages as push frames, so a subscribed RESP3 client may run anything.
+  if (session.resp == 2 && session.subscribed() && !allowed_when_subscribed(*command)) {
+    std::string text(errors::kSubscribedModePrefix);
+    text += command->full_name;
+    text += errors::kSubscribedModeSuffix;
+    refuse(session, command, reply, text);
     return 0;
   }
   if (session.transaction.in_multi()) {

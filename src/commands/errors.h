@@ -142,6 +142,17 @@ inline constexpr std::string_view kExecAbort =
 inline constexpr std::string_view kExecAbortBecause =
     "EXECABORT Transaction discarded because of: ";
 
+// --- Pub/sub: (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, (S)PUBLISH, PUBSUB ---
+inline constexpr std::string_view kSsubscribeDenyBlocking =
+    "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client";
+// A session with no connection behind it (not reachable from a network client).
+inline constexpr std::string_view kPubSubNoSubscriber = "ERR this client cannot subscribe";
+// RESP2 subscribed mode: "ERR Can't execute '<full name>': only …".
+inline constexpr std::string_view kSubscribedModePrefix = "ERR Can't execute '";
+inline constexpr std::string_view kSubscribedModeSuffix =
+    "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this "
+    "context";
+
 // --- Server families: CONFIG, INFO, CLIENT, DEBUG, SLOWLOG… (add their texts here) ---
 // CLIENT.
 inline constexpr std::string_view kInvalidClientName =

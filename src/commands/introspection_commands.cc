@@ -22,6 +22,8 @@ using CommandMap = std::map<std::string, std::unique_ptr<Command>, std::less<>>;
 
 // Key access flags as COMMAND INFO's key specs and GETKEYSANDFLAGS name them.
 std::vector<std::string_view> key_flag_names(const Command& command) {
+  // Shard channels (SPUBLISH, SSUBSCRIBE…) sit in key positions only for cluster routing.
+  if (command.has(kPubSub)) return {"not_key"};
   if (command.has(kWrite)) return {"RW", "update"};
   return {"RO", "access"};
 }
@@ -261,7 +263,8 @@ const Command* resolve_key_command(CommandContext& ctx, std::vector<int>* positi
     ctx.error(errors::kInvalidCommandSpecified);
     return nullptr;
   }
-  if (!has_keys(*command)) {
+  // GETKEYS leaves out not_key positions, so the shard channel commands have none.
+  if (!has_keys(*command) || command->has(kPubSub)) {
     ctx.error(errors::kCommandHasNoKeys);
     return nullptr;
   }

@@ -44,11 +44,29 @@ class RecordingSink final : public PropagationSink {
 inline constexpr std::string_view kWrongType =
     "-WRONGTYPE Operation against a key holding the wrong kind of value";
 
-// Another client of the same server, for blocking commands and WATCH: its own session, and
-// the replies it received while blocked (served, timed out), as raw RESP.
+// A client's pub/sub side: its messages are appended to its pending replies, in the protocol
+// its session speaks at the time.
+class HarnessSubscriber final : public Subscriber {
+ public:
+  HarnessSubscriber(const ClientSession& session, std::string& out)
+      : session_(session), writer_(&out) {}
+  ReplyWriter* pubsub_writer() override {
+    writer_.set_resp(session_.resp);
+    return &writer_;
+  }
+
+ private:
+  const ClientSession& session_;
+  ReplyWriter writer_;
+};
+
+// Another client of the same server, for blocking commands, WATCH and pub/sub: its own
+// session, and the replies it received outside its own commands (served or timed out while
+// blocked, published messages), as raw RESP.
 struct HarnessClient {
   ClientSession session;
   std::string pending;
+  HarnessSubscriber subscriber{session, pending};
 };
 
 class CommandHarness {
@@ -58,6 +76,7 @@ class CommandHarness {
     state.propagator().add_sink(&propagated);
     session.id = 1;
     session.authenticated = true;
+    session.subscriber = &subscriber;
     outputs_[&session] = &pending;
   }
 
@@ -67,8 +86,28 @@ class CommandHarness {
     HarnessClient& client = *clients_.back();
     client.session.id = clients_.size() + 1;
     client.session.authenticated = true;
+    client.session.subscriber = &client.subscriber;
     outputs_[&client.session] = &client.pending;
     return client;
+  }
+  // Runs one command as the main client and renders every reply it wrote ("; "-separated):
+  // for commands with several replies (SUBSCRIBE a b).
+  std::string call_all(std::string_view line) {
+    std::vector<std::string> args;
+    EXPECT_TRUE(split_arguments(line, args)) << "unbalanced quotes in test command: " << line;
+    std::vector<std::string_view> views(args.begin(), args.end());
+    std::string out;
+    ReplyWriter writer(&out, session.resp);
+    dispatcher.execute(session, views, writer);
+    serve_blocked();
+    last_raw = out;
+    return render_all(out);
+  }
+  // What the main client received outside its own commands (messages), "; "-separated.
+  std::string take_pending() {
+    std::string rendered = render_all(pending);
+    pending.clear();
+    return rendered;
   }
   // Runs one command as `client`: its reply, or "(blocked)" when it blocked.
   std::string call_as(HarnessClient& client, std::string_view line) {
@@ -172,7 +211,8 @@ class CommandHarness {
   ClientSession session;
   RecordingSink propagated;
   std::string last_raw;  // the raw RESP bytes of the last reply
-  std::string pending;   // replies the main session got while blocked
+  std::string pending;   // replies the main session got while blocked, and its messages
+  HarnessSubscriber subscriber{session, pending};
 
  private:
   // What the server does after every command: runs the commands of clients whose keys
