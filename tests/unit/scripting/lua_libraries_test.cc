@@ -1045,5 +1045,47 @@ TEST(Cjson, IsAGlobalAndTheModuleTable) {
   EXPECT_EQ(lua.run("return cjson.encode(cjson.decode('{\"a\":[1,2,3]}'))"), "{\"a\":[1,2,3]}");
 }
 
+// ---- the cjson.encode guard (CVE-2022-24834 in Debian's lua-cjson 2.1.0) ---------------------
+
+constexpr char kTooLarge[] =
+    "user_script:1: Cannot serialise, encoded JSON could exceed 1073741824 bytes";
+
+TEST(CjsonGuard, RefusesAStringWhoseReservationWouldOverflow) {
+  ScriptLua lua;
+  // cjson reserves 6 bytes per input byte: 180 MB needs more than 1 GB of buffer.
+  EXPECT_EQ(lua.run("big = string.rep('a', 180000000) return select(2, pcall(function() "
+                    "return cjson.encode(big) end))"),
+            kTooLarge);
+  EXPECT_EQ(lua.run("return select(2, pcall(function() "
+                    "return cjson.new().encode({[big] = 1}) end))"),
+            kTooLarge);
+}
+
+TEST(CjsonGuard, RefusesPaddingOfHugeSparseArraysItAllows) {
+  ScriptLua lua;
+  EXPECT_EQ(lua.run("cjson.encode_sparse_array(false, 1000000000, 10) "
+                    "local ok, r = pcall(function() return cjson.encode({1, [300000000] = 2}) "
+                    "end) cjson.encode_sparse_array(false, 2, 10) return r"),
+            kTooLarge);
+  // Sparse arrays within the settings still encode, holes as nulls.
+  EXPECT_EQ(lua.run("cjson.encode_sparse_array(false, 100, 10) "
+                    "local r = cjson.encode({1, [5] = 2}) "
+                    "cjson.encode_sparse_array(false, 2, 10) return r"),
+            "[1,null,null,null,2]");
+}
+
+TEST(CjsonGuard, KeepsCjsonsOwnErrorsAndArgumentChecks) {
+  ScriptLua lua;
+  EXPECT_EQ(lua.run("return select(2, pcall(function() return cjson.encode({type}) end))"),
+            "user_script:1: Cannot serialise function: type not supported");
+  EXPECT_EQ(lua.run("return select(2, pcall(cjson.encode, {type}))"),
+            "Cannot serialise function: type not supported");
+  EXPECT_EQ(lua.run("return select(2, pcall(function() return cjson.encode() end))"),
+            "user_script:1: bad argument #1 to 'encode' (expected 1 argument)");
+  EXPECT_EQ(lua.run("local t = {} for i = 1, 1000 do t[i] = string.rep('\\1', 100) end "
+                    "return #cjson.encode(t)"),
+            "603001");
+}
+
 }  // namespace
 }  // namespace keywarden
