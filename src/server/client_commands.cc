@@ -41,9 +41,11 @@ std::string unknown_client_type(std::string_view name) {
   return "ERR Unknown client type '" + std::string(name) + "'";
 }
 
-// Every connection is a normal client until replication and pub/sub exist; a MONITOR client
-// is a normal one in Redis too.
-ClientType client_type(const Connection&) { return ClientType::kNormal; }
+// A subscribed client is a pub/sub one (in either protocol); every other connection is normal
+// until replication exists, a MONITOR client included, as in Redis.
+ClientType client_type(const Connection& connection) {
+  return connection.session().subscribed() ? ClientType::kPubSub : ClientType::kNormal;
+}
 
 // PAUSE and UNBLOCK accept a range of argument counts and answer others with this.
 std::string subcommand_syntax_error(const CommandContext& ctx) {
@@ -53,20 +55,25 @@ std::string subcommand_syntax_error(const CommandContext& ctx) {
 
 // One CLIENT LIST line (without its newline), with Redis 7.0.15's fields in its order.
 //
-// keywarden keeps a connection's pending replies in one buffer, so obl is everything waiting
-// to be sent and oll/omem (Redis's overflow list) stay 0; rbs is that buffer's capacity and
-// rbp its recent peak. Pub/sub counts show their idle values until that family exists.
-void append_client_info(std::string& out, const Connection& connection,
-                        const CommandContext& ctx) {
+// keywarden keeps a connection's pending replies in one buffer; the first 16 KiB of it show
+// as obl (Redis's static reply buffer) and the rest as omem, in oll blocks of 16 KiB (Redis's
+// reply list). rbs is the buffer's capacity and rbp its recent peak.
+//
+// `running` is the command the client runs now (CLIENT LIST/INFO by itself), with its
+// arguments; null from outside any command.
+void append_client_info_at(std::string& out, const Connection& connection, int64_t now_ms,
+                           const Command* running, std::span<const std::string_view> args) {
   const ClientSession& session = connection.session();
-  const bool self = connection.id() == ctx.session.id;
+  const bool self = running != nullptr;
 
   std::string flags;
   if (connection.monitor()) flags += 'O';
+  if (session.subscribed()) flags += 'P';
   if (session.transaction.in_multi()) flags += 'x';
   if (session.blocked.blocked()) flags += 'b';
   if (session.transaction.dirty_cas()) flags += 'd';
   if (session.close_after_reply) flags += 'c';
+  if (connection.close_asap()) flags += 'A';
   if (connection.unix_socket()) flags += 'U';
   if (session.no_evict) flags += 'e';
   if (session.no_touch) flags += 'T';
@@ -75,7 +82,7 @@ void append_client_info(std::string& out, const Connection& connection,
   // Arguments stay in memory only while their command runs: the caller's own.
   size_t argv_memory = 0;
   if (self) {
-    for (std::string_view arg : ctx.args) argv_memory += arg.size();
+    for (std::string_view arg : args) argv_memory += arg.size();
   }
   const size_t query_used = connection.query_buffer_size();
   const size_t query_capacity = std::max(connection.query_buffer_capacity(), query_used);
@@ -92,12 +99,12 @@ void append_client_info(std::string& out, const Connection& connection,
   // EXEC is the EXEC (the dispatcher records it before running it).
   std::string_view command = "NULL";
   if (self && session.last_command == nullptr) {
-    command = ctx.command.full_name;
+    command = running->full_name;
   } else if (session.last_command != nullptr) {
     command = session.last_command->full_name;
   }
 
-  const int64_t now_sec = ctx.now_ms / 1000;
+  const int64_t now_sec = now_ms / 1000;
   out += "id=" + std::to_string(connection.id());
   out += " addr=" + connection.peer();
   out += " laddr=" + connection.local();
@@ -107,7 +114,11 @@ void append_client_info(std::string& out, const Connection& connection,
   out += " idle=" + std::to_string(self ? 0 : now_sec - connection.last_interaction_ms() / 1000);
   out += " flags=" + flags;
   out += " db=" + std::to_string(session.db);
-  out += " sub=0 psub=0 ssub=0 multi=";
+  const Subscriber& subscriptions = connection;
+  out += " sub=" + std::to_string(subscriptions.channels().size());
+  out += " psub=" + std::to_string(subscriptions.patterns().size());
+  out += " ssub=" + std::to_string(subscriptions.shard_channels().size());
+  out += " multi=";
   out += session.transaction.in_multi() ? std::to_string(session.transaction.queued_count())
                                         : "-1";
   out += " qbuf=" + std::to_string(query_used);
@@ -116,13 +127,25 @@ void append_client_info(std::string& out, const Connection& connection,
   out += " multi-mem=" + std::to_string(multi_memory);
   out += " rbs=" + std::to_string(connection.output_capacity());
   out += " rbp=" + std::to_string(std::max(connection.output_peak(), pending));
-  out += " obl=" + std::to_string(pending);
-  out += " oll=0 omem=0";
+  const size_t overflow = connection.output_memory();
+  constexpr size_t kReplyBlock = 16 * 1024;
+  out += " obl=" + std::to_string(pending - overflow);
+  out += " oll=" + std::to_string((overflow + kReplyBlock - 1) / kReplyBlock);
+  out += " omem=" + std::to_string(overflow);
   out += " tot-mem=" + std::to_string(total_memory);
   out += " events=" + events;
   out += " cmd=";
   out += command;
   out += " user=default redir=-1 resp=" + std::to_string(session.resp);
+}
+
+void append_client_info(std::string& out, const Connection& connection,
+                        const CommandContext& ctx) {
+  if (connection.id() == ctx.session.id) {
+    append_client_info_at(out, connection, ctx.now_ms, &ctx.command, ctx.args);
+  } else {
+    append_client_info_at(out, connection, ctx.now_ms, nullptr, {});
+  }
 }
 
 void client_id_command(CommandContext& ctx) {
@@ -506,6 +529,12 @@ constexpr CommandSpec kClientCommands[] = {
 };
 
 }  // namespace
+
+std::string client_info_line(const Connection& connection, int64_t now_ms) {
+  std::string line;
+  append_client_info_at(line, connection, now_ms, nullptr, {});
+  return line;
+}
 
 void register_client_commands(CommandTable& table) { table.add(kClientCommands); }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "commands/context.h"
+#include "common/log.h"
 #include "server/server.h"
 
 namespace keywarden {
@@ -19,6 +20,9 @@ constexpr size_t kReadChunk = 16 * 1024;
 // A reply buffer larger than this is given back to the allocator once it has been sent.
 constexpr size_t kIdleOutputKeep = 64 * 1024;
 constexpr size_t kIdleQueryKeep = 32 * 1024;
+// Redis keeps this much of a client's replies in a static buffer and counts only the rest as
+// output memory (omem, client-output-buffer-limit).
+constexpr size_t kStaticReplyBytes = 16 * 1024;
 // Write at most this much per flush so one huge reply cannot monopolise the loop.
 constexpr size_t kMaxWritePerFlush = 64 * 1024 * 1024;
 }  // namespace
@@ -62,6 +66,7 @@ Connection::Connection(Server& server, int fd, uint64_t id, std::string peer, st
       unix_socket_(unix_socket),
       writer_(&output_) {
   session_.id = id;
+  session_.subscriber = this;
   session_.authenticated = server.state().settings().requirepass.empty();
   session_.is_local = unix_socket || peer_.starts_with("127.") || peer_.starts_with("[::1]") ||
                       peer_.starts_with("::1");
@@ -88,6 +93,7 @@ void Connection::watch_for(uint32_t events) {
 void Connection::close() {
   if (fd_ < 0) return;
   server_.state().blocking().unblock(session_);
+  server_.state().pubsub().unsubscribe_all(this);
   server_.loop().unwatch(fd_);
   ::close(fd_);
   fd_ = -1;
@@ -153,8 +159,8 @@ void Connection::end_blocked(std::string_view error) {
 
 void Connection::process_query_buffer() {
   // A blocked client's further commands wait in the buffer until it is served.
-  while (!closed() && !session_.close_after_reply && !session_.blocked.blocked() &&
-         !query_.empty()) {
+  while (!closed() && !session_.close_after_reply && !close_asap_ &&
+         !session_.blocked.blocked() && !query_.empty()) {
     // Parse ahead: up to kBatchSize complete commands. Multibulk arguments are views into the
     // query buffer and stay valid until it is consumed; an inline command's arguments live in
     // the parser and last only until the next parse, so an inline command ends a batch.
@@ -240,6 +246,7 @@ void Connection::prefetch_batch() {
 
 void Connection::finish_processing() {
   query_.shrink_if_idle(kIdleQueryKeep);
+  enforce_output_limit();
   if (!output_.empty() || session_.close_after_reply) server_.queue_write(this);
 }
 
@@ -290,8 +297,53 @@ void Connection::send_raw(std::string_view bytes) {
   server_.queue_write(this);
 }
 
+void Connection::pubsub_delivered() {
+  server_.queue_write(this);
+  enforce_output_limit();
+}
+
+size_t Connection::output_memory() const {
+  const size_t pending = output_size();
+  return pending > kStaticReplyBytes ? pending - kStaticReplyBytes : 0;
+}
+
+void Connection::enforce_output_limit() {
+  if (close_asap_ || closed()) return;
+  const size_t used = output_memory();
+  if (used == 0) {
+    soft_limit_since_ms_ = 0;
+    return;
+  }
+  const OutputBufferLimit& limit =
+      server_.settings().output_buffer_limits[session_.subscribed() ? kOutputClassPubSub
+                                                                    : kOutputClassNormal];
+  const int64_t bytes = static_cast<int64_t>(used);
+  bool over = limit.hard > 0 && bytes >= limit.hard;
+  if (limit.soft > 0 && bytes >= limit.soft) {
+    // Over the soft limit only counts once it has lasted longer than the soft seconds.
+    const int64_t now_ms = server_.clock().wall_ms();
+    if (soft_limit_since_ms_ == 0) {
+      soft_limit_since_ms_ = now_ms;
+    } else if (now_ms / 1000 - soft_limit_since_ms_ / 1000 > limit.soft_seconds) {
+      over = true;
+    }
+  } else {
+    soft_limit_since_ms_ = 0;
+  }
+  if (!over) return;
+  log_message(LogLevel::kWarning,
+              "Client " + client_info_line(*this, server_.clock().wall_ms()) +
+                  " scheduled to be closed ASAP for overcoming of output buffer limits.");
+  close_asap_ = true;
+  server_.queue_write(this);  // closed at the flush, without sending what is left
+}
+
 bool Connection::flush() {
   if (closed()) return false;
+  if (close_asap_) {
+    close();
+    return false;
+  }
   const size_t pending = output_.size() - output_sent_;
   if (last_interaction_ms_ - output_peak_since_ms_ >= 5000) {
     output_peak_ = 0;

@@ -43,7 +43,11 @@ class ByteBuffer {
   size_t end_ = 0;
 };
 
-class Connection final : public EventHandler {
+// Pub/sub: a connection is a Subscriber whose messages are appended to its reply buffer and
+// flushed before the loop sleeps. Output beyond client-output-buffer-limit (its class's hard
+// limit, or the soft one for longer than the soft seconds) closes it asynchronously: it is
+// flagged, gets no more output, runs no more commands, and is closed at its next flush.
+class Connection final : public EventHandler, public Subscriber {
  public:
   Connection(Server& server, int fd, uint64_t id, std::string peer, std::string local,
              bool unix_socket);
@@ -90,6 +94,15 @@ class Connection final : public EventHandler {
   // A blocked client: ends the wait with the timeout reply, or with `error`.
   void end_blocked(std::string_view error = {});
 
+  ReplyWriter* pubsub_writer() override { return close_asap_ ? nullptr : &writer_; }
+  void pubsub_delivered() override;
+  // Reply bytes beyond the first 16 KiB waiting (Redis's reply list beyond its static buffer:
+  // CLIENT LIST omem, and what client-output-buffer-limit measures).
+  size_t output_memory() const;
+  // Closes the connection asynchronously when its output is over its class's limits.
+  void enforce_output_limit();
+  bool close_asap() const { return close_asap_; }
+
   bool pending_write = false;  // queued on the server's write list
 
  private:
@@ -130,6 +143,11 @@ class Connection final : public EventHandler {
   size_t output_peak_ = 0;
   int64_t output_peak_since_ms_ = 0;
   bool monitor_ = false;
+  bool close_asap_ = false;
+  int64_t soft_limit_since_ms_ = 0;  // when output first went over the soft limit, 0: under
 };
+
+// CLIENT LIST's line for `connection` as seen from outside any command (log lines).
+std::string client_info_line(const Connection& connection, int64_t now_ms);
 
 }  // namespace keywarden

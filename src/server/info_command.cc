@@ -204,7 +204,7 @@ void clients_section(InfoText& info, Server& server) {
     if (connection->closed()) continue;
     ++connected;
     max_input = std::max(max_input, connection->query_buffer_capacity());
-    max_output = std::max(max_output, connection->output_size());
+    max_output = std::max(max_output, connection->output_memory());
   }
   info.section("Clients");
   info.field("connected_clients", connected);
@@ -380,9 +380,10 @@ void stats_section(InfoText& info, Server& server) {
   info.field("current_eviction_exceeded_time", 0);
   info.field("keyspace_hits", stats.keyspace_hits);
   info.field("keyspace_misses", stats.keyspace_misses);
-  info.field("pubsub_channels", 0);
-  info.field("pubsub_patterns", 0);
-  info.field("pubsubshard_channels", 0);
+  const PubSub& pubsub = server.state().pubsub();
+  info.field("pubsub_channels", pubsub.channel_count());
+  info.field("pubsub_patterns", pubsub.pattern_count());
+  info.field("pubsubshard_channels", pubsub.shard_channel_count());
   info.field("latest_fork_usec", 0);
   info.field("total_forks", 0);
   info.field("migrate_cached_sockets", 0);

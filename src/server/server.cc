@@ -364,8 +364,53 @@ void Server::register_config() {
   c.add_alias("zset-max-listpack-value", "zset-max-ziplist-value");
   c.add_integer("maxmemory-samples", &settings_.maxmemory_samples, 1, 64);
   c.add_string("notify-keyspace-events", &settings_.notify_keyspace_events);
-  c.add_string("client-output-buffer-limit", &settings_.client_output_buffer_limit,
-               kConfigMultiArg);
+  c.add({"client-output-buffer-limit", {}, kConfigMultiArg,
+         [this] {
+           static constexpr std::string_view kNames[] = {"normal", "slave", "pubsub"};
+           std::string text;
+           for (int i = 0; i < 3; ++i) {
+             const OutputBufferLimit& limit = settings_.output_buffer_limits[i];
+             if (!text.empty()) text += ' ';
+             text += kNames[i];
+             text += ' ' + std::to_string(limit.hard) + ' ' + std::to_string(limit.soft) + ' ' +
+                     std::to_string(limit.soft_seconds);
+           }
+           return text;
+         },
+         [this](std::string_view value, bool) -> std::string {
+           // Classes named in the value change; the others keep their limits. All or nothing.
+           std::vector<std::string> words;
+           if (!split_arguments(value, words) || words.size() % 4 != 0) {
+             return "Wrong number of arguments in buffer limit configuration.";
+           }
+           OutputBufferLimit limits[3];
+           std::copy(std::begin(settings_.output_buffer_limits),
+                     std::end(settings_.output_buffer_limits), limits);
+           for (size_t i = 0; i < words.size(); i += 4) {
+             int index;
+             const std::string& name = words[i];
+             if (equals_ignore_case(name, "normal")) {
+               index = kOutputClassNormal;
+             } else if (equals_ignore_case(name, "slave") || equals_ignore_case(name, "replica")) {
+               index = kOutputClassReplica;
+             } else if (equals_ignore_case(name, "pubsub")) {
+               index = kOutputClassPubSub;
+             } else {
+               return "Invalid client class specified in buffer limit configuration.";
+             }
+             OutputBufferLimit limit;
+             if (!parse_memory(words[i + 1], &limit.hard) ||
+                 !parse_memory(words[i + 2], &limit.soft) ||
+                 !parse_int64(words[i + 3], &limit.soft_seconds) || limit.hard < 0 ||
+                 limit.soft < 0 || limit.soft_seconds < 0) {
+               return "Error in hard, soft or soft_seconds setting in buffer limit "
+                      "configuration.";
+             }
+             limits[index] = limit;
+           }
+           std::copy(std::begin(limits), std::end(limits), settings_.output_buffer_limits);
+           return "";
+         }});
   c.add_integer("io-threads", &settings_.io_threads, 1, 128, kConfigImmutable);
   c.add_bool("latency-tracking", &settings_.latency_tracking);
   c.add({"latency-tracking-info-percentiles", {}, kConfigMultiArg,

@@ -34,6 +34,15 @@ struct NetworkSettings {
   int64_t proto_max_bulk_len = 512LL * 1024 * 1024;
 };
 
+// client-output-buffer-limit of one client class: bytes (0: none) and how long the soft
+// limit may be exceeded.
+struct OutputBufferLimit {
+  int64_t hard = 0;
+  int64_t soft = 0;
+  int64_t soft_seconds = 0;
+};
+enum OutputClass : int { kOutputClassNormal = 0, kOutputClassReplica = 1, kOutputClassPubSub = 2 };
+
 struct ServerSettings {
   int hz = 10;
   bool dynamic_hz = true;
@@ -54,8 +63,9 @@ struct ServerSettings {
   int64_t maxmemory = 0;
   int64_t maxmemory_samples = 5;
   std::string notify_keyspace_events;
-  std::string client_output_buffer_limit =
-      "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";
+  // Indexed by OutputClass.
+  OutputBufferLimit output_buffer_limits[3] = {
+      {0, 0, 0}, {256LL << 20, 64LL << 20, 60}, {32LL << 20, 8LL << 20, 60}};
   int64_t io_threads = 1;
   bool latency_tracking = true;
   std::vector<double> latency_tracking_percentiles = {50, 99, 99.9};
