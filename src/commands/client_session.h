@@ -26,6 +26,7 @@ struct ClientSession {
   bool no_evict = false;
   bool no_touch = false;
   bool is_local = true;  // connected over loopback or a unix socket (enable-debug-command local)
+  bool script_client = false;  // the session a script's redis.call runs commands in
   ReplyMode reply_mode = ReplyMode::kOn;
   std::string name;
   std::string library_name;

@@ -102,8 +102,8 @@ class CommandContext {
   }
 
   // Blocking commands (BLPOP, BZPOPMIN…). A command may block only when it runs on its own:
-  // inside MULTI/EXEC (or a script) it answers as if its timeout had passed.
-  bool may_block() const { return !session.transaction.in_multi(); }
+  // inside MULTI/EXEC or a script it answers as if its timeout had passed.
+  bool may_block() const { return !session.transaction.in_multi() && !session.script_client; }
   // Parks the client on `keys` of its database until one holds a `type` value, then runs this
   // command again; or until `deadline_ms` (0: never), then replies a null array. The handler
   // replies nothing after calling this. When the command is being run again for a client

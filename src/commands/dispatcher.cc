@@ -105,6 +105,10 @@ int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_
     refuse(session, command, reply, text);
     return 0;
   }
+  if (!server_.busy_reply().empty() && !command->has(kAllowBusy)) {
+    refuse(session, command, reply, server_.busy_reply());
+    return 0;
+  }
   if (session.transaction.in_multi()) {
     if (command->has(kNoMulti)) {
       refuse(session, command, reply, errors::kNotAllowedInMulti);
@@ -137,10 +141,15 @@ int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_
 void Dispatcher::execute_queued(ClientSession& session, QueuedCommand& queued,
                                 ReplyWriter& reply, int64_t now_ms) {
   std::vector<std::string_view> args(queued.args.begin(), queued.args.end());
-  Command& command = *queued.command;
+  execute_nested(session, args, reply, *queued.command, now_ms);
+}
+
+void Dispatcher::execute_nested(ClientSession& session, std::span<const std::string_view> args,
+                                ReplyWriter& reply, const Command& command, int64_t now_ms) {
   const Clock& clock = server_.clock();
   const int64_t start_us = clock.monotonic_us();
   CommandContext context(server_, session, reply, args, command, now_ms);
+  session.last_command = &command;
   command.spec->handler(context);
   count_call(command, clock.monotonic_us() - start_us, context.failed());
   ++server_.stats().total_commands_processed;

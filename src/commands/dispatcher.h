@@ -36,6 +36,11 @@ class Dispatcher {
 
   ServerState& server() { return server_; }
 
+  // Runs a command on behalf of a script (redis.call) or a transaction: no checks (the caller
+  // made them), the caller's time snapshot, counted like any command, effects left pending
+  // for the caller's batch.
+  void execute_nested(ClientSession& session, std::span<const std::string_view> args,
+                      ReplyWriter& reply, const Command& command, int64_t now_ms);
   // Runs one command queued by MULTI, for EXEC: no checks (they ran when it was queued), the
   // EXEC's time snapshot, counted like any command, effects left pending for EXEC's batch.
   void execute_queued(ClientSession& session, QueuedCommand& queued, ReplyWriter& reply,

@@ -37,6 +37,7 @@ inline constexpr std::string_view kDebugDisabled =
     "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you "
     "can run it from a local connection, otherwise you need to set this option in the "
     "configuration file, and then restart the server.";
+inline constexpr std::string_view kNoScript = "NOSCRIPT No matching script. Please use EVAL.";
 inline constexpr std::string_view kNoProtoVersion = "NOPROTO unsupported protocol version";
 inline constexpr std::string_view kCursor = "ERR invalid cursor";
 inline constexpr std::string_view kTimeoutNotFloat = "ERR timeout is not a float or out of range";

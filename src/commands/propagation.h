@@ -35,6 +35,12 @@ class Propagator {
 
   void add(int db, std::span<const std::string_view> args);
   void add(int db, std::initializer_list<std::string_view> args);
+  // Effects added since the last flush; a script that asked for no replication drops its
+  // commands' effects with drop_pending_from(count taken before the command).
+  size_t pending_count() const { return pending_.size(); }
+  void drop_pending_from(size_t count) {
+    if (count < pending_.size()) pending_.resize(count);
+  }
   // Delivers what was added since the last flush.
   void flush();
   // Wraps what was added since the last flush in MULTI … EXEC when it is more than one

@@ -22,6 +22,7 @@
 namespace keywarden {
 
 class Dispatcher;
+class ScriptEngine;
 
 enum class DebugCommandAccess : uint8_t { kNo, kYes, kLocal };
 
@@ -110,6 +111,13 @@ class ServerState final : public KeyspaceListener {
   Dispatcher* dispatcher() const { return dispatcher_; }
   void set_dispatcher(Dispatcher* dispatcher) { dispatcher_ = dispatcher; }
 
+  // The Lua engine (scripting layer) that runs EVAL and FUNCTION; null when none is attached.
+  ScriptEngine* scripting() const { return scripting_; }
+  void set_scripting(ScriptEngine* engine) { scripting_ = engine; }
+  // While a script runs past busy-reply-threshold, the error every command without the
+  // allow-busy flag gets (-BUSY …); empty otherwise.
+  std::string_view busy_reply() const { return busy_reply_; }
+  void set_busy_reply(std::string_view text) { busy_reply_ = text; }
   // Counts an error reply under its code (the first word: "ERR", "WRONGTYPE"…).
   void count_error(std::string_view text);
 
@@ -127,6 +135,8 @@ class ServerState final : public KeyspaceListener {
   BlockingRegistry blocking_;
   PubSub pubsub_;
   Dispatcher* dispatcher_ = nullptr;
+  ScriptEngine* scripting_ = nullptr;
+  std::string_view busy_reply_;
 };
 
 }  // namespace keywarden

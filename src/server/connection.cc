@@ -9,6 +9,7 @@
 
 #include "commands/context.h"
 #include "common/log.h"
+#include "scripting/script_engine.h"
 #include "server/server.h"
 
 namespace keywarden {
@@ -102,6 +103,9 @@ void Connection::close() {
 
 void Connection::on_events(uint32_t events) {
   if (closed()) return;
+  // The client whose script is running is answered when the script ends; what it sends
+  // meanwhile waits in the socket.
+  if (server_.scripting().running_caller() == &session_) return;
   if (events & EventLoop::kWritable) {
     if (!flush()) return;
   }

@@ -49,6 +49,17 @@ void EventLoop::set_timer(int64_t period_us, std::function<void()> tick) {
   next_timer_us_ = monotonic_now_us() + period_us;
 }
 
+void EventLoop::poll_once(int timeout_ms) {
+  epoll_event events[64];
+  int count = epoll_wait(epoll_fd_, events, 64, timeout_ms);
+  for (int i = 0; i < count; ++i) {
+    uint32_t ready = 0;
+    if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) ready |= kReadable;
+    if (events[i].events & EPOLLOUT) ready |= kWritable;
+    static_cast<EventHandler*>(events[i].data.ptr)->on_events(ready);
+  }
+}
+
 void EventLoop::run() {
   running_ = true;
   std::vector<epoll_event> events(1024);

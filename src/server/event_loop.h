@@ -47,6 +47,10 @@ class EventLoop {
   // Runs until stop().
   void run();
   void stop() { running_ = false; }
+  bool stopping() const { return !running_; }
+  // Waits at most timeout_ms for events and hands them to their handlers, without the
+  // before-sleep hook or the timer: how a long script lets other clients be answered.
+  void poll_once(int timeout_ms);
 
  private:
   int epoll_fd_;

@@ -22,6 +22,7 @@
 #include "commands/context.h"
 #include "common/number.h"
 #include "common/version.h"
+#include "scripting/script_engine.h"
 #include "server/server.h"
 #include "server/server_families.h"
 
@@ -274,20 +275,22 @@ void memory_section(InfoText& info, Server& server) {
   info.field("allocator_resident", resident);
   info.field("total_system_memory", system_memory);
   info.field("total_system_memory_human", format_human_bytes(system_memory));
-  // No Lua engine or functions yet.
-  info.field("used_memory_lua", 0);
-  info.field("used_memory_vm_eval", 0);
-  info.field("used_memory_lua_human", "0B");
-  info.field("used_memory_scripts_eval", 0);
-  info.field("number_of_cached_scripts", 0);
+  const ScriptEngine& scripts = server.scripting();
+  const uint64_t lua_eval = scripts.lua_memory_bytes();
+  const uint64_t lua_functions = 0;  // FUNCTION libraries are not built yet
+  info.field("used_memory_lua", lua_eval);
+  info.field("used_memory_vm_eval", lua_eval);
+  info.field("used_memory_lua_human", format_human_bytes(lua_eval));
+  info.field("used_memory_scripts_eval", scripts.cache_bytes());
+  info.field("number_of_cached_scripts", scripts.cached_scripts());
   info.field("number_of_functions", 0);
   info.field("number_of_libraries", 0);
-  info.field("used_memory_vm_functions", 0);
-  info.field("used_memory_vm_total", 0);
-  info.field("used_memory_vm_total_human", "0B");
+  info.field("used_memory_vm_functions", lua_functions);
+  info.field("used_memory_vm_total", lua_eval + lua_functions);
+  info.field("used_memory_vm_total_human", format_human_bytes(lua_eval + lua_functions));
   info.field("used_memory_functions", 0);
-  info.field("used_memory_scripts", 0);
-  info.field("used_memory_scripts_human", "0B");
+  info.field("used_memory_scripts", scripts.cache_bytes());
+  info.field("used_memory_scripts_human", format_human_bytes(scripts.cache_bytes()));
   info.field("maxmemory", maxmemory);
   info.field("maxmemory_human", format_human_bytes(static_cast<uint64_t>(maxmemory)));
   info.field("maxmemory_policy", policy != nullptr ? policy->get() : "noeviction");

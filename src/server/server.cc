@@ -25,7 +25,8 @@
 #include "common/log.h"
 #include "common/number.h"
 #include "resp/split_arguments.h"
-#include "common/number.h"
+#include "scripting/eval_commands.h"
+#include "scripting/script_engine.h"
 #include "server/server_families.h"
 
 namespace keywarden {
@@ -207,12 +208,16 @@ Server::Server() : state_(clock_, 16), dispatcher_(state_) {
   replication_id_ = random_hex_id();
   register_data_commands(state_.commands());
   register_server_commands(state_.commands());
+  scripting_ = std::make_unique<ScriptEngine>(state_);
+  scripting_->set_busy_handler([this] { process_while_busy(); });
+  register_eval_commands(state_.commands());
   register_config();
   start_time_ms_ = clock_.wall_ms();
 }
 
 Server::~Server() {
   connections_.clear();
+  scripting_.reset();
   listeners_.clear();
 }
 
@@ -292,6 +297,8 @@ void Server::register_config() {
     apply_hz();
   });
   c.add_bool("dynamic-hz", &settings_.dynamic_hz);
+  c.add_integer("busy-reply-threshold", &scripting_->busy_reply_threshold_ms, 0, INT64_MAX);
+  c.add_alias("busy-reply-threshold", "lua-time-limit");
   c.add_int("databases", &settings_.databases, 1, INT32_MAX, kConfigImmutable);
   c.add_int("active-expire-effort", &expiry.effort, 1, 10);
   c.add_bool("lazyfree-lazy-expire", &command.lazyfree_lazy_expire);
@@ -611,6 +618,16 @@ void Server::before_sleep() {
     keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, settings_.hz);
     state_.propagator().flush();
   }
+  flush_pending_writes();
+  for (uint64_t id : closed_connections_) connections_.erase(id);
+  closed_connections_.clear();
+  if (int64_t deadline_ms = blocking.earliest_deadline_ms()) {
+    const ClockReading now = clock_.read();
+    loop_.wake_by(now.monotonic_us + std::max<int64_t>(0, deadline_ms + 1 - now.wall_ms) * 1000);
+  }
+}
+
+void Server::flush_pending_writes() {
   // Flushing may close connections, which must not be destroyed while the list is walked.
   for (size_t i = 0; i < pending_writes_.size(); ++i) {
     Connection* connection = pending_writes_[i];
@@ -618,12 +635,14 @@ void Server::before_sleep() {
     connection->flush();
   }
   pending_writes_.clear();
-  for (uint64_t id : closed_connections_) connections_.erase(id);
-  closed_connections_.clear();
-  if (int64_t deadline_ms = blocking.earliest_deadline_ms()) {
-    const ClockReading now = clock_.read();
-    loop_.wake_by(now.monotonic_us + std::max<int64_t>(0, deadline_ms + 1 - now.wall_ms) * 1000);
-  }
+}
+
+void Server::process_while_busy() {
+  flush_pending_writes();
+  loop_.poll_once(0);
+  flush_pending_writes();
+  // SHUTDOWN NOSAVE stops the loop: the script is stopped so that the loop can end.
+  if (loop_.stopping()) scripting_->abort();
 }
 
 void Server::close_idle_clients() {

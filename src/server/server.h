@@ -20,6 +20,8 @@
 
 namespace keywarden {
 
+class ScriptEngine;
+
 struct NetworkSettings {
   int64_t port = 6379;
   std::string bind = "127.0.0.1 -::1";
@@ -142,6 +144,12 @@ class Server final : public ServerHost {
 
   ServerState& state() { return state_; }
   Dispatcher& dispatcher() { return dispatcher_; }
+  ScriptEngine& scripting() { return *scripting_; }
+  // Called by a script running past busy-reply-threshold: answers other clients (-BUSY,
+  // SCRIPT KILL, SHUTDOWN NOSAVE) without running the cron.
+  void process_while_busy();
+  // Sends what connections queued for writing.
+  void flush_pending_writes();
   ConfigRegistry& config() { return config_; }
   EventLoop& loop() { return loop_; }
   const Clock& clock() const { return clock_; }
@@ -221,6 +229,7 @@ class Server final : public ServerHost {
   NetworkSettings network_;
   ServerState state_;
   Dispatcher dispatcher_;
+  std::unique_ptr<ScriptEngine> scripting_;
   ConfigRegistry config_;
   EventLoop loop_;
   std::vector<std::unique_ptr<Listener>> listeners_;

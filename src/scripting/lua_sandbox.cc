@@ -1,0 +1,216 @@
+#include "scripting/lua_sandbox.h"
+
+#include <string>
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+}
+
+extern "C" {
+#include <lua-bitop.h>
+#include <lua-cjson.h>
+}
+
+namespace keywarden {
+namespace {
+
+// Registry keys.
+constexpr const char* kRealGlobals = "__keywarden_globals";
+constexpr const char* kProxyGlobals = "__keywarden_proxy";
+constexpr const char* kReadOnlyTables = "__keywarden_readonly";
+
+constexpr const char* kReadOnlyMessage = "Attempt to modify a readonly table";
+
+void open_library(lua_State* lua, const char* name, lua_CFunction open) {
+  lua_pushcfunction(lua, open);
+  lua_pushstring(lua, name);
+  lua_call(lua, 1, 0);
+}
+
+// Opens a library whose opener returns its table, and stores it as global `name`.
+void open_returning_library(lua_State* lua, const char* name, lua_CFunction open) {
+  lua_pushcfunction(lua, open);
+  lua_call(lua, 0, 1);
+  lua_setglobal(lua, name);
+}
+
+// pcall as Redis 7 redefines it: an error raised as a table with a string `err` field (what
+// redis.call raises) comes back as that string, as scripts written for Redis 6 expect.
+int protected_call(lua_State* lua) {
+  luaL_checkany(lua, 1);
+  const int argc = lua_gettop(lua);
+  lua_pushboolean(lua, 1);
+  lua_insert(lua, 1);
+  if (lua_pcall(lua, argc - 1, LUA_MULTRET, 0) != 0) {
+    lua_remove(lua, 1);
+    if (lua_istable(lua, -1)) {
+      lua_getfield(lua, -1, "err");
+      if (lua_isstring(lua, -1)) {
+        lua_replace(lua, -2);
+      } else {
+        lua_pop(lua, 1);
+      }
+    }
+    lua_pushboolean(lua, 0);
+    lua_insert(lua, 1);
+  }
+  return lua_gettop(lua);
+}
+
+// __index of the globals proxy: a read of a global nobody defined is an error.
+int read_global(lua_State* lua) {
+  lua_pushvalue(lua, 2);
+  lua_rawget(lua, lua_upvalueindex(1));
+  if (lua_isnil(lua, -1)) {
+    const char* name = lua_tostring(lua, 2);
+    return luaL_error(lua, "Script attempted to access nonexistent global variable '%s'",
+                      name != nullptr ? name : "?");
+  }
+  return 1;
+}
+
+// __newindex of every protected table.
+int refuse_write(lua_State* lua) { return luaL_error(lua, kReadOnlyMessage); }
+
+// rawset, refusing protected tables as Redis's read-only tables do (raised from C, the error
+// carries no position).
+int guarded_rawset(lua_State* lua) {
+  luaL_checktype(lua, 1, LUA_TTABLE);
+  lua_getfield(lua, LUA_REGISTRYINDEX, kReadOnlyTables);
+  lua_pushvalue(lua, 1);
+  lua_rawget(lua, -2);
+  if (lua_toboolean(lua, -1)) {
+    lua_pushstring(lua, kReadOnlyMessage);
+    return lua_error(lua);
+  }
+  lua_pop(lua, 2);
+  luaL_checkany(lua, 2);
+  luaL_checkany(lua, 3);
+  lua_settop(lua, 3);
+  lua_rawset(lua, 1);
+  return 1;
+}
+
+// Replaces the table at the top of the stack by a read-only proxy of it; `strict` proxies
+// (the globals) also refuse reads of missing names.
+void push_proxy(lua_State* lua, bool strict) {
+  const int real = lua_gettop(lua);
+  lua_newtable(lua);                  // the proxy
+  lua_createtable(lua, 0, 3);         // its metatable
+  if (strict) {
+    lua_pushvalue(lua, real);
+    lua_pushcclosure(lua, read_global, 1);
+  } else {
+    lua_pushvalue(lua, real);
+  }
+  lua_setfield(lua, -2, "__index");
+  lua_pushcfunction(lua, refuse_write);
+  lua_setfield(lua, -2, "__newindex");
+  lua_newtable(lua);
+  lua_setfield(lua, -2, "__metatable");  // getmetatable sees a stand-in, not the real one
+  lua_setmetatable(lua, -2);
+  lua_remove(lua, real);
+  // Remember it as read-only for the guarded rawset.
+  lua_getfield(lua, LUA_REGISTRYINDEX, kReadOnlyTables);
+  lua_pushvalue(lua, -2);
+  lua_pushboolean(lua, 1);
+  lua_rawset(lua, -3);
+  lua_pop(lua, 1);
+}
+
+}  // namespace
+
+void open_sandboxed_libraries(lua_State* lua) {
+  open_library(lua, "", luaopen_base);
+  open_library(lua, LUA_TABLIBNAME, luaopen_table);
+  open_library(lua, LUA_STRLIBNAME, luaopen_string);
+  open_library(lua, LUA_MATHLIBNAME, luaopen_math);
+  open_library(lua, LUA_DBLIBNAME, luaopen_debug);
+  open_returning_library(lua, "cjson", luaopen_cjson);
+  open_returning_library(lua, "bit", luaopen_bit);
+  // luaopen_bit registers itself as a global already; luaopen_cjson may too.
+  static const char* const kRemoved[] = {"print",   "dofile",  "loadfile", "require",
+                                         "module",  "setfenv", "getfenv",  "newproxy",
+                                         "package", "os",      "io"};
+  for (const char* name : kRemoved) {
+    lua_pushnil(lua);
+    lua_setglobal(lua, name);
+  }
+  lua_pushcfunction(lua, protected_call);
+  lua_setglobal(lua, "pcall");
+}
+
+void install_error_handler(lua_State* lua, const char* name) {
+  // Every error leaves a script as {err = "<CODE> <message>", source = …, line = …}: the
+  // position is that of the script code that failed, skipping a C function (redis.call) in
+  // between. Plain error values get the generic ERR code. `debug` is captured here and then
+  // removed from the globals, as Redis does.
+  static const char* const kHandler =
+      "local getinfo = debug.getinfo\n"
+      "return function(failure)\n"
+      "  local where = getinfo(2, 'Sl')\n"
+      "  if where and where.what == 'C' then where = getinfo(3, 'Sl') end\n"
+      "  if type(failure) ~= 'table' then\n"
+      "    failure = {err = 'ERR ' .. tostring(failure)}\n"
+      "  end\n"
+      "  if where then\n"
+      "    failure.source = where.source\n"
+      "    failure.line = where.currentline\n"
+      "  end\n"
+      "  return failure\n"
+      "end\n";
+  luaL_loadbuffer(lua, kHandler, std::char_traits<char>::length(kHandler), "@err_handler_def");
+  lua_call(lua, 0, 1);
+  lua_setglobal(lua, name);
+  lua_pushnil(lua);
+  lua_setglobal(lua, "debug");
+}
+
+void protect_globals(lua_State* lua) {
+  lua_newtable(lua);
+  lua_setfield(lua, LUA_REGISTRYINDEX, kReadOnlyTables);
+
+  // Library tables become read-only proxies in the real globals.
+  static const char* const kLibraries[] = {"string", "table",    "math",      "coroutine",
+                                           "cjson",  "bit",      "struct",    "cmsgpack",
+                                           "redis"};
+  for (const char* name : kLibraries) {
+    lua_getglobal(lua, name);
+    if (!lua_istable(lua, -1)) {
+      lua_pop(lua, 1);
+      continue;
+    }
+    push_proxy(lua, false);
+    lua_setglobal(lua, name);
+  }
+  lua_pushcfunction(lua, guarded_rawset);
+  lua_setglobal(lua, "rawset");
+
+  // The globals proxy; _G names it, so `_G.x = 1` is refused like `x = 1`.
+  lua_pushvalue(lua, LUA_GLOBALSINDEX);
+  lua_pushvalue(lua, -1);
+  lua_setfield(lua, LUA_REGISTRYINDEX, kRealGlobals);
+  push_proxy(lua, true);
+  lua_pushvalue(lua, -1);
+  lua_setfield(lua, LUA_REGISTRYINDEX, kProxyGlobals);
+  lua_setglobal(lua, "_G");
+}
+
+void set_script_environment(lua_State* lua, int index) {
+  const int function = lua_gettop(lua) + 1 + index;  // index is relative (negative)
+  lua_getfield(lua, LUA_REGISTRYINDEX, kProxyGlobals);
+  lua_setfenv(lua, function);
+}
+
+void set_global_array(lua_State* lua, const char* name, std::span<const std::string_view> values) {
+  lua_createtable(lua, static_cast<int>(values.size()), 0);
+  for (size_t i = 0; i < values.size(); ++i) {
+    lua_pushlstring(lua, values[i].data(), values[i].size());
+    lua_rawseti(lua, -2, static_cast<int>(i + 1));
+  }
+  lua_setglobal(lua, name);  // C code writes the real globals table directly
+}
+
+}  // namespace keywarden

@@ -1,0 +1,30 @@
+// The sandbox scripts run in, as Redis 7.0 builds it: the libraries scripts may use and no
+// others, no way to create or change globals (library tables included), an error for any read
+// of an undefined global, and the error handler that gives every error the {err, source, line}
+// shape the engine turns into Redis's error text.
+//
+// Redis patches Lua to mark tables read-only; with Debian's stock Lua the same behaviour comes
+// from proxies: scripts see an empty table per protected table whose metatable reads through
+// to the real one and refuses writes.
+#pragma once
+#include <span>
+#include <string_view>
+
+struct lua_State;
+
+namespace keywarden {
+
+// Opens the libraries Redis 7.0 opens (base, table, string, math, cjson, struct, cmsgpack,
+// bit, coroutine through base) and removes what it removes (print, dofile, loadfile, require,
+// module, setfenv, getfenv, newproxy, debug after the error handler took it).
+void open_sandboxed_libraries(lua_State* lua);
+// Defines the global error handler `name` used by every script call.
+void install_error_handler(lua_State* lua, const char* name);
+// Makes the globals and the library tables read-only for scripts (call last).
+void protect_globals(lua_State* lua);
+// Gives the function at `index` the protected globals as its environment.
+void set_script_environment(lua_State* lua, int index);
+// Sets global `name` (KEYS, ARGV) to a fresh array of `values`, bypassing the protection.
+void set_global_array(lua_State* lua, const char* name, std::span<const std::string_view> values);
+
+}  // namespace keywarden

@@ -1,0 +1,794 @@
+#include "scripting/script_engine.h"
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+}
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "commands/context.h"
+#include "commands/dispatcher.h"
+#include "commands/errors.h"
+#include "common/log.h"
+#include "common/number.h"
+#include "common/sha1.h"
+#include "common/version.h"
+#include "scripting/lua_sandbox.h"
+
+namespace keywarden {
+namespace {
+
+constexpr const char* kEngineKey = "__keywarden_engine";
+constexpr const char* kErrorHandler = "__redis__err__handler";
+// Instructions between two hook calls: about a millisecond of Lua.
+constexpr int kHookInstructions = 100000;
+
+// redis.set_repl flags.
+constexpr int kReplNone = 0;
+constexpr int kReplAof = 1;
+constexpr int kReplReplica = 2;
+constexpr int kReplAll = kReplAof | kReplReplica;
+
+// redis.log levels, as Redis numbers them.
+constexpr int kLogDebug = 0;
+constexpr int kLogVerbose = 1;
+constexpr int kLogNotice = 2;
+constexpr int kLogWarning = 3;
+
+// Redis converts a Lua number to an integer reply with a C cast; out-of-range values and NaN
+// come out as INT64_MIN on x86, which clients observe.
+void log_script_message(int level, std::string_view message) {
+  log_message(static_cast<LogLevel>(level), message);
+}
+
+int64_t lua_number_to_integer(lua_Number number) {
+  if (!(number >= -9223372036854775808.0 && number < 9223372036854775808.0)) return INT64_MIN;
+  return static_cast<int64_t>(number);
+}
+
+// Replaces CR and LF with spaces: status and error lines cannot carry them.
+std::string single_line(std::string_view text) {
+  std::string line(text);
+  for (char& c : line) {
+    if (c == '\r' || c == '\n') c = ' ';
+  }
+  return line;
+}
+
+}  // namespace
+
+ScriptEngine::ScriptEngine(ServerState& server) : server_(server) {
+  server_.set_scripting(this);
+  script_session_.authenticated = true;
+  script_session_.script_client = true;
+  open_state();
+}
+
+ScriptEngine::~ScriptEngine() {
+  close_state();
+  if (server_.scripting() == this) server_.set_scripting(nullptr);
+}
+
+ScriptEngine& ScriptEngine::self(lua_State* lua) {
+  return *static_cast<ScriptEngine*>(lua_touserdata(lua, lua_upvalueindex(1)));
+}
+
+void ScriptEngine::open_state() {
+  lua_ = luaL_newstate();
+  lua_pushlightuserdata(lua_, this);
+  lua_setfield(lua_, LUA_REGISTRYINDEX, kEngineKey);
+  open_sandboxed_libraries(lua_);
+
+  // The `redis` table; each function finds the engine in its first upvalue.
+  lua_newtable(lua_);
+  const struct {
+    const char* name;
+    lua_CFunction function;
+  } functions[] = {
+      {"call", &ScriptEngine::lua_call},
+      {"pcall", &ScriptEngine::lua_pcall},
+      {"sha1hex", &ScriptEngine::lua_sha1hex},
+      {"error_reply", &ScriptEngine::lua_error_reply},
+      {"status_reply", &ScriptEngine::lua_status_reply},
+      {"log", &ScriptEngine::lua_log},
+      {"setresp", &ScriptEngine::lua_setresp},
+      {"set_repl", &ScriptEngine::lua_set_repl},
+      {"replicate_commands", &ScriptEngine::lua_replicate_commands},
+      {"breakpoint", &ScriptEngine::lua_noop},
+      {"debug", &ScriptEngine::lua_noop},
+      {"acl_check_cmd", &ScriptEngine::lua_acl_check_cmd},
+  };
+  for (const auto& entry : functions) {
+    lua_pushlightuserdata(lua_, this);
+    lua_pushcclosure(lua_, entry.function, 1);
+    lua_setfield(lua_, -2, entry.name);
+  }
+  const struct {
+    const char* name;
+    int value;
+  } constants[] = {
+      {"REPL_NONE", kReplNone},       {"REPL_AOF", kReplAof},
+      {"REPL_SLAVE", kReplReplica},   {"REPL_REPLICA", kReplReplica},
+      {"REPL_ALL", kReplAll},         {"LOG_DEBUG", kLogDebug},
+      {"LOG_VERBOSE", kLogVerbose},   {"LOG_NOTICE", kLogNotice},
+      {"LOG_WARNING", kLogWarning},   {"REDIS_VERSION_NUM", kRedisCompatibleVersionNumber},
+  };
+  for (const auto& constant : constants) {
+    lua_pushinteger(lua_, constant.value);
+    lua_setfield(lua_, -2, constant.name);
+  }
+  lua_pushlstring(lua_, kRedisCompatibleVersion.data(), kRedisCompatibleVersion.size());
+  lua_setfield(lua_, -2, "REDIS_VERSION");
+  lua_setglobal(lua_, "redis");
+
+  install_error_handler(lua_, kErrorHandler);
+  protect_globals(lua_);
+}
+
+void ScriptEngine::close_state() {
+  if (lua_ != nullptr) lua_close(lua_);
+  lua_ = nullptr;
+  scripts_.clear();
+  cache_bytes_ = 0;
+}
+
+void ScriptEngine::flush() {
+  close_state();
+  open_state();
+}
+
+size_t ScriptEngine::lua_memory_bytes() const {
+  return static_cast<size_t>(lua_gc(lua_, LUA_GCCOUNT, 0)) * 1024 +
+         static_cast<size_t>(lua_gc(lua_, LUA_GCCOUNTB, 0));
+}
+
+const ClientSession* ScriptEngine::running_caller() const {
+  return run_ == nullptr ? nullptr : &run_->ctx->session;
+}
+
+const ScriptEngine::CachedScript* ScriptEngine::compile(std::string_view sha,
+                                                        std::string_view body,
+                                                        std::string* error) {
+  auto found = scripts_.find(std::string(sha));
+  if (found != scripts_.end()) return &found->second;
+  ScriptShebang shebang;
+  std::string shebang_error;
+  if (!parse_script_shebang(body, &shebang, &shebang_error)) {
+    *error = "ERR " + shebang_error;
+    return nullptr;
+  }
+  // The shebang line is left out but its newline kept, so that line numbers stay true.
+  std::string_view code = body.substr(shebang.length);
+  if (luaL_loadbuffer(lua_, code.data(), code.size(), "@user_script") != 0) {
+    size_t length;
+    const char* message = lua_tolstring(lua_, -1, &length);
+    *error = "ERR Error compiling script (new function): ";
+    error->append(message, length);
+    lua_pop(lua_, 1);
+    return nullptr;
+  }
+  set_script_environment(lua_, -1);
+  int ref = luaL_ref(lua_, LUA_REGISTRYINDEX);
+  cache_bytes_ += body.size() + sha.size();
+  auto [at, inserted] =
+      scripts_.emplace(std::string(sha), CachedScript{std::string(body), ref, shebang.flags});
+  return &at->second;
+}
+
+void ScriptEngine::script_load(CommandContext& ctx, std::string_view body) {
+  std::string sha = sha1_hex(body);
+  std::string error;
+  if (compile(sha, body, &error) == nullptr) {
+    ctx.error(error);
+    return;
+  }
+  ctx.reply.bulk(sha);
+}
+
+bool ScriptEngine::script_exists(std::string_view sha) const {
+  if (sha.size() != 40) return false;
+  std::string lower(sha);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return scripts_.contains(lower);
+}
+
+void ScriptEngine::script_kill(CommandContext& ctx) {
+  if (run_ == nullptr) {
+    ctx.error("NOTBUSY No scripts in execution right now.");
+    return;
+  }
+  if (run_->wrote) {
+    ctx.error(
+        "UNKILLABLE Sorry the script already executed write commands against the dataset. You "
+        "can either wait the script termination or kill the server in a hard way using the "
+        "SHUTDOWN NOSAVE command.");
+    return;
+  }
+  run_->kill_requested = true;
+  ctx.reply.simple_string("OK");
+}
+
+void ScriptEngine::eval(CommandContext& ctx, bool by_sha, bool read_only) {
+  std::string_view source = ctx.args[1];
+  if (by_sha && source.size() != 40) {
+    ctx.error(errors::kNoScript);
+    return;
+  }
+  int64_t key_count;
+  if (!parse_int64(ctx.args[2], &key_count)) {
+    ctx.error(errors::kNotInteger);
+    return;
+  }
+  if (key_count > static_cast<int64_t>(ctx.args.size()) - 3) {
+    ctx.error("ERR Number of keys can't be greater than number of args");
+    return;
+  }
+  if (key_count < 0) {
+    ctx.error("ERR Number of keys can't be negative");
+    return;
+  }
+  std::string sha;
+  if (by_sha) {
+    sha.assign(source);
+    for (char& c : sha) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  } else {
+    sha = sha1_hex(source);
+  }
+  const CachedScript* script;
+  if (by_sha) {
+    auto found = scripts_.find(sha);
+    if (found == scripts_.end()) {
+      ctx.error(errors::kNoScript);
+      return;
+    }
+    script = &found->second;
+  } else {
+    std::string error;
+    script = compile(sha, source, &error);
+    if (script == nullptr) {
+      ctx.error(error);
+      return;
+    }
+  }
+  if (read_only && (script->flags & kScriptEvalCompatMode) == 0 &&
+      (script->flags & kScriptNoWrites) == 0) {
+    ctx.error("ERR Can not execute a script with write flag using *_ro command.");
+    return;
+  }
+  run_script(ctx, *script, sha, static_cast<size_t>(key_count),
+             read_only || (script->flags & kScriptNoWrites) != 0);
+}
+
+void ScriptEngine::run_script(CommandContext& ctx, const CachedScript& script,
+                              std::string_view sha, size_t key_count, bool read_only) {
+  lua_State* lua = lua_;
+  // KEYS and ARGV, fresh for every run, in the real globals table.
+  set_global_array(lua, "KEYS", ctx.args.subspan(3, key_count));
+  set_global_array(lua, "ARGV", ctx.args.subspan(3 + key_count));
+
+  Run run{&ctx, sha, script.flags, read_only, server_.clock().monotonic_us()};
+  run.next_busy_check_us = run.start_us;
+  run_ = &run;
+  script_session_.db = ctx.session.db;
+  script_session_.resp = 2;
+  lua_sethook(lua, &ScriptEngine::lua_hook, LUA_MASKCOUNT, kHookInstructions);
+
+  lua_getglobal(lua, kErrorHandler);
+  const int handler_index = lua_gettop(lua);
+  lua_rawgeti(lua, LUA_REGISTRYINDEX, script.function_ref);
+  const int status = ::lua_pcall(lua, 0, 1, handler_index);
+
+  lua_sethook(lua, nullptr, 0, 0);
+  run_ = nullptr;
+  server_.set_busy_reply({});
+  if (status != 0) {
+    reply_script_error(lua, ctx, sha);
+  } else {
+    write_reply(lua, ctx.reply, 0);
+  }
+  lua_settop(lua, handler_index - 1);
+  // A script's writes reach the AOF and replicas as one transaction.
+  server_.propagator().wrap_pending_in_transaction();
+  if (run.wrote) ctx.dirty(0);
+}
+
+void ScriptEngine::reply_script_error(lua_State* lua, CommandContext& ctx, std::string_view name) {
+  // The error handler turned every error into {err=…, source=…, line=…}; an error raised
+  // inside the handler itself (out of memory) may still be a bare value.
+  std::string text;
+  if (lua_istable(lua, -1)) {
+    lua_getfield(lua, -1, "err");
+    lua_getfield(lua, -2, "source");
+    lua_getfield(lua, -3, "line");
+    size_t length = 0;
+    const char* message = lua_tolstring(lua, -3, &length);
+    text.assign(message != nullptr ? message : "ERR unknown error", message != nullptr ? length : 17);
+    text += " script: ";
+    text += name;
+    if (lua_isstring(lua, -2) && lua_isstring(lua, -1)) {
+      text += ", on ";
+      text += lua_tostring(lua, -2);
+      text += ':';
+      text += lua_tostring(lua, -1);
+      text += '.';
+    }
+    lua_pop(lua, 3);
+  } else {
+    const char* message = lua_tostring(lua, -1);
+    text = "ERR Error running script: ";
+    text += message != nullptr ? message : "(unknown)";
+  }
+  ctx.error(single_line(text));
+}
+
+// ---- the C functions of the `redis` table ----
+
+int ScriptEngine::lua_call(lua_State* lua) {
+  if (!self(lua).call_command(lua)) return lua_error(lua);
+  return 1;
+}
+
+int ScriptEngine::lua_pcall(lua_State* lua) {
+  self(lua).call_command(lua);
+  return 1;
+}
+
+std::string_view ScriptEngine::refuse_reason(const Command* command, size_t argc) {
+  if (command == nullptr) return "Unknown Redis command called from script";
+  const int arity = command->spec->arity;
+  const int count = static_cast<int>(argc);
+  if ((arity > 0 && arity != count) || count < -arity) {
+    return "Wrong number of args calling Redis command from script";
+  }
+  if (command->has(kNoScript)) return "This Redis command is not allowed from script";
+  if (command->has(kWrite) && run_->read_only) {
+    return "Write commands are not allowed from read-only scripts.";
+  }
+  return {};
+}
+
+bool ScriptEngine::call_command(lua_State* lua) {
+  const int argc = lua_gettop(lua);
+  if (run_ == nullptr) {
+    push_error_table(lua, "redis.call/pcall can only be called inside a script invocation");
+    return false;
+  }
+  if (argc == 0) {
+    push_error_table(lua, "Please specify at least one argument for this redis lib call");
+    return false;
+  }
+  call_args_.clear();
+  for (int i = 1; i <= argc; ++i) {
+    const int type = lua_type(lua, i);
+    if (type == LUA_TNUMBER) {
+      // Numbers become text as Redis prints them ("%.17g"), not as Lua's tostring does.
+      char text[64];
+      int length = std::snprintf(text, sizeof(text), "%.17g", lua_tonumber(lua, i));
+      lua_pushlstring(lua, text, static_cast<size_t>(length));
+      lua_replace(lua, i);
+    } else if (type != LUA_TSTRING) {
+      push_error_table(lua, "Lua redis lib command arguments must be strings or integers");
+      return false;
+    }
+    size_t length;
+    const char* bytes = lua_tolstring(lua, i, &length);
+    call_args_.emplace_back(bytes, length);
+  }
+  Command* command = server_.commands().find_for_args(call_args_);
+  std::string_view refused = refuse_reason(command, call_args_.size());
+  if (!refused.empty()) {
+    push_error_table(lua, refused);
+    return false;
+  }
+  if (command->has(kWrite)) run_->wrote = true;
+
+  call_output_.clear();
+  ReplyWriter writer(&call_output_, script_session_.resp);
+  Propagator& propagator = server_.propagator();
+  const size_t effects_before = propagator.pending_count();
+  server_.dispatcher()->execute_nested(script_session_, call_args_, writer, *command,
+                                       run_->ctx->now_ms);
+  if (run_->repl == kReplNone) propagator.drop_pending_from(effects_before);
+
+  call_parser_.reset();
+  if (call_parser_.parse(call_output_) != ReplyParseStatus::kValue) {
+    push_error_table(lua, "the command's reply could not be read");
+    return false;
+  }
+  const RespValue& value = call_parser_.value();
+  if (value.is_error()) {
+    push_command_error(lua, value.str);
+    return false;
+  }
+  push_reply(lua, value);
+  return true;
+}
+
+void ScriptEngine::push_error_table(lua_State* lua, std::string_view text) {
+  // "-CODE message" keeps its code ("-message" without a space gets ERR); any other text is a
+  // message under the generic ERR code. A trailing CRLF is not part of the message.
+  std::string_view code = "ERR";
+  if (text.starts_with('-')) {
+    text.remove_prefix(1);
+    size_t space = text.find(' ');
+    if (space != std::string_view::npos) {
+      code = text.substr(0, space);
+      text.remove_prefix(space + 1);
+    }
+  }
+  while (!text.empty() && (text.back() == '\r' || text.back() == '\n')) text.remove_suffix(1);
+  lua_newtable(lua);
+  lua_pushlstring(lua, code.data(), code.size());
+  lua_pushliteral(lua, " ");
+  lua_pushlstring(lua, text.data(), text.size());
+  lua_concat(lua, 3);
+  lua_setfield(lua, -2, "err");
+}
+
+void ScriptEngine::push_command_error(lua_State* lua, std::string_view reply_text) {
+  // A command's error reply carries its code as its first word.
+  call_output_.assign("-");
+  call_output_.append(reply_text);
+  push_error_table(lua, call_output_);
+}
+
+int ScriptEngine::raise_error(lua_State* lua, std::string_view text) {
+  push_error_table(lua, text);
+  return lua_error(lua);
+}
+
+void ScriptEngine::push_reply(lua_State* lua, const RespValue& value) {
+  lua_checkstack(lua, 4);
+  const bool resp3 = script_session_.resp == 3;
+  switch (value.type) {
+    case RespType::kInteger:
+      lua_pushnumber(lua, static_cast<lua_Number>(value.integer));
+      return;
+    case RespType::kBulkString:
+      lua_pushlstring(lua, value.str.data(), value.str.size());
+      return;
+    case RespType::kSimpleString:
+      lua_newtable(lua);
+      lua_pushlstring(lua, value.str.data(), value.str.size());
+      lua_setfield(lua, -2, "ok");
+      return;
+    case RespType::kError:
+    case RespType::kBlobError:
+      push_command_error(lua, value.str);
+      return;
+    case RespType::kNull:
+      if (resp3) {
+        lua_pushnil(lua);
+      } else {
+        lua_pushboolean(lua, 0);
+      }
+      return;
+    case RespType::kArray:
+    case RespType::kPush:
+      lua_createtable(lua, static_cast<int>(value.elements.size()), 0);
+      for (size_t i = 0; i < value.elements.size(); ++i) {
+        push_reply(lua, value.elements[i]);
+        lua_rawseti(lua, -2, static_cast<int>(i + 1));
+      }
+      return;
+    case RespType::kSet:
+      // {set = {member = true, …}}
+      lua_createtable(lua, 0, 1);
+      lua_createtable(lua, 0, static_cast<int>(value.elements.size()));
+      for (const RespValue& member : value.elements) {
+        push_reply(lua, member);
+        lua_pushboolean(lua, 1);
+        lua_settable(lua, -3);
+      }
+      lua_setfield(lua, -2, "set");
+      return;
+    case RespType::kMap:
+      // {map = {key = value, …}}
+      lua_createtable(lua, 0, 1);
+      lua_createtable(lua, 0, static_cast<int>(value.elements.size() / 2));
+      for (size_t i = 0; i + 1 < value.elements.size(); i += 2) {
+        push_reply(lua, value.elements[i]);
+        push_reply(lua, value.elements[i + 1]);
+        lua_settable(lua, -3);
+      }
+      lua_setfield(lua, -2, "map");
+      return;
+    case RespType::kDouble:
+      lua_createtable(lua, 0, 1);
+      lua_pushnumber(lua, value.dbl);
+      lua_setfield(lua, -2, "double");
+      return;
+    case RespType::kBoolean:
+      lua_pushboolean(lua, value.integer != 0);
+      return;
+    case RespType::kBigNumber:
+      lua_createtable(lua, 0, 1);
+      lua_pushlstring(lua, value.str.data(), value.str.size());
+      lua_setfield(lua, -2, "big_number");
+      return;
+    case RespType::kVerbatim:
+      lua_createtable(lua, 0, 1);
+      lua_createtable(lua, 0, 2);
+      lua_pushlstring(lua, value.format.data(), value.format.size());
+      lua_setfield(lua, -2, "format");
+      lua_pushlstring(lua, value.str.data(), value.str.size());
+      lua_setfield(lua, -2, "string");
+      lua_setfield(lua, -2, "verbatim_string");
+      return;
+  }
+}
+
+void ScriptEngine::write_reply(lua_State* lua, ReplyWriter& reply, int depth) {
+  if (!lua_checkstack(lua, 4) || depth > kMaxReplyDepth) {
+    reply.error("ERR reached lua stack limit");
+    return;
+  }
+  const bool resp3 = reply.resp() == 3;
+  switch (lua_type(lua, -1)) {
+    case LUA_TSTRING: {
+      size_t length;
+      const char* bytes = lua_tolstring(lua, -1, &length);
+      reply.bulk({bytes, length});
+      return;
+    }
+    case LUA_TBOOLEAN:
+      if (resp3) {
+        reply.boolean(lua_toboolean(lua, -1) != 0);
+      } else if (lua_toboolean(lua, -1)) {
+        reply.integer(1);
+      } else {
+        reply.null();
+      }
+      return;
+    case LUA_TNUMBER:
+      reply.integer(lua_number_to_integer(lua_tonumber(lua, -1)));
+      return;
+    case LUA_TTABLE:
+      write_table_reply(lua, reply, depth);
+      return;
+    default:
+      reply.null();
+      return;
+  }
+}
+
+void ScriptEngine::write_table_reply(lua_State* lua, ReplyWriter& reply, int depth) {
+  // The special shapes, checked in Redis's order: err, ok, double, big_number,
+  // verbatim_string, map, set; any other table is an array up to its first nil.
+  lua_getfield(lua, -1, "err");
+  if (lua_type(lua, -1) == LUA_TSTRING) {
+    std::string text = single_line(lua_tostring(lua, -1));
+    lua_pop(lua, 1);
+    if (text.starts_with('-')) text.erase(0, 1);
+    server_.count_error(text);
+    reply.error(text);
+    return;
+  }
+  lua_pop(lua, 1);
+  lua_getfield(lua, -1, "ok");
+  if (lua_type(lua, -1) == LUA_TSTRING) {
+    reply.simple_string(single_line(lua_tostring(lua, -1)));
+    lua_pop(lua, 1);
+    return;
+  }
+  lua_pop(lua, 1);
+  lua_getfield(lua, -1, "double");
+  if (lua_type(lua, -1) == LUA_TNUMBER) {
+    reply.double_value(lua_tonumber(lua, -1));
+    lua_pop(lua, 1);
+    return;
+  }
+  lua_pop(lua, 1);
+  lua_getfield(lua, -1, "big_number");
+  if (lua_type(lua, -1) == LUA_TSTRING) {
+    reply.big_number(single_line(lua_tostring(lua, -1)));
+    lua_pop(lua, 1);
+    return;
+  }
+  lua_pop(lua, 1);
+  lua_getfield(lua, -1, "verbatim_string");
+  if (lua_type(lua, -1) == LUA_TTABLE) {
+    lua_getfield(lua, -1, "format");
+    lua_getfield(lua, -2, "string");
+    if (lua_type(lua, -2) == LUA_TSTRING && lua_type(lua, -1) == LUA_TSTRING) {
+      size_t format_length, length;
+      const char* format = lua_tolstring(lua, -2, &format_length);
+      const char* bytes = lua_tolstring(lua, -1, &length);
+      reply.verbatim({bytes, length}, {format, format_length});
+      lua_pop(lua, 3);
+      return;
+    }
+    lua_pop(lua, 2);
+  }
+  lua_pop(lua, 1);
+  lua_getfield(lua, -1, "map");
+  if (lua_type(lua, -1) == LUA_TTABLE) {
+    size_t pairs = 0;
+    for (lua_pushnil(lua); lua_next(lua, -2) != 0; lua_pop(lua, 1)) ++pairs;
+    reply.map_header(pairs);
+    for (lua_pushnil(lua); lua_next(lua, -2) != 0; lua_pop(lua, 1)) {
+      lua_pushvalue(lua, -2);
+      write_reply(lua, reply, depth + 1);  // the key
+      lua_pop(lua, 1);
+      write_reply(lua, reply, depth + 1);  // the value
+    }
+    lua_pop(lua, 1);
+    return;
+  }
+  lua_pop(lua, 1);
+  lua_getfield(lua, -1, "set");
+  if (lua_type(lua, -1) == LUA_TTABLE) {
+    size_t members = 0;
+    for (lua_pushnil(lua); lua_next(lua, -2) != 0; lua_pop(lua, 1)) ++members;
+    reply.set_header(members);
+    for (lua_pushnil(lua); lua_next(lua, -2) != 0; lua_pop(lua, 1)) {
+      lua_pushvalue(lua, -2);
+      write_reply(lua, reply, depth + 1);
+      lua_pop(lua, 1);
+    }
+    lua_pop(lua, 1);
+    return;
+  }
+  lua_pop(lua, 1);
+  // An array: elements 1, 2, … up to the first nil, counted first.
+  size_t count = 0;
+  for (;;) {
+    lua_rawgeti(lua, -1, static_cast<int>(count + 1));
+    const bool present = !lua_isnil(lua, -1);
+    lua_pop(lua, 1);
+    if (!present) break;
+    ++count;
+  }
+  reply.array_header(count);
+  for (size_t i = 1; i <= count; ++i) {
+    lua_rawgeti(lua, -1, static_cast<int>(i));
+    write_reply(lua, reply, depth + 1);
+    lua_pop(lua, 1);
+  }
+}
+
+int ScriptEngine::lua_sha1hex(lua_State* lua) {
+  if (lua_gettop(lua) != 1) return raise_error(lua, "wrong number of arguments");
+  size_t length;
+  const char* bytes = lua_tolstring(lua, 1, &length);
+  char hex[41];
+  const auto digest = sha1({bytes != nullptr ? bytes : "", bytes != nullptr ? length : 0});
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (size_t i = 0; i < digest.size(); ++i) {
+    hex[2 * i] = kDigits[digest[i] >> 4];
+    hex[2 * i + 1] = kDigits[digest[i] & 15];
+  }
+  lua_pushlstring(lua, hex, 40);
+  return 1;
+}
+
+int ScriptEngine::lua_error_reply(lua_State* lua) {
+  if (lua_gettop(lua) != 1 || lua_type(lua, -1) != LUA_TSTRING) {
+    return raise_error(lua, "wrong number or type of arguments");
+  }
+  // The text always names its code: a leading '-' is optional.
+  size_t length;
+  const char* text = lua_tolstring(lua, 1, &length);
+  if (length > 0 && text[0] == '-') {
+    push_error_table(lua, {text, length});
+  } else {
+    lua_pushliteral(lua, "-");
+    lua_pushvalue(lua, 1);
+    lua_concat(lua, 2);
+    text = lua_tolstring(lua, -1, &length);
+    push_error_table(lua, {text, length});
+  }
+  return 1;
+}
+
+int ScriptEngine::lua_status_reply(lua_State* lua) {
+  if (lua_gettop(lua) != 1 || lua_type(lua, -1) != LUA_TSTRING) {
+    return raise_error(lua, "wrong number or type of arguments");
+  }
+  lua_newtable(lua);
+  lua_pushvalue(lua, 1);
+  lua_setfield(lua, -2, "ok");
+  return 1;
+}
+
+int ScriptEngine::lua_log(lua_State* lua) {
+  const int argc = lua_gettop(lua);
+  if (argc < 2) return raise_error(lua, "redis.log() requires two arguments or more.");
+  if (!lua_isnumber(lua, 1)) return raise_error(lua, "First argument must be a number (log level).");
+  const int level = static_cast<int>(lua_tonumber(lua, 1));
+  if (level < kLogDebug || level > kLogWarning) return raise_error(lua, "Invalid debug level.");
+  // The message is the remaining arguments joined by spaces, built in Lua's own buffer.
+  luaL_Buffer buffer;
+  luaL_buffinit(lua, &buffer);
+  for (int i = 2; i <= argc; ++i) {
+    size_t length;
+    const char* text = lua_tolstring(lua, i, &length);
+    if (text == nullptr) continue;
+    if (i > 2) luaL_addchar(&buffer, ' ');
+    luaL_addlstring(&buffer, text, length);
+  }
+  luaL_pushresult(&buffer);
+  size_t length;
+  const char* message = lua_tolstring(lua, -1, &length);
+  log_script_message(level, {message, length});
+  return 0;
+}
+
+int ScriptEngine::lua_setresp(lua_State* lua) {
+  if (lua_gettop(lua) != 1) return raise_error(lua, "redis.setresp() requires one argument.");
+  const int version = static_cast<int>(lua_tonumber(lua, 1));
+  if (version != 2 && version != 3) return raise_error(lua, "RESP version must be 2 or 3.");
+  self(lua).script_session_.resp = version;
+  return 0;
+}
+
+int ScriptEngine::lua_set_repl(lua_State* lua) {
+  ScriptEngine& engine = self(lua);
+  if (engine.run_ == nullptr) return raise_error(lua, "redis.set_repl can only be called inside a script invocation");
+  if (lua_gettop(lua) != 1) return raise_error(lua, "redis.set_repl() requires one argument.");
+  const int flags = static_cast<int>(lua_tonumber(lua, 1));
+  if ((flags & ~kReplAll) != 0) {
+    return raise_error(
+        lua, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+  }
+  engine.run_->repl = flags;
+  return 0;
+}
+
+int ScriptEngine::lua_replicate_commands(lua_State* lua) {
+  // Scripts always replicate their effects since Redis 7; kept for old scripts.
+  lua_pushboolean(lua, 1);
+  return 1;
+}
+
+int ScriptEngine::lua_noop(lua_State* lua) { return 0; }
+
+int ScriptEngine::lua_acl_check_cmd(lua_State* lua) {
+  // Every client has every permission (no ACL users yet): a known command is allowed.
+  ScriptEngine& engine = self(lua);
+  const int argc = lua_gettop(lua);
+  if (argc == 0) {
+    return raise_error(lua, "Please specify at least one argument for this redis lib call");
+  }
+  size_t length;
+  const char* name = lua_tolstring(lua, 1, &length);
+  if (name == nullptr || engine.server_.commands().find({name, length}) == nullptr) {
+    return raise_error(lua, "Invalid command passed to redis.acl_check_cmd()");
+  }
+  lua_pushboolean(lua, 1);
+  return 1;
+}
+
+void ScriptEngine::lua_hook(lua_State* lua, lua_Debug*) {
+  lua_getfield(lua, LUA_REGISTRYINDEX, kEngineKey);
+  auto* engine = static_cast<ScriptEngine*>(lua_touserdata(lua, -1));
+  lua_pop(lua, 1);
+  if (engine != nullptr && engine->on_hook()) {
+    raise_error(lua, "Script killed by user with SCRIPT KILL...");
+  }
+}
+
+bool ScriptEngine::on_hook() {
+  if (run_ == nullptr) return false;
+  const int64_t now_us = server_.clock().monotonic_us();
+  if (!run_->busy && now_us - run_->start_us >= busy_reply_threshold_ms * 1000) {
+    run_->busy = true;
+    server_.set_busy_reply(
+        "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
+        "NOSAVE.");
+    log_message(LogLevel::kWarning,
+                "Slow script detected: still in execution after " +
+                    std::to_string((now_us - run_->start_us) / 1000) +
+                    " milliseconds. You can try killing the script using the SCRIPT KILL "
+                    "command. Script name is: " +
+                    std::string(run_->name) + ".");
+  }
+  if (run_->busy && busy_handler_) busy_handler_();
+  return run_->kill_requested;
+}
+
+}  // namespace keywarden

@@ -1,0 +1,159 @@
+// The Lua engine behind EVAL, EVALSHA, SCRIPT and (sharing it) FUNCTION: one Lua 5.1 state
+// with the libraries Redis scripts expect, a sandbox worded as Redis 7's, the script cache,
+// and the `redis` table through which scripts run commands.
+//
+// A script's redis.call goes through the dispatcher with a session of the script's own (the
+// caller's database, RESP2 unless the script asks for RESP3), at the time snapshot of the
+// EVAL, and its reply is parsed back into Lua values exactly as Redis converts it. Effects
+// stay pending during the script and leave as one MULTI … EXEC when there are several.
+//
+// Lua raises errors with longjmp, which skips C++ destructors: the C functions the engine
+// registers do their C++ work in helpers that return before any Lua error is raised.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "commands/client_session.h"
+#include "resp/reply_parser.h"
+#include "resp/reply_writer.h"
+#include "scripting/script_flags.h"
+
+struct lua_State;
+struct lua_Debug;
+
+namespace keywarden {
+
+class CommandContext;
+class ServerState;
+struct Command;
+
+class ScriptEngine {
+ public:
+  // Nesting beyond which a script's reply is cut with "reached lua stack limit" (a table
+  // that contains itself would otherwise recurse forever).
+  static constexpr int kMaxReplyDepth = 7000;
+
+  explicit ScriptEngine(ServerState& server);
+  ~ScriptEngine();
+  ScriptEngine(const ScriptEngine&) = delete;
+  ScriptEngine& operator=(const ScriptEngine&) = delete;
+
+  // EVAL / EVAL_RO (by_sha false) and EVALSHA / EVALSHA_RO (true), on ctx's arguments.
+  void eval(CommandContext& ctx, bool by_sha, bool read_only);
+  // SCRIPT LOAD: compiles and caches; replies the SHA or the compile error.
+  void script_load(CommandContext& ctx, std::string_view body);
+  bool script_exists(std::string_view sha) const;
+  // SCRIPT FLUSH: forgets every cached script and starts a fresh Lua state.
+  void flush();
+  // SCRIPT KILL: replies as Redis does (NOTBUSY, UNKILLABLE, or OK and the script stops at
+  // its next hook).
+  void script_kill(CommandContext& ctx);
+  // Stops the running script at its next hook whatever it wrote (SHUTDOWN NOSAVE).
+  void abort() {
+    if (run_ != nullptr) run_->kill_requested = true;
+  }
+
+  // While a script runs longer than busy-reply-threshold, `while_busy` is called from the
+  // script's instruction hook (at most every few milliseconds) so that the server can answer
+  // other clients with -BUSY; SCRIPT KILL arrives through it.
+  void set_busy_handler(std::function<void()> handler) { busy_handler_ = std::move(handler); }
+  int64_t busy_reply_threshold_ms = 5000;
+  bool running() const { return run_ != nullptr; }
+  // The running script has been running for longer than busy-reply-threshold.
+  bool busy() const { return run_ != nullptr && run_->busy; }
+  // The client whose script is running (null when none).
+  const ClientSession* running_caller() const;
+
+  size_t cached_scripts() const { return scripts_.size(); }
+  // Bytes of script bodies held by the cache (INFO used_memory_scripts_eval).
+  size_t cache_bytes() const { return cache_bytes_; }
+  // Bytes the Lua state uses (INFO used_memory_lua).
+  size_t lua_memory_bytes() const;
+
+ private:
+  struct CachedScript {
+    std::string body;
+    int function_ref;  // in the Lua registry
+    uint32_t flags;
+  };
+  // What one running script needs from the C functions it calls.
+  struct Run {
+    CommandContext* ctx;
+    std::string_view name;  // the SHA, for error texts
+    uint32_t flags;
+    bool read_only;         // EVAL_RO / EVALSHA_RO, or flags=no-writes
+    int64_t start_us;
+    int64_t next_busy_check_us = 0;
+    bool busy = false;
+    bool wrote = false;
+    bool kill_requested = false;
+    int repl = 3;  // redis.set_repl flags: REPL_AOF | REPL_REPLICA
+  };
+
+  void open_state();
+  void close_state();
+  // Compiles `body` as a script function; caches it under its SHA. Null with *error set
+  // (the full reply text) when it does not compile or its shebang is wrong.
+  const CachedScript* compile(std::string_view sha, std::string_view body, std::string* error);
+  void run_script(CommandContext& ctx, const CachedScript& script, std::string_view sha,
+                  size_t key_count, bool read_only);
+
+  // The C side of the `redis` table (static trampolines find the engine in an upvalue).
+  static int lua_call(lua_State* lua);
+  static int lua_pcall(lua_State* lua);
+  static int lua_sha1hex(lua_State* lua);
+  static int lua_error_reply(lua_State* lua);
+  static int lua_status_reply(lua_State* lua);
+  static int lua_log(lua_State* lua);
+  static int lua_setresp(lua_State* lua);
+  static int lua_set_repl(lua_State* lua);
+  static int lua_replicate_commands(lua_State* lua);
+  static int lua_noop(lua_State* lua);
+  static int lua_acl_check_cmd(lua_State* lua);
+  static void lua_hook(lua_State* lua, lua_Debug* debug);
+  static ScriptEngine& self(lua_State* lua);
+
+  // redis.call / redis.pcall: runs the command on the Lua stack and leaves its converted
+  // reply on it. Returns false when the call failed before running (the error table is on
+  // the stack then) or the command replied an error (likewise); `raise` decides whether the
+  // trampoline raises it.
+  bool call_command(lua_State* lua);
+  // Checks the script's right to run `command`; empty when allowed, else the error text.
+  std::string_view refuse_reason(const Command* command, size_t argc);
+  // Pushes the parsed command reply as Redis converts it for Lua.
+  void push_reply(lua_State* lua, const RespValue& value);
+  // Writes the Lua value at the top of the stack as the script's reply to its caller.
+  void write_reply(lua_State* lua, ReplyWriter& reply, int depth);
+  void write_table_reply(lua_State* lua, ReplyWriter& reply, int depth);
+  // Replies the error a failed script left on the stack, with the script's name and line.
+  void reply_script_error(lua_State* lua, CommandContext& ctx, std::string_view name);
+  // Pushes {err = "<CODE> <message>"}: "-CODE message" keeps its code, any other text gets
+  // ERR (Redis's normalisation of script errors).
+  static void push_error_table(lua_State* lua, std::string_view text);
+  // The same for a command's error reply (its text without the leading '-').
+  void push_command_error(lua_State* lua, std::string_view reply_text);
+  // Raises push_error_table(text) as a Lua error.
+  static int raise_error(lua_State* lua, std::string_view text);
+  // The hook's work: busy handling and SCRIPT KILL; true when the script must stop.
+  bool on_hook();
+
+  ServerState& server_;
+  lua_State* lua_ = nullptr;
+  std::unordered_map<std::string, CachedScript> scripts_;
+  size_t cache_bytes_ = 0;
+  std::function<void()> busy_handler_;
+  Run* run_ = nullptr;
+  // The script's own client and what redis.call reuses between calls.
+  ClientSession script_session_;
+  std::vector<std::string_view> call_args_;
+  std::string call_output_;
+  ReplyParser call_parser_;
+};
+
+}  // namespace keywarden

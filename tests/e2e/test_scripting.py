@@ -1,0 +1,287 @@
+"""Lua scripting (EVAL, EVALSHA, EVAL_RO, SCRIPT) over sockets, keywarden against a stock
+redis-server: the raw bytes of every reply are compared, in RESP2 and RESP3.
+
+Also: a script that runs past busy-reply-threshold (BUSY for others, SCRIPT KILL, UNKILLABLE),
+and the reentrant-lock scripts of Redisson's RLock (acquire, watchdog renewal, release with its
+unlock latch, force unlock) written from the survey in shared/reference, with a subscriber
+that must see the release message.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+# Each case is one command; replies are compared byte for byte. Keys are deleted at the end.
+CASES: list[tuple[str, ...]] = [
+    ('eval', "return {err='bad'}", '0'),
+    ('eval', "return redis.error_reply('nospace')", '0'),
+    ('eval', "return redis.error_reply('-X y')", '0'),
+    ('eval', "return redis.status_reply('fine')", '0'),
+    ('eval', "error({err='MY boom'})", '0'),
+    ('eval', 'return true', '0'),
+    ('eval', 'return false', '0'),
+    ('eval', 'return nil', '0'),
+    ('eval', 'return {double=3.5}', '0'),
+    ('eval', 'return {map={a=1}}', '0'),
+    ('eval', "return redis.call('ping')", '0'),
+    ('eval', "local t = redis.call('ping'); return type(t) .. t.ok", '0'),
+    ('eval', 'return 1.5e20', '0'),
+    ('eval', 'return -0.9', '0'),
+    ('eval', "return {1,{2,{3}},'a'}", '0'),
+    ('eval', "error('x')", '0'),
+    ('eval', "return redis.pcall('nosuch')", '0'),
+    ('eval', "local e = redis.pcall('nosuch'); return e.err", '0'),
+    ('eval', 'return redis.call()', '0'),
+    ('eval', 'return redis.call({})', '0'),
+    ('eval', 'return redis.setresp(4)', '0'),
+    ('eval', 'return redis.sha1hex()', '0'),
+    ('eval', 'a = 1', '0'),
+    ('eval', 'return x', '0'),
+    ('eval', "return redis.call('nosuch')", '0'),
+    ('eval', "return redis.call('set','k')", '0'),
+    ('eval', "return {1,2,3.7,'x',nil,5}", '0'),
+    ('eval', "return redis.call('incr', KEYS[1])", '1', 'k2'),
+    ('eval', 'syntax error here', '0'),
+    ('eval', 'return 1', '-1'),
+    ('eval', 'return 1', '2', 'a'),
+    ('eval', "redis.call('set','a','b') return redis.call('lpush','a','x')", '0'),
+    ('eval', "return redis.pcall('lpush','a','x')", '0'),
+    ('eval', 'string.foo = 1', '0'),
+    ('eval', 'redis.call = 1', '0'),
+    ('eval', "rawset(_G, 'zz', 1) return 1", '0'),
+    ('eval', '_G.x = 1', '0'),
+    ('eval', 'KEYS = 1', '0'),
+    ('eval', 'return #KEYS + #ARGV', '2', 'a', 'b', 'c'),
+    ('eval', "#!lua\nerror('x')", '0'),
+    ('eval_ro', "return redis.call('set','a','b')", '0'),
+    ('eval_ro', '#!lua\nreturn 1', '0'),
+    ('eval', "#!lua flags=no-writes\nreturn redis.call('set','a','b')", '0'),
+    ('evalsha', 'ffff', '-1'),
+    ('evalsha', 'FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF', 'x'),
+    ('eval', "return redis.call('blpop','nolist',0)", '0'),
+    ('eval', "return redis.call('select',1)", '0'),
+    ('eval', "return redis.call('multi')", '0'),
+    ('script', 'load', 'x x'),
+    ('script', 'load', 'return 1'),
+    ('script', 'exists', 'e0e1f9fabfc9d4800c877a703b823ac0578ff8db', 'nope'),
+    ('evalsha', 'E0E1F9FABFC9D4800C877A703B823AC0578FF8DB', '0'),
+    ('script', 'flush', 'bad'),
+    ('script', 'kill'),
+    ('eval', "redis.call('set','k',0.1) return redis.call('get','k')", '0'),
+    ('eval', "return redis.call('get','nokey')", '0'),
+    ('eval', "return {ok='a\r\nb'}", '0'),
+    ('eval', "return {double='x'}", '0'),
+    ('eval', "return {set={'a'}}", '0'),
+    ('eval', 'return {type(loadstring), type(coroutine), type(unpack), type(gcinfo)}', '0'),
+    ('eval', 'return type(print)', '0'),
+    ('eval', 'return type(debug)', '0'),
+    ('eval', 'return type(os)', '0'),
+    ('eval', "return tostring(redis.call('get','nokey'))", '0'),
+    ('eval', 'return cjson.encode({1,2,{a=1}})', '0'),
+    ('eval', 'return bit.band(7,3)', '0'),
+    ('eval', 'return redis.REDIS_VERSION', '0'),
+    ('eval', "return redis.call('hset','h','a','1','b','2')", '0'),
+    ('eval', "return redis.call('hgetall','h')", '0'),
+    ('eval', "redis.setresp(3) return redis.call('hgetall','h')", '0'),
+    ('eval', "redis.setresp(3) local r = redis.call('hgetall','h') return r.map.a", '0'),
+    ('eval', "return redis.call('exists','a','h')", '0'),
+    ('eval', "return pcall(redis.call, 'nosuch')", '0'),
+    ('eval', "local ok, e = pcall(redis.call, 'nosuch') return e.err", '0'),
+    ('eval', "return redis.log(redis.LOG_WARNING, 'hello', 'x')", '0'),
+    ('eval', "return redis.log(9, 'hello')", '0'),
+    ('eval', 'return redis.log(1)', '0'),
+    ('eval', 'return redis.set_repl(redis.REPL_ALL)', '0'),
+    ('eval', 'return redis.set_repl(99)', '0'),
+    ('eval', 'return redis.replicate_commands()', '0'),
+    ('eval', 'return redis.breakpoint()', '0'),
+    ('eval', "return string.format('%d', 5)", '0'),
+    ('eval', 'return math.huge', '0'),
+    ('eval', 'local t = {} t.x = 1 return t.x', '0'),
+    ('eval', 'return {1,2,3}', '0'),
+    ('eval', 'return getmetatable(_G)', '0'),
+    ('eval', "return redis.call('zadd','z','1.5','m')", '0'),
+    ('eval', "return redis.call('zscore','z','m')", '0'),
+    ('eval', "return redis.call('hello')", '0'),
+    ('eval', "return redis.call('blmove','a','b','left','left',0)", '0'),
+    ('eval', "return redis.call('blmpop',0,1,'a','left')", '0'),
+    ('eval', "return redis.call('bzmpop',0,1,'a','min')", '0'),
+    ('eval', "return redis.call('subscribe','a')", '0'),
+    ('eval', "return redis.call('publish','a','x')", '0'),
+    ('eval', "return redis.call('watch','a')", '0'),
+    ('eval', "return redis.call('client','id')", '0'),
+    ('eval', "return redis.call('config','get','maxmemory')", '0'),
+    ('eval', "return redis.call('eval','return 1','0')", '0'),
+    ('eval', "return redis.call('del','a','h','z','k2','k')", '0'),
+]
+
+
+def run_cases(server, protocol: int) -> list[bytes]:
+    conn = server.raw()
+    if protocol == 3:
+        conn.send_command("HELLO", "3")
+        conn.read_reply()
+    replies = []
+    for case in CASES:
+        conn.send_command(*case)
+        replies.append(conn.read_reply_bytes())
+    return replies
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_script_replies_match_redis(keywarden, reference_redis, protocol):
+    ours = run_cases(keywarden, protocol)
+    theirs = run_cases(reference_redis, protocol)
+    for case, mine, reference in zip(CASES, ours, theirs):
+        assert mine == reference, f"{case!r}: keywarden {mine!r}, redis {reference!r}"
+
+
+def busy_scenario(server) -> list[bytes]:
+    runner, other = server.raw(), server.raw()
+    out = []
+    other.send_command("CONFIG", "SET", "busy-reply-threshold", "100")
+    out.append(other.read_reply_bytes())
+    runner.send_command("EVAL", "local i = 0 while true do i = i + 1 end", "0")
+    time.sleep(0.3)
+    for command in (("GET", "x"), ("MULTI",), ("DISCARD",), ("SCRIPT", "KILL")):
+        other.send_command(*command)
+        out.append(other.read_reply_bytes())
+    out.append(runner.read_reply_bytes())
+    runner.send_command("PING")
+    out.append(runner.read_reply_bytes())
+    # A script that wrote cannot be killed; it ends on its own after about half a second.
+    runner.send_command(
+        "EVAL",
+        "redis.call('set', 'w', '1') local t = redis.call('time') "
+        "local start = t[1] * 1000000 + t[2] "
+        "while true do t = redis.call('time') "
+        "if t[1] * 1000000 + t[2] - start > 500000 then break end end return 'done'", "0")
+    time.sleep(0.25)
+    other.send_command("SCRIPT", "KILL")
+    out.append(other.read_reply_bytes())
+    other.send_command("PING")
+    out.append(other.read_reply_bytes())
+    out.append(runner.read_reply_bytes())
+    other.send_command("CONFIG", "SET", "busy-reply-threshold", "5000")
+    out.append(other.read_reply_bytes())
+    return out
+
+
+def test_busy_script_and_script_kill(keywarden, reference_redis):
+    assert busy_scenario(keywarden) == busy_scenario(reference_redis)
+
+
+# Redisson's RLock scripts, in their shape: KEYS[1] is the lock hash, the owner field is
+# "<uuid>:<thread>", ARGV carries the lease and owner.
+LOCK_ACQUIRE = """
+if ((redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1)) then
+    redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    redis.call('pexpire', KEYS[1], ARGV[1])
+    return nil
+end
+return redis.call('pttl', KEYS[1])
+"""
+# Watchdog renewal of a batch of locks: 1 per lock still held by the owner, 0 otherwise.
+LOCK_RENEW = """
+local result = {}
+for i = 1, #KEYS do
+    if redis.call('hexists', KEYS[i], ARGV[2]) == 1 then
+        redis.call('pexpire', KEYS[i], ARGV[1])
+        table.insert(result, 1)
+    else
+        table.insert(result, 0)
+    end
+end
+return result
+"""
+# Release: KEYS = lock, channel, latch; ARGV = message, lease, owner, publish command, latch TTL.
+LOCK_RELEASE = """
+local val = redis.call('get', KEYS[3])
+if val ~= false then
+    return tonumber(val)
+end
+if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then
+    return nil
+end
+local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1)
+if (counter > 0) then
+    redis.call('pexpire', KEYS[1], ARGV[2])
+    redis.call('set', KEYS[3], 0, 'px', ARGV[5])
+    return 0
+else
+    redis.call('del', KEYS[1])
+    redis.call(ARGV[4], KEYS[2], ARGV[1])
+    redis.call('set', KEYS[3], 1, 'px', ARGV[5])
+    return 1
+end
+"""
+FORCE_UNLOCK = """
+if (redis.call('del', KEYS[1]) == 1) then
+    redis.call(ARGV[2], KEYS[2], ARGV[1])
+    return 1
+else
+    return 0
+end
+"""
+
+
+def lock_session(server, publish: str) -> list:
+    """One owner takes the lock twice (reentrant), a second owner is refused, the watchdog
+    renews, the first owner releases twice, and the subscriber sees the release."""
+    client = server.client()
+    lock, channel = "lock:{order}", "redisson_lock__channel:{lock:{order}}"
+    me, other = "uuid-1:7", "uuid-2:9"
+    subscriber = server.client()
+    pubsub = subscriber.pubsub()
+    if publish == "spublish":
+        pubsub.execute_command("SSUBSCRIBE", channel)
+    else:
+        pubsub.subscribe(channel)
+    pubsub.get_message(timeout=1.0)  # the subscribe confirmation
+    acquire = client.register_script(LOCK_ACQUIRE)
+    renew = client.register_script(LOCK_RENEW)
+    release = client.register_script(LOCK_RELEASE)
+    force = client.register_script(FORCE_UNLOCK)
+    out = []
+    out.append(acquire(keys=[lock], args=[30000, me]))
+    out.append(acquire(keys=[lock], args=[30000, me]))
+    pttl = acquire(keys=[lock], args=[30000, other])
+    out.append(0 < pttl <= 30000)
+    out.append(client.hgetall(lock))
+    out.append(renew(keys=[lock, "lock:{none}"], args=[30000, me]))
+    out.append(release(keys=[lock, channel, "redisson_unlock_latch:{lock}:r1"],
+                       args=[0, 30000, other, publish, 1000]))
+    out.append(release(keys=[lock, channel, "redisson_unlock_latch:{lock}:r2"],
+                       args=[0, 30000, me, publish, 1000]))
+    out.append(client.hgetall(lock))
+    out.append(release(keys=[lock, channel, "redisson_unlock_latch:{lock}:r3"],
+                       args=[0, 30000, me, publish, 1000]))
+    # A retried release returns what the first one did.
+    out.append(release(keys=[lock, channel, "redisson_unlock_latch:{lock}:r3"],
+                       args=[0, 30000, me, publish, 1000]))
+    out.append(client.exists(lock))
+    message = pubsub.get_message(timeout=2.0)
+    out.append((message["type"], message["channel"], message["data"]) if message else None)
+    out.append(acquire(keys=[lock], args=[30000, other]))
+    out.append(force(keys=[lock, channel], args=[0, publish]))
+    out.append(force(keys=[lock, channel], args=[0, publish]))
+    message = pubsub.get_message(timeout=2.0)
+    out.append((message["type"], message["data"]) if message else None)
+    pubsub.close()
+    return out
+
+
+@pytest.mark.parametrize("publish", ["publish", "spublish"])
+def test_redisson_lock_scripts(keywarden, reference_redis, publish):
+    assert lock_session(keywarden, publish) == lock_session(reference_redis, publish)
+
+
+def test_script_cache_memory_in_info(keywarden):
+    client = keywarden.client()
+    client.script_flush()
+    client.script_load("return 'cached'")
+    info = client.info("memory")
+    assert info["number_of_cached_scripts"] == 1
+    assert info["used_memory_scripts_eval"] > 0
+    assert info["used_memory_lua"] > 0
