@@ -527,7 +527,6 @@ void ScriptEngine::write_reply(lua_State* lua, ReplyWriter& reply, int depth) {
     reply.error("ERR reached lua stack limit");
     return;
   }
-  const bool resp3 = reply.resp() == 3;
   switch (lua_type(lua, -1)) {
     case LUA_TSTRING: {
       size_t length;
@@ -536,7 +535,8 @@ void ScriptEngine::write_reply(lua_State* lua, ReplyWriter& reply, int depth) {
       return;
     }
     case LUA_TBOOLEAN:
-      if (resp3) {
+      // Booleans follow the protocol the script chose with redis.setresp, not the caller's.
+      if (script_session_.resp == 3) {
         reply.boolean(lua_toboolean(lua, -1) != 0);
       } else if (lua_toboolean(lua, -1)) {
         reply.integer(1);

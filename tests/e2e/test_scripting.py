@@ -21,6 +21,8 @@ CASES: list[tuple[str, ...]] = [
     ('eval', "return redis.status_reply('fine')", '0'),
     ('eval', "error({err='MY boom'})", '0'),
     ('eval', 'return true', '0'),
+    ('eval', 'redis.setresp(3) return true', '0'),
+    ('eval', 'redis.setresp(3) return false', '0'),
     ('eval', 'return false', '0'),
     ('eval', 'return nil', '0'),
     ('eval', 'return {double=3.5}', '0'),

@@ -62,8 +62,11 @@ TEST_F(ScriptTest, LuaValuesBecomeReplies) {
 
 TEST_F(ScriptTest, Resp3CallerGetsResp3Types) {
   h.call("HELLO 3");
-  EXPECT_EQ(eval("return true"), "#t");
-  EXPECT_EQ(eval("return false"), "#f");
+  // Booleans follow the script's protocol (redis.setresp), not the caller's.
+  EXPECT_EQ(eval("return true"), ":1");
+  EXPECT_EQ(eval("return false"), "(nil)");
+  EXPECT_EQ(eval("redis.setresp(3) return true"), "#t");
+  EXPECT_EQ(eval("redis.setresp(3) return false"), "#f");
   EXPECT_EQ(eval("return nil"), "(nil)");
   EXPECT_EQ(eval("return {double=3.5}"), ",3.5");
   EXPECT_EQ(eval("return {map={a=1}}"), "{\"a\": :1}");
