@@ -242,7 +242,6 @@ void encode_value(lua_State* lua, PackBuffer* out, int level) {
   lua_pop(lua, 1);
 }
 
-
 // ---- decoding -------------------------------------------------------------------------------
 
 enum class DecodeError { kNone, kMissingBytes, kBadFormat };

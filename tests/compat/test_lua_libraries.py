@@ -412,6 +412,19 @@ CASES: list[tuple[str, str]] = [
 ]
 
 
+# Errors raised outside any pcall: the whole EVAL error reply (position, script sha) compared.
+UNCAUGHT_CASES: list[tuple[str, str]] = [
+    ("mp_bad_format", "return cmsgpack.unpack('\\193')"),
+    ("mp_nil_key", "return cmsgpack.unpack('\\129\\192\\1')"),
+    ("mp_no_input", "return cmsgpack.pack()"),
+    ("struct_bad_option", "return struct.pack('z')"),
+    ("struct_too_short", "\nlocal s = 'ab'\nreturn struct.unpack('i', s)"),
+    ("cjson_function", "return cjson.encode(type)"),
+    ("cjson_bad_json", "return cjson.decode('{')"),
+    ("bit_bad_argument", "return bit.band('x')"),
+]
+
+
 def _eval(conn, body: str):
     return conn.execute("EVAL", script_for(body), "0")
 
@@ -429,4 +442,13 @@ def test_lua_library_case(keywarden, reference_redis, eval_available, name, body
     with keywarden.raw() as ours, reference_redis.raw() as theirs:
         expected = _eval(theirs, body)
         actual = _eval(ours, body)
+    assert actual == expected, f"{name}: {body}"
+
+
+@pytest.mark.parametrize("name,body", UNCAUGHT_CASES, ids=[name for name, _ in UNCAUGHT_CASES])
+def test_lua_library_uncaught_error(keywarden, reference_redis, eval_available, name, body):
+    with keywarden.raw() as ours, reference_redis.raw() as theirs:
+        expected = theirs.execute("EVAL", body, "0")
+        actual = ours.execute("EVAL", body, "0")
+    assert isinstance(expected, ReplyError)
     assert actual == expected, f"{name}: {body}"
