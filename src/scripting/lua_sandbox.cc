@@ -8,10 +8,7 @@ extern "C" {
 #include <lualib.h>
 }
 
-extern "C" {
-#include <lua-bitop.h>
-#include <lua-cjson.h>
-}
+#include "scripting/lua_libraries.h"
 
 namespace keywarden {
 namespace {
@@ -22,19 +19,6 @@ constexpr const char* kProxyGlobals = "__keywarden_proxy";
 constexpr const char* kReadOnlyTables = "__keywarden_readonly";
 
 constexpr const char* kReadOnlyMessage = "Attempt to modify a readonly table";
-
-void open_library(lua_State* lua, const char* name, lua_CFunction open) {
-  lua_pushcfunction(lua, open);
-  lua_pushstring(lua, name);
-  lua_call(lua, 1, 0);
-}
-
-// Opens a library whose opener returns its table, and stores it as global `name`.
-void open_returning_library(lua_State* lua, const char* name, lua_CFunction open) {
-  lua_pushcfunction(lua, open);
-  lua_call(lua, 0, 1);
-  lua_setglobal(lua, name);
-}
 
 // pcall as Redis 7 redefines it: an error raised as a table with a string `err` field (what
 // redis.call raises) comes back as that string, as scripts written for Redis 6 expect.
@@ -123,14 +107,7 @@ void push_proxy(lua_State* lua, bool strict) {
 }  // namespace
 
 void open_sandboxed_libraries(lua_State* lua) {
-  open_library(lua, "", luaopen_base);
-  open_library(lua, LUA_TABLIBNAME, luaopen_table);
-  open_library(lua, LUA_STRLIBNAME, luaopen_string);
-  open_library(lua, LUA_MATHLIBNAME, luaopen_math);
-  open_library(lua, LUA_DBLIBNAME, luaopen_debug);
-  open_returning_library(lua, "cjson", luaopen_cjson);
-  open_returning_library(lua, "bit", luaopen_bit);
-  // luaopen_bit registers itself as a global already; luaopen_cjson may too.
+  open_script_libraries(lua);
   static const char* const kRemoved[] = {"print",   "dofile",  "loadfile", "require",
                                          "module",  "setfenv", "getfenv",  "newproxy",
                                          "package", "os",      "io"};

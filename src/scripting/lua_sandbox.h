@@ -14,9 +14,9 @@ struct lua_State;
 
 namespace keywarden {
 
-// Opens the libraries Redis 7.0 opens (base, table, string, math, cjson, struct, cmsgpack,
-// bit, coroutine through base) and removes what it removes (print, dofile, loadfile, require,
-// module, setfenv, getfenv, newproxy, debug after the error handler took it).
+// Opens the libraries Redis 7.0 opens (open_script_libraries) and removes what it removes
+// (print, dofile, loadfile, require, module, setfenv, getfenv, newproxy; debug goes once the
+// error handler took it), and makes pcall return raised error tables as their message.
 void open_sandboxed_libraries(lua_State* lua);
 // Defines the global error handler `name` used by every script call.
 void install_error_handler(lua_State* lua, const char* name);
