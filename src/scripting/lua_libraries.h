@@ -3,9 +3,12 @@
 // then cjson and bit from Debian's packages and struct and cmsgpack written here, each also set
 // as a global of its own name. io, os and package are never opened.
 //
-// Opening is only the first step: the engine's sandbox then removes what Redis removes
-// (print, loadfile, dofile, and debug once the error handler is built), replaces
-// math.random/randomseed and protects the globals.
+// Opening is only the first step: the engine's sandbox then removes what redis-server 7.0.15
+// does not show scripts (print, loadfile, dofile, getfenv, setfenv, newproxy, and debug once
+// the error handler is built), replaces math.random/randomseed and protects the globals.
+//
+// cjson.encode (and that of cjson.new() modules) is wrapped to refuse values whose JSON could
+// pass 1 GB: Debian's lua-cjson 2.1.0 overflows its buffer on them (CVE-2022-24834).
 #pragma once
 
 struct lua_State;
