@@ -259,6 +259,7 @@ void Connection::execute_one(std::span<const std::string_view> args, Command* co
   const size_t mark = output_.size();
   const bool was_authenticated = session_.authenticated;
   const uint64_t processed_before = server_.state().stats().total_commands_processed;
+  hold_pushes_ = session_.reply_mode != ReplyMode::kOn;
   const int64_t duration_us = server_.dispatcher().execute(session_, args, writer_, command);
   ++commands_processed_;
   // The dispatcher counts only commands it ran (CONFIG RESETSTAT may zero the count meanwhile).
@@ -285,6 +286,11 @@ void Connection::execute_one(std::span<const std::string_view> args, Command* co
     output_.resize(mark);
     session_.reply_mode = ReplyMode::kSkip;
   }
+  if (hold_pushes_) {
+    hold_pushes_ = false;
+    output_ += held_pushes_;
+    held_pushes_.clear();
+  }
   if (session_.authenticated != was_authenticated) {
     parser_.set_auth_required(!session_.authenticated);
   }
@@ -299,6 +305,13 @@ void Connection::send_raw(std::string_view bytes) {
   if (closed()) return;
   output_.append(bytes);
   server_.queue_write(this);
+}
+
+ReplyWriter* Connection::pubsub_writer() {
+  if (close_asap_) return nullptr;
+  if (!hold_pushes_) return &writer_;
+  held_writer_.set_resp(session_.resp);
+  return &held_writer_;
 }
 
 void Connection::pubsub_delivered() {

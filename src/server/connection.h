@@ -94,7 +94,7 @@ class Connection final : public EventHandler, public Subscriber {
   // A blocked client: ends the wait with the timeout reply, or with `error`.
   void end_blocked(std::string_view error = {});
 
-  ReplyWriter* pubsub_writer() override { return close_asap_ ? nullptr : &writer_; }
+  ReplyWriter* pubsub_writer() override;
   void pubsub_delivered() override;
   // Reply bytes beyond the first 16 KiB waiting (Redis's reply list beyond its static buffer:
   // CLIENT LIST omem, and what client-output-buffer-limit measures).
@@ -145,6 +145,12 @@ class Connection final : public EventHandler, public Subscriber {
   bool monitor_ = false;
   bool close_asap_ = false;
   int64_t soft_limit_since_ms_ = 0;  // when output first went over the soft limit, 0: under
+  // While the client runs a command whose reply may be dropped (CLIENT REPLY OFF/SKIP), the
+  // messages it receives meanwhile (its own PUBLISH, keyspace events) wait here: Redis
+  // delivers them whatever the reply mode.
+  bool hold_pushes_ = false;
+  std::string held_pushes_;
+  ReplyWriter held_writer_{&held_pushes_};
 };
 
 // CLIENT LIST's line for `connection` as seen from outside any command (log lines).

@@ -207,6 +207,17 @@ RESP3_SCENARIOS: dict[str, str] = {
         A SET k v
         A GET k
         """,
+    "reply-off-still-delivers": """
+        A SUBSCRIBE c
+        A> CLIENT REPLY OFF
+        B PUBLISH c m1
+        A> PUBLISH c self
+        A> CLIENT REPLY ON
+        A<
+        A<
+        A<
+        A PING
+        """,
     "commands-between-messages": """
         A PSUBSCRIBE k*
         A SET k1 v
