@@ -8,6 +8,7 @@ Entry* CommandContext::lookup_read(std::string_view key, uint8_t flags) {
   Entry* entry = db().lookup(key, now_ms);
   if (entry == nullptr) {
     ++server.stats().keyspace_misses;
+    if ((flags & kLookupNoNotify) == 0) notify(kNotifyKeyMiss, "keymiss", key);
   } else {
     ++server.stats().keyspace_hits;
     touch_if_allowed(entry, flags);

@@ -10,6 +10,7 @@
 
 #include "commands/client_session.h"
 #include "commands/command_table.h"
+#include "commands/notifications.h"
 #include "commands/server_state.h"
 #include "resp/reply_writer.h"
 #include "storage/database.h"
@@ -42,6 +43,8 @@ class CommandContext {
     kLookupNoTouch = 1 << 0,
     // Updates the access clock even for a CLIENT NO-TOUCH client (TOUCH).
     kLookupTouchAlways = 1 << 1,
+    // A miss fires no `keymiss` event (OBJECT, MEMORY USAGE look without reading).
+    kLookupNoNotify = 1 << 2,
   };
 
   // Looks a key up for reading: lazy expiry, keyspace hit/miss counters, access time.
@@ -94,6 +97,17 @@ class CommandContext {
     if (!server.watches().empty()) server.watches().touch(database, key);
     server.blocking().signal(database.index(), key);
   }
+  // Fires keyspace event `event` of class `event_class` (a NotifyClass bit) for `key` in the
+  // current database, or in `database`. Handlers call it where Redis 7.0 calls
+  // notifyKeyspaceEvent: after the change, once per event, in Redis's order.
+  void notify(uint32_t event_class, std::string_view event, std::string_view key) {
+    server.notify_keyspace_event(event_class, event, key, session.db);
+  }
+  void notify(Database& database, uint32_t event_class, std::string_view event,
+              std::string_view key) {
+    server.notify_keyspace_event(event_class, event, key, database.index());
+  }
+
   // Before a database loses all its keys (FLUSHDB, FLUSHALL) or, with `replaced_with`, gets
   // another's (SWAPDB, once per side, before swapping).
   void database_replaced(Database& emptied, Database* replaced_with = nullptr) {

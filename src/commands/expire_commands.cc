@@ -105,6 +105,7 @@ void expire_generic(CommandContext& ctx, int64_t base_ms, bool in_seconds) {
     const bool lazy = ctx.server.settings().lazyfree_lazy_expire;
     ctx.key_modified(db, key);
     db.remove(entry, lazy);
+    ctx.notify(kNotifyGeneric, "del", key);
     ctx.dirty();
     ctx.propagate({lazy ? "UNLINK" : "DEL", key});
     return ctx.reply.integer(1);
@@ -112,6 +113,7 @@ void expire_generic(CommandContext& ctx, int64_t base_ms, bool in_seconds) {
 
   db.set_expiry(entry, deadline_ms);
   ctx.key_modified(db, key);
+  ctx.notify(kNotifyGeneric, "expire", key);
   ctx.dirty();
   // PEXPIREAT key <absolute ms>, keeping the condition words as Redis rewrites only the name
   // and the time.
@@ -152,6 +154,7 @@ void persist_command(CommandContext& ctx) {
   if (entry == nullptr || !entry->has_expiry()) return ctx.reply.integer(0);
   ctx.db().set_expiry(entry, kNoExpiry);
   ctx.key_modified(ctx.args[1]);
+  ctx.notify(kNotifyGeneric, "persist", ctx.args[1]);
   ctx.dirty();
   ctx.propagate_as_received();
   ctx.reply.integer(1);

@@ -41,7 +41,11 @@ const HashValue* read_hash(CommandContext& ctx, std::string_view key, bool* wron
 // least one field before returning). Null after a WRONGTYPE reply.
 Entry* write_hash(CommandContext& ctx, std::string_view key) {
   Entry* entry = ctx.lookup_write(key);
-  if (entry == nullptr) return ctx.db().add(key, Value::make_hash());
+  if (entry == nullptr) {
+    entry = ctx.db().add(key, Value::make_hash());
+    ctx.notify(kNotifyNew, "new", key);
+    return entry;
+  }
   if (!is_hash(entry)) {
     ctx.error(errors::kWrongType);
     return nullptr;
@@ -76,6 +80,7 @@ void hset_generic(CommandContext& ctx, bool reply_created) {
   const size_t pairs = (ctx.args.size() - 2) / 2;
   ctx.dirty(pairs);
   ctx.key_modified(ctx.args[1]);
+  ctx.notify(kNotifyHash, "hset", ctx.args[1]);
   ctx.propagate_as_received();
   if (reply_created) {
     ctx.reply.integer(created);
@@ -95,6 +100,7 @@ void hsetnx_command(CommandContext& ctx) {
   hash.set(ctx.args[2], ctx.args[3], limits(ctx));
   ctx.dirty();
   ctx.key_modified(ctx.args[1]);
+  ctx.notify(kNotifyHash, "hset", ctx.args[1]);
   ctx.propagate_as_received();
   ctx.reply.integer(1);
 }
@@ -178,11 +184,13 @@ void hdel_command(CommandContext& ctx) {
   if (!is_hash(entry)) return ctx.error(errors::kWrongType);
   HashValue& hash = entry->value.as<HashValue>();
   int64_t deleted = 0;
+  bool key_removed = false;
   for (size_t i = 2; i < ctx.args.size(); ++i) {
     if (hash.remove(ctx.args[i])) {
       ++deleted;
       if (hash.empty()) {
         ctx.db().remove(entry);
+        key_removed = true;
         break;
       }
     }
@@ -190,6 +198,8 @@ void hdel_command(CommandContext& ctx) {
   if (deleted > 0) {
     ctx.dirty(deleted);
     ctx.key_modified(ctx.args[1]);
+    ctx.notify(kNotifyHash, "hdel", ctx.args[1]);
+    if (key_removed) ctx.notify(kNotifyGeneric, "del", ctx.args[1]);
     ctx.propagate_as_received();
   }
   ctx.reply.integer(deleted);
@@ -214,12 +224,16 @@ void hincrby_command(CommandContext& ctx) {
     return ctx.error(errors::kOverflow);
   }
   const int64_t result = current + increment;
-  if (entry == nullptr) entry = ctx.db().add(ctx.args[1], Value::make_hash());
+  if (entry == nullptr) {
+    entry = ctx.db().add(ctx.args[1], Value::make_hash());
+    ctx.notify(kNotifyNew, "new", ctx.args[1]);
+  }
   char digits[kMaxInt64Chars];
   entry->value.as<HashValue>().set(ctx.args[2], std::string_view(digits, int64_to_chars(result, digits)),
                           limits(ctx));
   ctx.dirty();
   ctx.key_modified(ctx.args[1]);
+  ctx.notify(kNotifyHash, "hincrby", ctx.args[1]);
   ctx.propagate_as_received();
   ctx.reply.integer(result);
 }
@@ -240,10 +254,14 @@ void hincrbyfloat_command(CommandContext& ctx) {
   const long double result = current + increment;
   if (std::isnan(result) || std::isinf(result)) return ctx.error(errors::kIncrFloatNaNOrInf);
   const std::string text = format_long_double(result);
-  if (entry == nullptr) entry = ctx.db().add(ctx.args[1], Value::make_hash());
+  if (entry == nullptr) {
+    entry = ctx.db().add(ctx.args[1], Value::make_hash());
+    ctx.notify(kNotifyNew, "new", ctx.args[1]);
+  }
   entry->value.as<HashValue>().set(ctx.args[2], text, limits(ctx));
   ctx.dirty();
   ctx.key_modified(ctx.args[1]);
+  ctx.notify(kNotifyHash, "hincrbyfloat", ctx.args[1]);
   ctx.propagate({"HSET", ctx.args[1], ctx.args[2], text});
   ctx.reply.bulk(text);
 }

@@ -58,6 +58,7 @@ void delete_keys(CommandContext& ctx, bool lazy) {
     if (entry == nullptr) continue;
     ctx.key_modified(db, ctx.args[i]);
     db.remove(entry, lazy);
+    ctx.notify(kNotifyGeneric, "del", ctx.args[i]);
     ++deleted;
   }
   if (deleted > 0) {
@@ -230,6 +231,9 @@ void rename_generic(CommandContext& ctx, bool only_if_new) {
   ctx.key_modified(db, source);
   ctx.key_modified(db, target);
   ctx.dirty();
+  ctx.notify(kNotifyNew, "new", target);
+  ctx.notify(kNotifyGeneric, "rename_from", source);
+  ctx.notify(kNotifyGeneric, "rename_to", target);
   ctx.propagate_as_received();
   if (only_if_new) return ctx.reply.integer(1);
   ctx.reply.simple_string("OK");
@@ -271,6 +275,8 @@ void copy_command(CommandContext& ctx) {
   if (deadline != kNoExpiry) target.set_expiry(copy, deadline);
   ctx.key_modified(target, new_key);
   ctx.dirty();
+  ctx.notify(target, kNotifyNew, "new", new_key);
+  ctx.notify(target, kNotifyGeneric, "copy_to", new_key);
   ctx.propagate_as_received();
   ctx.reply.integer(1);
 }
@@ -290,6 +296,9 @@ void move_command(CommandContext& ctx) {
   ctx.key_modified(ctx.db(), key);
   ctx.key_modified(target, key);
   ctx.dirty();
+  ctx.notify(target, kNotifyNew, "new", key);
+  ctx.notify(kNotifyGeneric, "move_from", key);
+  ctx.notify(target, kNotifyGeneric, "move_to", key);
   ctx.propagate_as_received();
   ctx.reply.integer(1);
 }
@@ -367,7 +376,8 @@ void flushall_command(CommandContext& ctx) {
 // OBJECT looks keys up without touching them, but counts hits and misses; a missing key is a
 // null reply.
 Entry* object_lookup(CommandContext& ctx) {
-  Entry* entry = ctx.lookup_read(ctx.args[2], CommandContext::kLookupNoTouch);
+  Entry* entry = ctx.lookup_read(ctx.args[2], CommandContext::kLookupNoTouch |
+                                                  CommandContext::kLookupNoNotify);
   if (entry == nullptr) ctx.reply.null();
   return entry;
 }

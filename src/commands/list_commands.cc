@@ -101,13 +101,21 @@ void reply_and_pop_range(CommandContext& ctx, ListValue& list, End end, size_t c
   }
 }
 
-// The bookkeeping after `removed` elements left the list at `key`: an empty list is deleted,
-// WATCH and blocked clients are told, the change is counted.
-void after_removal(CommandContext& ctx, std::string_view key, Entry* entry, size_t removed) {
-  if (list_of(entry).empty()) ctx.db().remove(entry);
+// The bookkeeping after `removed` elements left the list at `key`: `event` fires, an empty
+// list is deleted (and `del` fires), WATCH and blocked clients are told, the change is counted.
+void after_removal(CommandContext& ctx, std::string_view key, Entry* entry, size_t removed,
+                   std::string_view event) {
+  ctx.notify(kNotifyList, event, key);
+  if (list_of(entry).empty()) {
+    ctx.db().remove(entry);
+    ctx.notify(kNotifyGeneric, "del", key);
+  }
   ctx.key_modified(key);
   ctx.dirty(removed);
 }
+
+std::string_view pop_event(End end) { return end == End::kHead ? "lpop" : "rpop"; }
+std::string_view push_event(End end) { return end == End::kHead ? "lpush" : "rpush"; }
 
 // A blocking command's timeout, parsed into an absolute deadline; false after an error reply.
 bool parse_timeout(CommandContext& ctx, std::string_view text, int64_t* deadline_ms) {
@@ -128,12 +136,14 @@ void push_generic(CommandContext& ctx, End end, bool only_if_exists) {
   if (entry == nullptr) {
     if (only_if_exists) return ctx.reply.integer(0);
     entry = ctx.db().add(key, new_list(ctx));
+    ctx.notify(kNotifyNew, "new", key);
   }
   ListValue& list = list_of(entry);
   for (size_t i = 2; i < ctx.args.size(); ++i) push(list, end, ctx.args[i]);
   const size_t pushed = ctx.args.size() - 2;
   ctx.dirty(pushed);
   ctx.key_modified(key);
+  ctx.notify(kNotifyList, push_event(end), key);
   ctx.propagate_as_received();
   ctx.reply.integer(static_cast<int64_t>(list.size()));
 }
@@ -166,7 +176,7 @@ void pop_generic(CommandContext& ctx, End end) {
     removed = std::min(static_cast<uint64_t>(count), static_cast<uint64_t>(list.size()));
     reply_and_pop_range(ctx, list, end, removed);
   }
-  after_removal(ctx, key, entry, removed);
+  after_removal(ctx, key, entry, removed, pop_event(end));
   ctx.propagate_as_received();
 }
 
@@ -227,6 +237,7 @@ void lset_command(CommandContext& ctx) {
   if (!parse_int64(ctx.args[2], &index)) return ctx.error(errors::kNotInteger);
   if (!list_of(entry).set(index, ctx.args[3])) return ctx.error(errors::kListIndexOutOfRange);
   ctx.key_modified(key);
+  ctx.notify(kNotifyList, "lset", key);
   ctx.dirty();
   ctx.propagate_as_received();
   ctx.reply.simple_string("OK");
@@ -248,6 +259,7 @@ void linsert_command(CommandContext& ctx) {
   ListValue& list = list_of(entry);
   if (!list.insert(ctx.args[3], ctx.args[4], after)) return ctx.reply.integer(-1);
   ctx.key_modified(key);
+  ctx.notify(kNotifyList, "linsert", key);
   ctx.dirty();
   ctx.propagate_as_received();
   ctx.reply.integer(static_cast<int64_t>(list.size()));
@@ -262,7 +274,7 @@ void lrem_command(CommandContext& ctx) {
   if (!is_list(entry)) return ctx.error(errors::kWrongType);
   const size_t removed = list_of(entry).remove(ctx.args[3], count);
   if (removed != 0) {
-    after_removal(ctx, key, entry, removed);
+    after_removal(ctx, key, entry, removed, "lrem");
     ctx.propagate_as_received();
   }
   ctx.reply.integer(static_cast<int64_t>(removed));
@@ -296,7 +308,7 @@ void ltrim_command(CommandContext& ctx) {
   list.erase(static_cast<size_t>(size - drop_back), static_cast<size_t>(drop_back));
   list.erase(0, static_cast<size_t>(drop_front));
   // Redis signals the key even when nothing was trimmed, but propagates only a change.
-  after_removal(ctx, key, entry, static_cast<size_t>(drop_front + drop_back));
+  after_removal(ctx, key, entry, static_cast<size_t>(drop_front + drop_back), "ltrim");
   if (drop_front + drop_back != 0) ctx.propagate_as_received();
   ctx.reply.simple_string("OK");
 }
@@ -375,9 +387,18 @@ void move_element(CommandContext& ctx, Entry* source, End from, End to, MoveForm
   // Rotating a list onto itself pops and pushes on the same value, so it never empties:
   // whether the source is left empty is judged after the push.
   std::string value = pop(list_of(source), from);
-  if (destination == nullptr) destination = ctx.db().add(destination_key, new_list(ctx));
+  if (destination == nullptr) {
+    destination = ctx.db().add(destination_key, new_list(ctx));
+    ctx.notify(kNotifyNew, "new", destination_key);
+  }
   push(list_of(destination), to, value);
-  if (list_of(source).empty()) ctx.db().remove(source_key);
+  // As Redis: the push is announced first, then the pop, then the source's deletion.
+  ctx.notify(kNotifyList, push_event(to), destination_key);
+  ctx.notify(kNotifyList, pop_event(from), source_key);
+  if (list_of(source).empty()) {
+    ctx.db().remove(source_key);
+    ctx.notify(kNotifyGeneric, "del", source_key);
+  }
   ctx.key_modified(destination_key);
   ctx.key_modified(source_key);
   ctx.dirty();
@@ -455,7 +476,7 @@ void blocking_pop(CommandContext& ctx, End end) {
     ctx.reply.array_header(2);
     ctx.reply.bulk(key);
     reply_and_pop(ctx, list_of(entry), end);
-    after_removal(ctx, key, entry, 1);
+    after_removal(ctx, key, entry, 1, pop_event(end));
     ctx.propagate({end == End::kHead ? "LPOP" : "RPOP", key});
     return;
   }
@@ -508,7 +529,7 @@ void mpop_generic(CommandContext& ctx, size_t numkeys_index, bool blocking) {
     ctx.reply.array_header(2);
     ctx.reply.bulk(key);
     reply_and_pop_range(ctx, list, end, popped);
-    after_removal(ctx, key, entry, popped);
+    after_removal(ctx, key, entry, popped, pop_event(end));
     char digits[kMaxInt64Chars];
     const std::string_view popped_text(digits,
                                        int64_to_chars(static_cast<int64_t>(popped), digits));

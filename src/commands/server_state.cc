@@ -1,5 +1,7 @@
 #include "commands/server_state.h"
 
+#include "commands/notifications.h"
+
 namespace keywarden {
 
 ServerState::ServerState(const Clock& clock, int database_count)
@@ -24,6 +26,28 @@ void ServerState::key_expired(int db, std::string_view key) {
   propagator_.add(db, {settings_.lazyfree_lazy_expire ? "UNLINK" : "DEL", key});
   // A deletion by expiry is a change for WATCH, as in Redis 7.0.
   watches_.touch(keyspace_.db(db), key);
+  notify_keyspace_event(kNotifyExpired, "expired", key, db);
+}
+
+void ServerState::key_evicted(int db, std::string_view key) {
+  notify_keyspace_event(kNotifyEvicted, "evicted", key, db);
+}
+
+void ServerState::publish_keyspace_event(std::string_view event, std::string_view key, int db) {
+  // Nobody listening: nothing to build (the usual case even with notifications on).
+  if (pubsub_.idle()) return;
+  uint32_t flags = settings_.notify_keyspace_events;
+  std::string channel;
+  if (flags & kNotifyKeyspace) {
+    channel = "__keyspace@" + std::to_string(db) + "__:";
+    channel += key;
+    pubsub_.publish(channel, event);
+  }
+  if (flags & kNotifyKeyevent) {
+    channel = "__keyevent@" + std::to_string(db) + "__:";
+    channel += event;
+    pubsub_.publish(channel, key);
+  }
 }
 
 }  // namespace keywarden

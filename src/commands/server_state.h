@@ -66,6 +66,8 @@ struct CommandSettings {
   SetLimits set_limits;
   // zset-max-listpack-entries / zset-max-listpack-value.
   ZSetLimits zset_limits;
+  // notify-keyspace-events: NotifyClass bits (commands/notifications.h); 0 is off.
+  uint32_t notify_keyspace_events = 0;
 };
 
 struct ServerStats {
@@ -122,8 +124,21 @@ class ServerState final : public KeyspaceListener {
   void count_error(std::string_view text);
 
   void key_expired(int db, std::string_view key) override;
+  // Where eviction reports each key it removes, once eviction exists: fires `evicted`.
+  void key_evicted(int db, std::string_view key);
+
+  // Publishes a keyspace notification of class `event_class` (a NotifyClass bit) for `key`
+  // in database `db`, when notify-keyspace-events enables that class: `event` on
+  // __keyspace@<db>__:<key> (K) and `key` on __keyevent@<db>__:<event> (E).
+  void notify_keyspace_event(uint32_t event_class, std::string_view event, std::string_view key,
+                             int db) {
+    if ((settings_.notify_keyspace_events & event_class) == 0) return;
+    publish_keyspace_event(event, key, db);
+  }
 
  private:
+  void publish_keyspace_event(std::string_view event, std::string_view key, int db);
+
   const Clock& clock_;
   Keyspace keyspace_;
   CommandTable commands_;

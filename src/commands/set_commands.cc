@@ -59,7 +59,10 @@ void sadd_command(CommandContext& ctx) {
   const std::string_view key = ctx.args[1];
   Entry* entry = ctx.lookup_write(key);
   if (entry != nullptr && !is_set(entry)) return ctx.error(errors::kWrongType);
-  if (entry == nullptr) entry = ctx.db().add(key, make_set());
+  if (entry == nullptr) {
+    entry = ctx.db().add(key, make_set());
+    ctx.notify(kNotifyNew, "new", key);
+  }
   SetValue& set = entry->value.as<SetValue>();
   const SetLimits set_limits = limits(ctx);
   int64_t added = 0;
@@ -69,6 +72,7 @@ void sadd_command(CommandContext& ctx) {
   if (added > 0) {
     ctx.dirty(added);
     ctx.key_modified(key);
+    ctx.notify(kNotifySet, "sadd", key);
     ctx.propagate_as_received();
   }
   ctx.reply.integer(added);
@@ -81,17 +85,21 @@ void srem_command(CommandContext& ctx) {
   if (!is_set(entry)) return ctx.error(errors::kWrongType);
   SetValue& set = entry->value.as<SetValue>();
   int64_t removed = 0;
+  bool key_removed = false;
   for (size_t i = 2; i < ctx.args.size(); ++i) {
     if (!set.remove(ctx.args[i])) continue;
     ++removed;
     if (set.empty()) {
       ctx.db().remove(entry, lazy_server_del(ctx));
+      key_removed = true;
       break;
     }
   }
   if (removed > 0) {
     ctx.dirty(removed);
     ctx.key_modified(key);
+    ctx.notify(kNotifySet, "srem", key);
+    if (key_removed) ctx.notify(kNotifyGeneric, "del", key);
     ctx.propagate_as_received();
   }
   ctx.reply.integer(removed);
@@ -113,14 +121,22 @@ void smove_command(CommandContext& ctx) {
   // Moving within one set changes nothing; the reply still says whether the member is there.
   if (source == target) return ctx.reply.integer(source_set.contains(member) ? 1 : 0);
   if (!source_set.remove(member)) return ctx.reply.integer(0);
-  if (source_set.empty()) ctx.db().remove(source, lazy_server_del(ctx));
-  if (target == nullptr) target = ctx.db().add(target_key, make_set());
+  ctx.notify(kNotifySet, "srem", source_key);
+  if (source_set.empty()) {
+    ctx.db().remove(source, lazy_server_del(ctx));
+    ctx.notify(kNotifyGeneric, "del", source_key);
+  }
+  if (target == nullptr) {
+    target = ctx.db().add(target_key, make_set());
+    ctx.notify(kNotifyNew, "new", target_key);
+  }
   ctx.dirty();
   ctx.key_modified(source_key);
   // The destination counts as changed only when it gained the member (Redis 7.0.15).
   if (target->value.as<SetValue>().add(member, limits(ctx))) {
     ctx.dirty();
     ctx.key_modified(target_key);
+    ctx.notify(kNotifySet, "sadd", target_key);
   }
   ctx.propagate_as_received();
   ctx.reply.integer(1);
@@ -173,6 +189,8 @@ void spop_with_count(CommandContext& ctx) {
     ctx.db().remove(entry, lazy_server_del(ctx));
     ctx.dirty(size);
     ctx.key_modified(key);
+    ctx.notify(kNotifySet, "spop", key);
+    ctx.notify(kNotifyGeneric, "del", key);
     ctx.propagate({"DEL", key});
     return;
   }
@@ -189,6 +207,7 @@ void spop_with_count(CommandContext& ctx) {
   if (!ctx.session.transaction.in_multi()) ctx.server.propagator().wrap_pending_in_transaction();
   ctx.dirty(popped.size());
   ctx.key_modified(key);
+  ctx.notify(kNotifySet, "spop", key);
 }
 
 void spop_command(CommandContext& ctx) {
@@ -200,7 +219,11 @@ void spop_command(CommandContext& ctx) {
   if (!is_set(entry)) return ctx.error(errors::kWrongType);
   SetValue& set = entry->value.as<SetValue>();
   const std::string member = set.pop_random(ctx.server.keyspace().rng());
-  if (set.empty()) ctx.db().remove(entry, lazy_server_del(ctx));
+  ctx.notify(kNotifySet, "spop", key);
+  if (set.empty()) {
+    ctx.db().remove(entry, lazy_server_del(ctx));
+    ctx.notify(kNotifyGeneric, "del", key);
+  }
   ctx.dirty();
   ctx.key_modified(key);
   ctx.propagate({"SREM", key, member});
@@ -265,7 +288,8 @@ bool read_sets(CommandContext& ctx, std::span<const std::string_view> keys,
 }
 
 // Stores `result` at `target_key`, replacing whatever is there and dropping any TTL (Redis's
-// setKey), or deletes the destination when the result is empty; replies the size.
+// setKey), or deletes the destination when the result is empty; replies the size. The event
+// is the command's name (sinterstore, sunionstore, sdiffstore), or `del` for a deletion.
 void store_result(CommandContext& ctx, std::string_view target_key, SetValue result) {
   const size_t size = result.size();
   if (size > 0) {
@@ -274,8 +298,10 @@ void store_result(CommandContext& ctx, std::string_view target_key, SetValue res
       ctx.db().overwrite(target, make_set(std::move(result)), /*keep_ttl=*/false);
     } else {
       ctx.db().add(target_key, make_set(std::move(result)));
+      ctx.notify(kNotifyNew, "new", target_key);
     }
     ctx.reply.integer(static_cast<int64_t>(size));
+    ctx.notify(kNotifySet, ctx.command.full_name, target_key);
   } else {
     ctx.reply.integer(0);
     // Redis deletes without an expiry check here (dbDelete), so an expired destination is
@@ -283,6 +309,7 @@ void store_result(CommandContext& ctx, std::string_view target_key, SetValue res
     Entry* target = ctx.db().find_raw(target_key);
     if (target == nullptr) return;
     ctx.db().remove(target, lazy_server_del(ctx));
+    ctx.notify(kNotifyGeneric, "del", target_key);
   }
   ctx.dirty();
   ctx.key_modified(target_key);

@@ -278,13 +278,16 @@ void sort_generic(CommandContext& ctx, bool read_only) {
       db.overwrite(destination, std::move(stored), false);
     } else {
       db.add(options.store, std::move(stored));
+      ctx.notify(kNotifyNew, "new", options.store);
     }
     ctx.key_modified(options.store);
+    ctx.notify(kNotifyList, "sortstore", options.store);
     ctx.dirty(output_length);
     ctx.propagate_as_received();
   } else if (destination != nullptr) {
     db.remove(destination);
     ctx.key_modified(options.store);
+    ctx.notify(kNotifyGeneric, "del", options.store);
     ctx.dirty();
     ctx.propagate_as_received();
   }

@@ -209,10 +209,15 @@ void set_generic(CommandContext& ctx, const StringOptions& options, std::string_
     overwrite_string(db, entry, value, options.keep_ttl);
   } else {
     entry = db.add(key, Value::make_string(value));
+    ctx.notify(kNotifyNew, "new", key);
   }
   ctx.dirty();
   ctx.key_modified(key);
-  if (deadline != kNoExpiry) db.set_expiry(entry, deadline);
+  ctx.notify(kNotifyString, "set", key);
+  if (deadline != kNoExpiry) {
+    db.set_expiry(entry, deadline);
+    ctx.notify(kNotifyGeneric, "expire", key);
+  }
   if (!options.get) {
     if (replies == SetReplies::kOneOrZero) {
       ctx.reply.integer(1);
@@ -285,6 +290,7 @@ void delete_and_propagate(CommandContext& ctx, Entry* entry, bool lazy) {
   std::string_view key = entry->key();
   ctx.propagate({lazy ? "UNLINK" : "DEL", key});  // copies the key before it is freed
   ctx.key_modified(key);
+  ctx.notify(kNotifyGeneric, "del", key);
   ctx.db().remove(entry);
   ctx.dirty();
 }
@@ -313,12 +319,14 @@ void getex_command(CommandContext& ctx) {
     ctx.db().set_expiry(entry, deadline);
     ctx.dirty();
     ctx.key_modified(key);
+    ctx.notify(kNotifyGeneric, "expire", key);
     char digits[kMaxInt64Chars];
     ctx.propagate({"PEXPIREAT", key, std::string_view(digits, int64_to_chars(deadline, digits))});
   } else if (options.persist && entry->has_expiry()) {
     ctx.db().set_expiry(entry, kNoExpiry);
     ctx.dirty();
     ctx.key_modified(key);
+    ctx.notify(kNotifyGeneric, "persist", key);
     ctx.propagate({"PERSIST", key});
   }
 }
@@ -357,8 +365,10 @@ void mset_generic(CommandContext& ctx, bool only_if_none_exist) {
       overwrite_string(db, entry, ctx.args[i + 1], /*keep_ttl=*/false);
     } else {
       db.add(ctx.args[i], Value::make_string(ctx.args[i + 1]));
+      ctx.notify(kNotifyNew, "new", ctx.args[i]);
     }
     ctx.key_modified(ctx.args[i]);
+    ctx.notify(kNotifyString, "set", ctx.args[i]);
   }
   ctx.dirty((ctx.args.size() - 1) / 2);
   ctx.propagate_as_received();
@@ -378,6 +388,7 @@ void append_command(CommandContext& ctx) {
   size_t length;
   if (entry == nullptr) {
     entry = ctx.db().add(key, Value::make_string(suffix));
+    ctx.notify(kNotifyNew, "new", key);
     length = suffix.size();
   } else {
     if (!is_string(entry)) return ctx.error(errors::kWrongType);
@@ -393,6 +404,7 @@ void append_command(CommandContext& ctx) {
   }
   ctx.dirty();
   ctx.key_modified(key);
+  ctx.notify(kNotifyString, "append", key);
   ctx.propagate_as_received();
   ctx.reply.integer(static_cast<int64_t>(length));
 }
@@ -440,6 +452,7 @@ void setrange_command(CommandContext& ctx) {
     std::string bytes(static_cast<size_t>(offset) + patch.size(), '\0');
     std::memcpy(bytes.data() + offset, patch.data(), patch.size());
     entry = ctx.db().add(key, Value::make_raw(std::move(bytes)));
+    ctx.notify(kNotifyNew, "new", key);
   } else {
     if (!is_string(entry)) return ctx.error(errors::kWrongType);
     if (patch.empty()) return ctx.reply.integer(static_cast<int64_t>(entry->value.string_length()));
@@ -451,6 +464,7 @@ void setrange_command(CommandContext& ctx) {
   }
   ctx.dirty();
   ctx.key_modified(key);
+  ctx.notify(kNotifyString, "setrange", key);
   ctx.propagate_as_received();
   ctx.reply.integer(static_cast<int64_t>(entry->value.string_length()));
 }
@@ -463,7 +477,9 @@ Entry* store_counter(CommandContext& ctx, Entry* entry, std::string_view key, Va
     ctx.db().overwrite(entry, std::move(value), /*keep_ttl=*/true);
     return entry;
   }
-  return ctx.db().add(key, std::move(value));
+  Entry* added = ctx.db().add(key, std::move(value));
+  ctx.notify(kNotifyNew, "new", key);
+  return added;
 }
 
 void incr_decr(CommandContext& ctx, int64_t delta) {
@@ -489,6 +505,7 @@ void incr_decr(CommandContext& ctx, int64_t delta) {
   store_counter(ctx, entry, key, Value::make_int(result));
   ctx.dirty();
   ctx.key_modified(key);
+  ctx.notify(kNotifyString, "incrby", key);
   ctx.propagate_as_received();
   ctx.reply.integer(result);
 }
@@ -534,6 +551,7 @@ void incrbyfloat_command(CommandContext& ctx) {
   store_counter(ctx, entry, key, Value::make_plain_string(text));
   ctx.dirty();
   ctx.key_modified(key);
+  ctx.notify(kNotifyString, "incrbyfloat", key);
   ctx.propagate({"SET", key, text, "KEEPTTL"});
   ctx.reply.bulk(text);
 }

@@ -112,6 +112,7 @@ void zadd_generic(CommandContext& ctx, uint8_t flags) {
           limits.max_listpack_value < static_cast<int64_t>(ctx.args[score_index + 1].size());
       entry = ctx.db().add(key, Value::make_aggregate(ValueType::kZSet,
                                                       std::make_unique<ZSetValue>(skiplist)));
+      ctx.notify(kNotifyNew, "new", key);
     }
     ZSetValue& zset = zset_of(entry);
     for (size_t i = 0; i < pairs; ++i) {
@@ -134,6 +135,7 @@ void zadd_generic(CommandContext& ctx, uint8_t flags) {
   if (added + updated > 0) {
     ctx.dirty(static_cast<uint64_t>(added + updated));
     ctx.key_modified(key);
+    ctx.notify(kNotifyZset, incr ? "zincr" : "zadd", key);
     ctx.propagate_as_received();
   }
   if (incr) {
@@ -155,16 +157,20 @@ void zrem_command(CommandContext& ctx) {
   if (!is_zset(entry)) return ctx.error(errors::kWrongType);
   ZSetValue& zset = zset_of(entry);
   int64_t deleted = 0;
+  bool key_removed = false;
   for (size_t i = 2; i < ctx.args.size(); ++i) {
     if (zset.remove(ctx.args[i])) ++deleted;
     if (zset.empty()) {
       ctx.db().remove(entry);
+      key_removed = true;
       break;
     }
   }
   if (deleted > 0) {
     ctx.dirty(static_cast<uint64_t>(deleted));
     ctx.key_modified(key);
+    ctx.notify(kNotifyZset, "zrem", key);
+    if (key_removed) ctx.notify(kNotifyGeneric, "del", key);
     ctx.propagate_as_received();
   }
   ctx.reply.integer(deleted);
@@ -262,7 +268,11 @@ int64_t pop_and_reply(CommandContext& ctx, Entry* entry, std::string_view key, b
   }
   ctx.dirty(static_cast<uint64_t>(popped));
   ctx.key_modified(key);
-  if (zset.empty()) ctx.db().remove(entry);
+  ctx.notify(kNotifyZset, highest ? "zpopmax" : "zpopmin", key);
+  if (zset.empty()) {
+    ctx.db().remove(entry);
+    ctx.notify(kNotifyGeneric, "del", key);
+  }
   return popped;
 }
 

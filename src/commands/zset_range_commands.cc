@@ -135,6 +135,7 @@ void store_result(CommandContext& ctx, std::string_view destination,
       ctx.db().remove(existing);
       ctx.dirty();
       ctx.key_modified(destination);
+      ctx.notify(kNotifyGeneric, "del", destination);
       ctx.propagate_as_received();
     }
     return;
@@ -146,9 +147,12 @@ void store_result(CommandContext& ctx, std::string_view destination,
     ctx.db().overwrite(entry, std::move(value), /*keep_ttl=*/false);
   } else {
     ctx.db().add(destination, std::move(value));
+    ctx.notify(kNotifyNew, "new", destination);
   }
   ctx.dirty();
   ctx.key_modified(destination);
+  // The event is the command's name: zunionstore, zinterstore, zdiffstore or zrangestore.
+  ctx.notify(kNotifyZset, ctx.command.full_name, destination);
   ctx.propagate_as_received();
   ctx.reply.integer(static_cast<int64_t>(count));
 }
@@ -391,10 +395,14 @@ void zremrange_generic(CommandContext& ctx, RangeKind kind) {
   } else {
     deleted = zset.remove_range(lex_range);
   }
-  if (zset.empty()) ctx.db().remove(entry);
+  const bool key_removed = zset.empty();
+  if (key_removed) ctx.db().remove(entry);
   if (deleted > 0) {
     ctx.dirty(deleted);
     ctx.key_modified(key);
+    // zremrangebyrank, zremrangebyscore or zremrangebylex: the command's name.
+    ctx.notify(kNotifyZset, ctx.command.full_name, key);
+    if (key_removed) ctx.notify(kNotifyGeneric, "del", key);
     ctx.propagate_as_received();
   }
   ctx.reply.integer(static_cast<int64_t>(deleted));

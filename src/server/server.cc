@@ -370,7 +370,15 @@ void Server::register_config() {
   c.add_memory("zset-max-listpack-value", &command.zset_limits.max_listpack_value, 0, kMax);
   c.add_alias("zset-max-listpack-value", "zset-max-ziplist-value");
   c.add_integer("maxmemory-samples", &settings_.maxmemory_samples, 1, 64);
-  c.add_string("notify-keyspace-events", &settings_.notify_keyspace_events);
+  // Class letters (notifications.h), printed back in Redis's order.
+  c.add({"notify-keyspace-events", {}, 0,
+         [&command] { return format_notify_flags(command.notify_keyspace_events); },
+         [&command](std::string_view value, bool) -> std::string {
+           uint32_t flags;
+           if (!parse_notify_flags(value, &flags)) return std::string(kNotifyFlagsError);
+           command.notify_keyspace_events = flags;
+           return "";
+         }});
   c.add({"client-output-buffer-limit", {}, kConfigMultiArg,
          [this] {
            static constexpr std::string_view kNames[] = {"normal", "slave", "pubsub"};

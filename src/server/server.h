@@ -64,7 +64,6 @@ struct ServerSettings {
   int64_t latency_monitor_threshold = 0;
   int64_t maxmemory = 0;
   int64_t maxmemory_samples = 5;
-  std::string notify_keyspace_events;
   // Indexed by OutputClass.
   OutputBufferLimit output_buffer_limits[3] = {
       {0, 0, 0}, {256LL << 20, 64LL << 20, 60}, {32LL << 20, 8LL << 20, 60}};
