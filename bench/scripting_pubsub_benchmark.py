@@ -48,7 +48,6 @@ import socket
 import subprocess
 import sys
 import time
-import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from redis_benchmark import (DEFAULT_KEYWARDEN, HOST, Server, _die_with_parent,  # noqa: E402
