@@ -10,7 +10,8 @@ namespace {
 uint32_t implied_categories(const CommandSpec& spec) {
   uint32_t categories = spec.acl_categories;
   if (spec.flags & kWrite) categories |= kAclWrite;
-  if (spec.flags & kReadonly) categories |= kAclRead;
+  // Read-only scripting commands (EVAL_RO, FCALL_RO) stay out of @read, as in Redis.
+  if ((spec.flags & kReadonly) && !(categories & kAclScripting)) categories |= kAclRead;
   if (spec.flags & kAdmin) categories |= kAclAdmin | kAclDangerous;
   if (spec.flags & kPubSub) categories |= kAclPubSub;
   if (spec.flags & kFast) categories |= kAclFast;

@@ -1,5 +1,6 @@
-// EVAL, EVALSHA, their _RO forms and SCRIPT: the commands of the script cache. The work is the
-// ScriptEngine's; these handlers only find it and parse what is theirs to parse.
+// EVAL, EVALSHA, their _RO forms and SCRIPT (the script cache), FCALL, FCALL_RO and FUNCTION
+// (libraries). The work is the ScriptEngine's; these handlers only find it and parse what is
+// theirs to parse.
 #include <string_view>
 
 #include "commands/arg_parser.h"
@@ -76,6 +77,94 @@ void script_help_command(CommandContext& ctx) {
   ctx.reply_status_lines(kLines);
 }
 
+void fcall_command(CommandContext& ctx) { engine(ctx).fcall(ctx, false); }
+void fcall_ro_command(CommandContext& ctx) { engine(ctx).fcall(ctx, true); }
+
+// FUNCTION FLUSH/LOAD/DELETE change what replicas and the AOF must hold: they propagate as
+// received.
+void function_load_command(CommandContext& ctx) {
+  bool replace = false;
+  size_t at = 2;
+  if (ctx.args.size() > 3) {
+    if (!equals_ignore_case(ctx.args[2], "replace") || ctx.args.size() > 4) {
+      ctx.error("ERR Unknown option given: " + std::string(ctx.args[2]));
+      return;
+    }
+    replace = true;
+    at = 3;
+  }
+  engine(ctx).function_load(ctx, ctx.args[at], replace);
+  if (ctx.failed()) return;
+  ctx.dirty();
+  ctx.propagate_as_received();
+}
+
+void function_delete_command(CommandContext& ctx) {
+  engine(ctx).function_delete(ctx, ctx.args[2]);
+  if (ctx.failed()) return;
+  ctx.dirty();
+  ctx.propagate_as_received();
+}
+
+void function_flush_command(CommandContext& ctx) {
+  if (ctx.args.size() > 3) {
+    std::string text = "ERR unknown subcommand or wrong number of arguments for '";
+    text.append(ctx.args[1].substr(0, 128));
+    text += "'. Try FUNCTION HELP.";
+    ctx.error(text);
+    return;
+  }
+  if (ctx.args.size() == 3 && !equals_ignore_case(ctx.args[2], "sync") &&
+      !equals_ignore_case(ctx.args[2], "async")) {
+    ctx.error(errors::kFunctionFlushMode);
+    return;
+  }
+  engine(ctx).function_flush();
+  ctx.dirty();
+  ctx.propagate_as_received();
+  ctx.reply.simple_string("OK");
+}
+
+void function_list_command(CommandContext& ctx) { engine(ctx).function_list(ctx); }
+void function_stats_command(CommandContext& ctx) { engine(ctx).function_stats(ctx); }
+void function_kill_command(CommandContext& ctx) { engine(ctx).script_kill(ctx, true); }
+
+void function_help_command(CommandContext& ctx) {
+  static constexpr std::string_view kLines[] = {
+      "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "LOAD [REPLACE] <FUNCTION CODE>",
+      "    Create a new library with the given library name and code.",
+      "DELETE <LIBRARY NAME>",
+      "    Delete the given library.",
+      "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+      "    Return general information on all the libraries:",
+      "    * Library name",
+      "    * The engine used to run the Library",
+      "    * Library description",
+      "    * Functions list",
+      "    * Library code (if WITHCODE is given)",
+      "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+      "STATS",
+      "    Return information about the current function running:",
+      "    * Function name",
+      "    * Command used to run the function",
+      "    * Duration in MS that the function is running",
+      "    If no function is running, return nil",
+      "    In addition, returns a list of available engines.",
+      "KILL",
+      "    Kill the current running function.",
+      "FLUSH [ASYNC|SYNC]",
+      "    Delete all the libraries.",
+      "    When called without the optional mode argument, the behavior is determined by the",
+      "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+      "    * ASYNC: Asynchronously flush the libraries.",
+      "    * SYNC: Synchronously flush the libraries.",
+      "HELP",
+      "    Prints this help.",
+  };
+  ctx.reply_status_lines(kLines);
+}
+
 constexpr uint32_t kEvalFlags = kNoScript | kStale | kSkipMonitor | kNoMandatoryKeys | kMovableKeys;
 constexpr std::string_view kEvalComplexity = "Depends on the script that is executed.";
 
@@ -98,7 +187,37 @@ constexpr CommandSpec kScriptSubcommands[] = {
      "O(N) with N being the length in bytes of the script body."},
 };
 
+constexpr std::string_view kFunctionDeletedComplexity = "O(1)";
+
+constexpr CommandSpec kFunctionSubcommands[] = {
+    {"delete", 3, kWrite | kNoScript, 0, 0, 0, kAclScripting, function_delete_command,
+     "scripting", "7.0.0", "Delete a function by name", kFunctionDeletedComplexity},
+    {"flush", -2, kWrite | kNoScript, 0, 0, 0, kAclScripting, function_flush_command,
+     "scripting", "7.0.0", "Deleting all functions",
+     "O(N) where N is the number of functions deleted"},
+    {"help", 2, kLoading | kStale, 0, 0, 0, kAclScripting, function_help_command, "scripting",
+     "7.0.0", "Show helpful text about the different subcommands", "O(1)"},
+    {"kill", 2, kNoScript | kAllowBusy, 0, 0, 0, kAclScripting, function_kill_command,
+     "scripting", "7.0.0", "Kill the function currently in execution.", "O(1)"},
+    {"list", -2, kNoScript, 0, 0, 0, kAclScripting, function_list_command, "scripting", "7.0.0",
+     "List information about all the functions", "O(N) where N is the number of functions"},
+    {"load", -3, kWrite | kDenyOom | kNoScript, 0, 0, 0, kAclScripting, function_load_command,
+     "scripting", "7.0.0", "Create a function with the given arguments (name, code, description)",
+     "O(1) (considering compilation time is redundant)"},
+    {"stats", 2, kNoScript | kAllowBusy, 0, 0, 0, kAclScripting, function_stats_command,
+     "scripting", "7.0.0",
+     "Return information about the function currently running (name, description, duration)",
+     "O(1)"},
+};
+
 constexpr CommandSpec kEvalCommands[] = {
+    {"fcall", -3, kEvalFlags, 0, 0, 0, kAclScripting, fcall_command, "scripting", "7.0.0",
+     "Invoke a function", "Depends on the function that is executed.", {}, numkeys_keys<2>},
+    {"fcall_ro", -3, kEvalFlags | kReadonly, 0, 0, 0, kAclScripting, fcall_ro_command,
+     "scripting", "7.0.0", "Invoke a read-only function",
+     "Depends on the function that is executed.", {}, numkeys_keys<2>},
+    {"function", -2, 0, 0, 0, 0, kAclScripting, nullptr, "scripting", "7.0.0",
+     "A container for function commands", "Depends on subcommand.", kFunctionSubcommands},
     {"eval", -3, kEvalFlags, 0, 0, 0, kAclScripting, eval_command, "scripting", "2.6.0",
      "Execute a Lua script server side", kEvalComplexity, {}, numkeys_keys<2>},
     {"evalsha", -3, kEvalFlags, 0, 0, 0, kAclScripting, evalsha_command, "scripting", "2.6.0",

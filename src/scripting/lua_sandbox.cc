@@ -17,6 +17,7 @@ namespace {
 constexpr const char* kRealGlobals = "__keywarden_globals";
 constexpr const char* kProxyGlobals = "__keywarden_proxy";
 constexpr const char* kReadOnlyTables = "__keywarden_readonly";
+constexpr const char* kLoadGlobals = "__keywarden_load_globals";
 
 constexpr const char* kReadOnlyMessage = "Attempt to modify a readonly table";
 
@@ -43,16 +44,25 @@ int protected_call(lua_State* lua) {
   return lua_gettop(lua);
 }
 
-// __index of the globals proxy: a read of a global nobody defined is an error.
-int read_global(lua_State* lua) {
+// __index of a strict proxy: reading a name nobody defined is an error.
+int read_strict(lua_State* lua, int source) {
   lua_pushvalue(lua, 2);
-  lua_rawget(lua, lua_upvalueindex(1));
+  lua_rawget(lua, source);
   if (lua_isnil(lua, -1)) {
     const char* name = lua_tostring(lua, 2);
     return luaL_error(lua, "Script attempted to access nonexistent global variable '%s'",
                       name != nullptr ? name : "?");
   }
   return 1;
+}
+
+int read_field(lua_State* lua) { return read_strict(lua, lua_upvalueindex(1)); }
+
+// __index of the globals proxy: while a function library loads, its code sees only the
+// load-time API.
+int read_global(lua_State* lua) {
+  lua_getfield(lua, LUA_REGISTRYINDEX, kLoadGlobals);
+  return read_strict(lua, lua_istable(lua, -1) ? lua_gettop(lua) : lua_upvalueindex(1));
 }
 
 // __newindex of every protected table.
@@ -77,17 +87,17 @@ int guarded_rawset(lua_State* lua) {
   return 1;
 }
 
-// Replaces the table at the top of the stack by a read-only proxy of it; `strict` proxies
-// (the globals) also refuse reads of missing names.
-void push_proxy(lua_State* lua, bool strict) {
+enum class ProxyKind { kPlain, kStrict, kGlobals };
+
+// Replaces the table at the top of the stack by a read-only proxy of it; strict proxies also
+// refuse reads of missing names.
+void push_proxy(lua_State* lua, ProxyKind kind) {
   const int real = lua_gettop(lua);
   lua_newtable(lua);                  // the proxy
   lua_createtable(lua, 0, 3);         // its metatable
-  if (strict) {
-    lua_pushvalue(lua, real);
-    lua_pushcclosure(lua, read_global, 1);
-  } else {
-    lua_pushvalue(lua, real);
+  lua_pushvalue(lua, real);
+  if (kind != ProxyKind::kPlain) {
+    lua_pushcclosure(lua, kind == ProxyKind::kGlobals ? read_global : read_field, 1);
   }
   lua_setfield(lua, -2, "__index");
   lua_pushcfunction(lua, refuse_write);
@@ -98,6 +108,12 @@ void push_proxy(lua_State* lua, bool strict) {
   lua_remove(lua, real);
   // Remember it as read-only for the guarded rawset.
   lua_getfield(lua, LUA_REGISTRYINDEX, kReadOnlyTables);
+  if (lua_isnil(lua, -1)) {
+    lua_pop(lua, 1);
+    lua_newtable(lua);
+    lua_pushvalue(lua, -1);
+    lua_setfield(lua, LUA_REGISTRYINDEX, kReadOnlyTables);
+  }
   lua_pushvalue(lua, -2);
   lua_pushboolean(lua, 1);
   lua_rawset(lua, -3);
@@ -146,8 +162,6 @@ void install_error_handler(lua_State* lua, const char* name) {
 }
 
 void protect_globals(lua_State* lua) {
-  lua_newtable(lua);
-  lua_setfield(lua, LUA_REGISTRYINDEX, kReadOnlyTables);
 
   // Library tables become read-only proxies in the real globals.
   static const char* const kLibraries[] = {"string", "table",    "math",      "coroutine",
@@ -159,7 +173,7 @@ void protect_globals(lua_State* lua) {
       lua_pop(lua, 1);
       continue;
     }
-    push_proxy(lua, false);
+    push_proxy(lua, ProxyKind::kPlain);
     lua_setglobal(lua, name);
   }
   lua_pushcfunction(lua, guarded_rawset);
@@ -169,7 +183,7 @@ void protect_globals(lua_State* lua) {
   lua_pushvalue(lua, LUA_GLOBALSINDEX);
   lua_pushvalue(lua, -1);
   lua_setfield(lua, LUA_REGISTRYINDEX, kRealGlobals);
-  push_proxy(lua, true);
+  push_proxy(lua, ProxyKind::kGlobals);
   lua_pushvalue(lua, -1);
   lua_setfield(lua, LUA_REGISTRYINDEX, kProxyGlobals);
   lua_setglobal(lua, "_G");
@@ -179,6 +193,19 @@ void set_script_environment(lua_State* lua, int index) {
   const int function = lua_gettop(lua) + 1 + index;  // index is relative (negative)
   lua_getfield(lua, LUA_REGISTRYINDEX, kProxyGlobals);
   lua_setfenv(lua, function);
+}
+
+void make_read_only(lua_State* lua, bool strict) {
+  push_proxy(lua, strict ? ProxyKind::kStrict : ProxyKind::kPlain);
+}
+
+void set_load_globals(lua_State* lua, int index) {
+  if (index == 0) {
+    lua_pushnil(lua);
+  } else {
+    lua_pushvalue(lua, index);
+  }
+  lua_setfield(lua, LUA_REGISTRYINDEX, kLoadGlobals);
 }
 
 void set_global_array(lua_State* lua, const char* name, std::span<const std::string_view> values) {

@@ -24,6 +24,12 @@ void install_error_handler(lua_State* lua, const char* name);
 void protect_globals(lua_State* lua);
 // Gives the function at `index` the protected globals as its environment.
 void set_script_environment(lua_State* lua, int index);
+// Replaces the table on top of the stack with a read-only view of it; a `strict` view also
+// refuses reads of missing names, as the globals do.
+void make_read_only(lua_State* lua, bool strict);
+// While a FUNCTION library loads, scripts read their globals from the table at `index`
+// instead (the load-time API); 0 ends that.
+void set_load_globals(lua_State* lua, int index);
 // Sets global `name` (KEYS, ARGV) to a fresh array of `values`, bypassing the protection.
 void set_global_array(lua_State* lua, const char* name, std::span<const std::string_view> values);
 

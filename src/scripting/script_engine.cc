@@ -24,6 +24,10 @@ namespace {
 
 constexpr const char* kEngineKey = "__keywarden_engine";
 constexpr const char* kErrorHandler = "__redis__err__handler";
+constexpr std::string_view kBusyEval =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+constexpr std::string_view kBusyFunction =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
 // Instructions between two hook calls: about a millisecond of Lua.
 constexpr int kHookInstructions = 100000;
 
@@ -78,7 +82,12 @@ ScriptEngine& ScriptEngine::self(lua_State* lua) {
 }
 
 void ScriptEngine::open_state() {
-  lua_ = luaL_newstate();
+  lua_ = create_state(false);
+  functions_lua_ = create_state(true);
+}
+
+lua_State* ScriptEngine::create_state(bool for_functions) {
+  lua_State* lua_ = luaL_newstate();
   lua_pushlightuserdata(lua_, this);
   lua_setfield(lua_, LUA_REGISTRYINDEX, kEngineKey);
   open_sandboxed_libraries(lua_);
@@ -123,27 +132,32 @@ void ScriptEngine::open_state() {
   }
   lua_pushlstring(lua_, kRedisCompatibleVersion.data(), kRedisCompatibleVersion.size());
   lua_setfield(lua_, -2, "REDIS_VERSION");
+  if (for_functions) push_load_api(lua_);
   lua_setglobal(lua_, "redis");
 
   install_error_handler(lua_, kErrorHandler);
   protect_globals(lua_);
+  return lua_;
 }
 
 void ScriptEngine::close_state() {
   if (lua_ != nullptr) lua_close(lua_);
   lua_ = nullptr;
+  close_functions();
   scripts_.clear();
   cache_bytes_ = 0;
 }
 
 void ScriptEngine::flush() {
-  close_state();
-  open_state();
+  if (lua_ != nullptr) lua_close(lua_);
+  lua_ = create_state(false);
+  scripts_.clear();
+  cache_bytes_ = 0;
 }
 
-size_t ScriptEngine::lua_memory_bytes() const {
-  return static_cast<size_t>(lua_gc(lua_, LUA_GCCOUNT, 0)) * 1024 +
-         static_cast<size_t>(lua_gc(lua_, LUA_GCCOUNTB, 0));
+size_t ScriptEngine::lua_memory_bytes(lua_State* lua) {
+  return static_cast<size_t>(lua_gc(lua, LUA_GCCOUNT, 0)) * 1024 +
+         static_cast<size_t>(lua_gc(lua, LUA_GCCOUNTB, 0));
 }
 
 const ClientSession* ScriptEngine::running_caller() const {
@@ -196,7 +210,7 @@ bool ScriptEngine::script_exists(std::string_view sha) const {
   return scripts_.contains(lower);
 }
 
-void ScriptEngine::script_kill(CommandContext& ctx) {
+void ScriptEngine::script_kill(CommandContext& ctx, bool function_kill) {
   if (run_ == nullptr) {
     ctx.error("NOTBUSY No scripts in execution right now.");
     return;
@@ -206,6 +220,11 @@ void ScriptEngine::script_kill(CommandContext& ctx) {
         "UNKILLABLE Sorry the script already executed write commands against the dataset. You "
         "can either wait the script termination or kill the server in a hard way using the "
         "SHUTDOWN NOSAVE command.");
+    return;
+  }
+  // SCRIPT KILL stops EVAL scripts, FUNCTION KILL functions.
+  if (function_kill != run_->is_function) {
+    ctx.error(function_kill ? kBusyEval : kBusyFunction);
     return;
   }
   run_->kill_requested = true;
@@ -265,35 +284,39 @@ void ScriptEngine::eval(CommandContext& ctx, bool by_sha, bool read_only) {
 
 void ScriptEngine::run_script(CommandContext& ctx, const CachedScript& script,
                               std::string_view sha, size_t key_count, bool read_only) {
-  lua_State* lua = lua_;
   // KEYS and ARGV, fresh for every run, in the real globals table.
-  set_global_array(lua, "KEYS", ctx.args.subspan(3, key_count));
-  set_global_array(lua, "ARGV", ctx.args.subspan(3 + key_count));
+  set_global_array(lua_, "KEYS", ctx.args.subspan(3, key_count));
+  set_global_array(lua_, "ARGV", ctx.args.subspan(3 + key_count));
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, script.function_ref);
+  run_function(ctx, lua_, sha, read_only, false, 0);
+}
 
-  Run run{&ctx, sha, script.flags, read_only, server_.clock().monotonic_us()};
-  run.next_busy_check_us = run.start_us;
+void ScriptEngine::run_function(CommandContext& ctx, lua_State* lua, std::string_view name,
+                                bool read_only, bool is_function, int argc) {
+  Run run{&ctx, name, 0, read_only, server_.clock().monotonic_us()};
+  run.is_function = is_function;
   run_ = &run;
   script_session_.db = ctx.session.db;
   script_session_.resp = 2;
   lua_sethook(lua, &ScriptEngine::lua_hook, LUA_MASKCOUNT, kHookInstructions);
 
+  // The function and its arguments are on the stack; the error handler goes below them.
   lua_getglobal(lua, kErrorHandler);
-  const int handler_index = lua_gettop(lua);
-  lua_rawgeti(lua, LUA_REGISTRYINDEX, script.function_ref);
-  const int status = ::lua_pcall(lua, 0, 1, handler_index);
+  lua_insert(lua, -(argc + 2));
+  const int handler_index = lua_gettop(lua) - argc - 1;
+  const int status = ::lua_pcall(lua, argc, 1, handler_index);
 
   lua_sethook(lua, nullptr, 0, 0);
   run_ = nullptr;
   server_.set_busy_reply({});
   if (status != 0) {
-    reply_script_error(lua, ctx, sha);
+    reply_script_error(lua, ctx, name);
   } else {
     write_reply(lua, ctx.reply, 0);
   }
   lua_settop(lua, handler_index - 1);
   // A script's writes reach the AOF and replicas as one transaction.
   server_.propagator().wrap_pending_in_transaction();
-  if (run.wrote) ctx.dirty(0);
 }
 
 void ScriptEngine::reply_script_error(lua_State* lua, CommandContext& ctx, std::string_view name) {
@@ -777,9 +800,7 @@ bool ScriptEngine::on_hook() {
   const int64_t now_us = server_.clock().monotonic_us();
   if (!run_->busy && now_us - run_->start_us >= busy_reply_threshold_ms * 1000) {
     run_->busy = true;
-    server_.set_busy_reply(
-        "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
-        "NOSAVE.");
+    server_.set_busy_reply(run_->is_function ? kBusyFunction : kBusyEval);
     log_message(LogLevel::kWarning,
                 "Slow script detected: still in execution after " +
                     std::to_string((now_us - run_->start_us) / 1000) +

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "commands/client_session.h"
+#include "commands/command_table.h"
 #include "resp/reply_parser.h"
 #include "resp/reply_writer.h"
 #include "scripting/script_flags.h"
@@ -53,7 +55,7 @@ class ScriptEngine {
   void flush();
   // SCRIPT KILL: replies as Redis does (NOTBUSY, UNKILLABLE, or OK and the script stops at
   // its next hook).
-  void script_kill(CommandContext& ctx);
+  void script_kill(CommandContext& ctx, bool function_kill = false);
   // Stops the running script at its next hook whatever it wrote (SHUTDOWN NOSAVE).
   void abort() {
     if (run_ != nullptr) run_->kill_requested = true;
@@ -73,8 +75,24 @@ class ScriptEngine {
   size_t cached_scripts() const { return scripts_.size(); }
   // Bytes of script bodies held by the cache (INFO used_memory_scripts_eval).
   size_t cache_bytes() const { return cache_bytes_; }
-  // Bytes the Lua state uses (INFO used_memory_lua).
-  size_t lua_memory_bytes() const;
+  // Bytes the EVAL Lua state uses (INFO used_memory_lua).
+  size_t lua_memory_bytes() const { return lua_memory_bytes(lua_); }
+
+  // ---- functions (script_functions.cc) ----
+  // FUNCTION LOAD [REPLACE] code.
+  void function_load(CommandContext& ctx, std::string_view code, bool replace);
+  // FCALL / FCALL_RO.
+  void fcall(CommandContext& ctx, bool read_only);
+  void function_list(CommandContext& ctx);
+  void function_delete(CommandContext& ctx, std::string_view library);
+  void function_flush();
+  void function_stats(CommandContext& ctx);
+  size_t library_count() const { return libraries_.size(); }
+  size_t function_count() const { return functions_.size(); }
+  // Bytes of library code and names (INFO used_memory_functions).
+  size_t functions_bytes() const;
+  // Bytes the functions' Lua state uses (INFO used_memory_vm_functions).
+  size_t functions_lua_memory_bytes() const { return lua_memory_bytes(functions_lua_); }
 
  private:
   struct CachedScript {
@@ -87,17 +105,45 @@ class ScriptEngine {
     CommandContext* ctx;
     std::string_view name;  // the SHA, for error texts
     uint32_t flags;
-    bool read_only;         // EVAL_RO / EVALSHA_RO, or flags=no-writes
+    bool read_only;  // EVAL_RO / FCALL_RO, or flags=no-writes
     int64_t start_us;
     int64_t next_busy_check_us = 0;
     bool busy = false;
     bool wrote = false;
     bool kill_requested = false;
+    bool is_function = false;  // FCALL (FUNCTION KILL stops it) rather than EVAL
     int repl = 3;  // redis.set_repl flags: REPL_AOF | REPL_REPLICA
   };
 
+  struct Library {
+    std::string name;
+    std::string code;
+    std::vector<std::string> functions;  // names, in registration order
+  };
+  struct Function {
+    std::string name;
+    std::string library;
+    int ref;  // the callback, in the functions state's registry
+    uint32_t flags;
+    bool has_description;
+    std::string description;
+  };
+  using FunctionMap = std::unordered_map<std::string, Function, CaseInsensitiveHash,
+                                         CaseInsensitiveEqual>;
+
   void open_state();
   void close_state();
+  lua_State* create_state(bool for_functions);
+  static size_t lua_memory_bytes(lua_State* lua);
+  // Runs the function on top of the stack with its `argc` arguments above it and replies.
+  void run_function(CommandContext& ctx, lua_State* lua, std::string_view name, bool read_only,
+                    bool is_function, int argc);
+  // The functions' load-time API table (register_function, log, version) in the registry.
+  void push_load_api(lua_State* lua);
+  void close_functions();
+  static int lua_register_function(lua_State* lua);
+  // register_function's checks and bookkeeping; an error text (raised by the caller) or empty.
+  std::string_view register_function(lua_State* lua);
   // Compiles `body` as a script function; caches it under its SHA. Null with *error set
   // (the full reply text) when it does not compile or its shebang is wrong.
   const CachedScript* compile(std::string_view sha, std::string_view body, std::string* error);
@@ -152,6 +198,13 @@ class ScriptEngine {
   // The script's own client and what redis.call reuses between calls.
   ClientSession script_session_;
   std::vector<std::string_view> call_args_;
+  // Functions: a Lua state of their own, the libraries and their functions.
+  lua_State* functions_lua_ = nullptr;
+  std::map<std::string, Library> libraries_;
+  FunctionMap functions_;
+  // What the library being loaded registered so far (FUNCTION LOAD).
+  std::vector<Function>* loading_ = nullptr;
+  int64_t load_start_us_ = 0;
   std::string call_output_;
   ReplyParser call_parser_;
 };

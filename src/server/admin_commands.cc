@@ -698,36 +698,6 @@ void lastsave_command(CommandContext& ctx) {
   ctx.reply.integer(Server::from(ctx).start_time_ms() / 1000);
 }
 
-// --- FUNCTION ----------------------------------------------------------------------------------
-
-void function_flush_command(CommandContext& ctx) {
-  if (ctx.args.size() > 3) return subcommand_syntax_error(ctx);
-  if (ctx.args.size() == 3 && !equals_ignore_case(ctx.args[2], "sync") &&
-      !equals_ignore_case(ctx.args[2], "async")) {
-    return ctx.error(errors::kFunctionFlushMode);
-  }
-  // No libraries exist yet; the flush still counts as a change and reaches replicas and AOF.
-  ctx.dirty();
-  ctx.propagate_as_received();
-  ctx.reply.simple_string("OK");
-}
-
-void function_help_command(CommandContext& ctx) {
-  // Redis's wording, for the subcommands keywarden has so far.
-  static constexpr std::string_view kLines[] = {
-      "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-      "FLUSH [ASYNC|SYNC]",
-      "    Delete all the libraries.",
-      "    When called without the optional mode argument, the behavior is determined by the",
-      "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
-      "    * ASYNC: Asynchronously flush the libraries.",
-      "    * SYNC: Synchronously flush the libraries.",
-      "HELP",
-      "    Prints this help.",
-  };
-  ctx.reply_status_lines(kLines);
-}
-
 // --- Table -------------------------------------------------------------------------------------
 
 constexpr uint32_t kAdminFlags = kAdmin | kNoScript | kLoading | kStale;
@@ -759,14 +729,6 @@ constexpr CommandSpec kLatencySubcommands[] = {
      "Reset latency data for one or more events.", "O(1)"},
 };
 
-constexpr CommandSpec kFunctionSubcommands[] = {
-    {"flush", -2, kWrite | kNoScript, 0, 0, 0, kAclScripting, function_flush_command,
-     "scripting", "7.0.0", "Deleting all functions",
-     "O(N) where N is the number of functions deleted"},
-    {"help", 2, kLoading | kStale, 0, 0, 0, kAclScripting, function_help_command, "scripting",
-     "7.0.0", "Show helpful text about the different subcommands", "O(1)"},
-};
-
 constexpr CommandSpec kAdminCommands[] = {
     {"shutdown", -1, kAdminFlags | kNoMulti | kAllowBusy, 0, 0, 0, 0, shutdown_command, "server",
      "1.0.0", "Synchronously save the dataset to disk and then shut down the server",
@@ -786,8 +748,6 @@ constexpr CommandSpec kAdminCommands[] = {
     {"lastsave", 1, kLoading | kStale | kFast, 0, 0, 0, kAclAdmin | kAclDangerous,
      lastsave_command, "server", "1.0.0",
      "Get the UNIX time stamp of the last successful save to disk", "O(1)"},
-    {"function", -2, 0, 0, 0, 0, 0, nullptr, "scripting", "7.0.0",
-     "A container for function commands", "Depends on subcommand.", kFunctionSubcommands},
 };
 
 }  // namespace

@@ -277,20 +277,21 @@ void memory_section(InfoText& info, Server& server) {
   info.field("total_system_memory_human", format_human_bytes(system_memory));
   const ScriptEngine& scripts = server.scripting();
   const uint64_t lua_eval = scripts.lua_memory_bytes();
-  const uint64_t lua_functions = 0;  // FUNCTION libraries are not built yet
+  const uint64_t lua_functions = scripts.functions_lua_memory_bytes();
   info.field("used_memory_lua", lua_eval);
   info.field("used_memory_vm_eval", lua_eval);
   info.field("used_memory_lua_human", format_human_bytes(lua_eval));
   info.field("used_memory_scripts_eval", scripts.cache_bytes());
   info.field("number_of_cached_scripts", scripts.cached_scripts());
-  info.field("number_of_functions", 0);
-  info.field("number_of_libraries", 0);
+  info.field("number_of_functions", scripts.function_count());
+  info.field("number_of_libraries", scripts.library_count());
   info.field("used_memory_vm_functions", lua_functions);
   info.field("used_memory_vm_total", lua_eval + lua_functions);
   info.field("used_memory_vm_total_human", format_human_bytes(lua_eval + lua_functions));
-  info.field("used_memory_functions", 0);
-  info.field("used_memory_scripts", scripts.cache_bytes());
-  info.field("used_memory_scripts_human", format_human_bytes(scripts.cache_bytes()));
+  info.field("used_memory_functions", scripts.functions_bytes());
+  const uint64_t script_bytes = scripts.cache_bytes() + scripts.functions_bytes();
+  info.field("used_memory_scripts", script_bytes);
+  info.field("used_memory_scripts_human", format_human_bytes(script_bytes));
   info.field("maxmemory", maxmemory);
   info.field("maxmemory_human", format_human_bytes(static_cast<uint64_t>(maxmemory)));
   info.field("maxmemory_policy", policy != nullptr ? policy->get() : "noeviction");

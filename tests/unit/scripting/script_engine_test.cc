@@ -291,5 +291,66 @@ TEST_F(ScriptTest, ScriptThatWroteCannotBeKilled) {
             "the SHUTDOWN NOSAVE command.");
 }
 
+TEST_F(ScriptTest, FunctionsLoadCallListAndDelete) {
+  EXPECT_EQ(h.call("FUNCTION LOAD \"#!lua name=lib1\nredis.register_function('echo', "
+                   "function(keys, args) return {keys[1], args[1]} end)\""),
+            "\"lib1\"");
+  EXPECT_EQ(h.call("FCALL echo 1 k v"), "[\"k\", \"v\"]");
+  EXPECT_EQ(h.call("FCALL ECHO 0 v"), "[]");  // names are case-insensitive; keys[1] is nil
+  EXPECT_EQ(h.call("FCALL_RO echo 0"),
+            "-ERR Can not execute a script with write flag using *_ro command.");
+  EXPECT_EQ(h.call("FCALL nosuch 0"), "-ERR Function not found");
+  EXPECT_EQ(h.call("FCALL echo x"), "-ERR Bad number of keys provided");
+  EXPECT_EQ(h.call("FUNCTION LOAD \"#!lua name=lib1\nredis.register_function('x', "
+                   "function() end)\""),
+            "-ERR Library 'lib1' already exists");
+  EXPECT_EQ(h.call("FUNCTION LOAD \"#!lua name=lib2\nredis.register_function('echo', "
+                   "function() end)\""),
+            "-ERR Function echo already exists");
+  EXPECT_EQ(h.call("FUNCTION LOAD \"#!lua name=lib2\nredis.register_function{"
+                   "function_name='ro', callback=function(keys) "
+                   "return redis.call('get', keys[1]) end, flags={'no-writes'}, "
+                   "description='reads'}\""),
+            "\"lib2\"");
+  EXPECT_EQ(h.call("SET k v"), "+OK");
+  EXPECT_EQ(h.call("FCALL_RO ro 1 k"), "\"v\"");
+  EXPECT_EQ(h.call("FUNCTION LIST LIBRARYNAME lib2"),
+            "[[\"library_name\", \"lib2\", \"engine\", \"LUA\", \"functions\", "
+            "[[\"name\", \"ro\", \"description\", \"reads\", \"flags\", [+no-writes]]]]]");
+  EXPECT_EQ(engine.library_count(), 2u);
+  EXPECT_EQ(engine.function_count(), 2u);
+  EXPECT_EQ(h.call("FUNCTION DELETE lib1"), "+OK");
+  EXPECT_EQ(h.call("FUNCTION DELETE lib1"), "-ERR Library not found");
+  EXPECT_EQ(h.call("FCALL echo 0"), "-ERR Function not found");
+  EXPECT_EQ(h.call("FUNCTION FLUSH"), "+OK");
+  EXPECT_EQ(engine.library_count(), 0u);
+}
+
+TEST_F(ScriptTest, FunctionLoadErrors) {
+  EXPECT_EQ(h.call("FUNCTION LOAD \"return 1\""), "-ERR Missing library metadata");
+  EXPECT_EQ(h.call("FUNCTION LOAD \"#!lua\nreturn 1\""), "-ERR Library name was not given");
+  EXPECT_EQ(h.call("FUNCTION LOAD \"#!js name=x\nreturn 1\""), "-ERR Engine 'js' not found");
+  EXPECT_EQ(h.call("FUNCTION LOAD \"#!lua name=x\nreturn 1\""), "-ERR No functions registered");
+  // At load time only register_function, log and the constants exist.
+  EXPECT_EQ(h.call("FUNCTION LOAD \"#!lua name=x\nredis.call('ping')\""),
+            "-ERR Error registering functions: ERR user_function:2: Script attempted to access "
+            "nonexistent global variable 'call'");
+  EXPECT_EQ(h.call("FUNCTION LOAD \"#!lua name=x\nlocal s = string.rep('a', 2)\""),
+            "-ERR Error registering functions: ERR user_function:2: Script attempted to access "
+            "nonexistent global variable 'string'");
+  EXPECT_EQ(h.call("FUNCTION LOAD \"#!lua name=x\nredis.register_function{function_name='f', "
+                   "callback=function() end, flags={'bad'}}\""),
+            "-ERR Error registering functions: ERR unknown flag given");
+  EXPECT_EQ(h.call("FUNCTION LOAD \"#!lua name=x\nsyntax error\""),
+            "-ERR Error compiling function: user_function:2: '=' expected near 'error'");
+  EXPECT_EQ(h.call("FUNCTION LOAD \"#!lua name=x\nlocal t = {} "
+                   "redis.register_function('count', function() t[1] = (t[1] or 0) + 1 "
+                   "return t[1] end)\""),
+            "\"x\"");
+  // A library keeps its local state between calls, and runs with the full sandbox.
+  EXPECT_EQ(h.call("FCALL count 0"), ":1");
+  EXPECT_EQ(h.call("FCALL count 0"), ":2");
+}
+
 }  // namespace
 }  // namespace keywarden
