@@ -63,6 +63,8 @@ void shutdown_command(CommandContext& ctx) {
   }
   // A shutdown never waits (no replicas to catch up, nothing to save), so none is in progress.
   if (abort) return ctx.error(errors::kNoShutdownInProgress);
+  // While a script is busy only SHUTDOWN NOSAVE goes through.
+  if (!nosave && !ctx.server.busy_reply().empty()) return ctx.error(ctx.server.busy_reply());
 
   Server& server = Server::from(ctx);
   log_message(LogLevel::kWarning, "User requested shutdown...");

@@ -146,7 +146,7 @@ def busy_scenario(server) -> list[bytes]:
     out.append(other.read_reply_bytes())
     runner.send_command("EVAL", "local i = 0 while true do i = i + 1 end", "0")
     time.sleep(0.3)
-    for command in (("GET", "x"), ("MULTI",), ("DISCARD",), ("SCRIPT", "KILL")):
+    for command in (("GET", "x"), ("MULTI",), ("DISCARD",), ("SHUTDOWN",), ("SCRIPT", "KILL")):
         other.send_command(*command)
         out.append(other.read_reply_bytes())
     out.append(runner.read_reply_bytes())
