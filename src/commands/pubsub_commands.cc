@@ -50,8 +50,7 @@ int64_t confirmation_count(const Subscriber& subscriber, Kind kind) {
 
 // A (un)subscription confirmation; a null name for an UNSUBSCRIBE of everything when there
 // was nothing to leave.
-void confirm(CommandContext& ctx, std::string_view word, const std::string_view* name,
-             Kind kind) {
+void confirm(CommandContext& ctx, std::string_view word, const std::string_view* name, Kind kind) {
   ctx.reply.push_header(3);
   ctx.reply.bulk(word);
   if (name != nullptr) {
@@ -247,8 +246,8 @@ constexpr CommandSpec kPubSubSubcommands[] = {
     {"numsub", -2, kIntrospectionFlags, 0, 0, 0, 0, pubsub_numsub_command, "pubsub", "2.8.0",
      "Get the count of subscribers for channels",
      "O(N) for the NUMSUB subcommand, where N is the number of requested channels"},
-    {"shardchannels", -2, kIntrospectionFlags, 0, 0, 0, 0, pubsub_shardchannels_command,
-     "pubsub", "7.0.0", "List active shard channels",
+    {"shardchannels", -2, kIntrospectionFlags, 0, 0, 0, 0, pubsub_shardchannels_command, "pubsub",
+     "7.0.0", "List active shard channels",
      "O(N) where N is the number of active shard channels, and assuming constant time pattern "
      "matching (relatively short shard channels)."},
     {"shardnumsub", -2, kIntrospectionFlags, 0, 0, 0, 0, pubsub_shardnumsub_command, "pubsub",

@@ -75,12 +75,12 @@ void PubSub::unsubscribe_all(Subscriber* subscriber) {
   drop(shard_channels_, subscriber->shard_channels_);
 }
 
-void PubSub::encode_frame(std::string_view kind, std::string_view pattern,
+void PubSub::encode_frame(std::string_view kind, const std::string* pattern,
                           std::string_view channel, std::string_view message) {
   frame_.clear();
-  frame_ += pattern.data() == nullptr ? "*3\r\n" : "*4\r\n";
+  frame_ += pattern == nullptr ? "*3\r\n" : "*4\r\n";
   append_bulk(frame_, kind);
-  if (pattern.data() != nullptr) append_bulk(frame_, pattern);
+  if (pattern != nullptr) append_bulk(frame_, *pattern);
   append_bulk(frame_, channel);
   append_bulk(frame_, message);
 }
@@ -104,11 +104,11 @@ size_t PubSub::deliver(const std::vector<Subscriber*>& subscribers) {
   return subscribers.size();
 }
 
-size_t PubSub::publish_to(const SubscriberMap& map, std::string_view kind,
-                          std::string_view channel, std::string_view message) {
+size_t PubSub::publish_to(const SubscriberMap& map, std::string_view kind, std::string_view channel,
+                          std::string_view message) {
   auto found = map.find(channel);
   if (found == map.end()) return 0;
-  encode_frame(kind, {}, channel, message);
+  encode_frame(kind, nullptr, channel, message);
   return deliver(found->second);
 }
 
@@ -116,7 +116,7 @@ size_t PubSub::publish(std::string_view channel, std::string_view message) {
   size_t receivers = publish_to(channels_, "message", channel, message);
   for (const auto& [pattern, subscribers] : patterns_) {
     if (!glob_match(pattern, channel)) continue;
-    encode_frame("pmessage", pattern, channel, message);
+    encode_frame("pmessage", &pattern, channel, message);
     receivers += deliver(subscribers);
   }
   if (frame_.capacity() > kFrameKeep) std::string().swap(frame_);

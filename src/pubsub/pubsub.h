@@ -82,9 +82,7 @@ class PubSub {
   // SPUBLISH: to the subscribers of shard channel `channel` only ("smessage"; no patterns).
   size_t spublish(std::string_view channel, std::string_view message);
   // True while nobody listens to anything, so publishers can skip building a message.
-  bool idle() const {
-    return channels_.empty() && patterns_.empty() && shard_channels_.empty();
-  }
+  bool idle() const { return channels_.empty() && patterns_.empty() && shard_channels_.empty(); }
 
   // Introspection (PUBSUB, INFO): channels, patterns and shard channels with at least one
   // subscriber, and the subscribers of one channel.
@@ -112,8 +110,9 @@ class PubSub {
   static bool remove(SubscriberMap& map, std::vector<std::string>& own, Subscriber* subscriber,
                      std::string_view name);
   static size_t count(const SubscriberMap& map, std::string_view name);
-  // Encodes a message frame ("*<n>" header and bulks) once into frame_.
-  void encode_frame(std::string_view kind, std::string_view pattern, std::string_view channel,
+  // Encodes a message frame (RESP2 "*<n>" header and bulks) once into frame_; `pattern` is
+  // null for a message without one.
+  void encode_frame(std::string_view kind, const std::string* pattern, std::string_view channel,
                     std::string_view message);
   // Appends frame_ to every subscriber in `subscribers` (">" header for RESP3 ones).
   size_t deliver(const std::vector<Subscriber*>& subscribers);

@@ -338,6 +338,16 @@ def test_client_output_buffer_limit_config(server_factory, which):
         assert get() == b"normal 0 0 0 slave 1000 2048 3 pubsub 1048576 8388608 0"
 
 
+@pytest.mark.parametrize("which", ["keywarden", "redis"])
+def test_client_output_buffer_limit_at_startup(server_factory, which):
+    server = server_factory(("client-output-buffer-limit", ("pubsub", "1mb", "2mb", "3")),
+                            ("client-output-buffer-limit", ("replica", "0", "0", "0")),
+                            binary=None if which == "keywarden" else redis_binary())
+    with server.raw() as conn:
+        assert conn.execute("CONFIG", "GET", "client-output-buffer-limit")[1] == \
+            b"normal 0 0 0 slave 0 0 0 pubsub 1048576 2097152 3"
+
+
 def flood(publisher, channel: str, count: int, size: int) -> None:
     """PUBLISH `count` messages of `size` bytes, pipelined, and read every reply."""
     payload = "x" * size

@@ -157,12 +157,15 @@ TEST(PubSubCommands, ExecRefusedInSubscribedMode) {
   EXPECT_EQ(h.call_as(a, "MULTI"), "+OK");
   EXPECT_EQ(h.call_as(a, "PUBLISH c x"), "+QUEUED");
   h.call_as(a, "HELLO 2");  // HELLO is queued too
-  EXPECT_EQ(h.call_as(a, "EXEC"), "[:1, [\"server\", \"redis\", \"version\", \"7.0.15\", "
-                                  "\"proto\", :2, \"id\", :2, \"mode\", \"standalone\", "
-                                  "\"role\", \"master\", \"modules\", []]]");
+  EXPECT_EQ(h.call_as(a, "EXEC"),
+            "[:1, [\"server\", \"redis\", \"version\", \"7.0.15\", "
+            "\"proto\", :2, \"id\", :2, \"mode\", \"standalone\", "
+            "\"role\", \"master\", \"modules\", []]]");
   EXPECT_EQ(h.call_as(a, "MULTI"), refused("multi"));
-  EXPECT_EQ(h.call_as(a, "EXEC"), "-EXECABORT Transaction discarded because of: Can't execute "
-                                  "'exec" + std::string(kSubscribedMode));
+  EXPECT_EQ(h.call_as(a, "EXEC"),
+            "-EXECABORT Transaction discarded because of: Can't execute "
+            "'exec" +
+                std::string(kSubscribedMode));
 }
 
 TEST(PubSubCommands, PubsubIntrospection) {
@@ -174,8 +177,7 @@ TEST(PubSubCommands, PubsubIntrospection) {
   h.call_as(a, "PSUBSCRIBE n* s*");
   h.call_as(b, "PSUBSCRIBE n*");
   h.call_as(b, "SSUBSCRIBE shard1 other");
-  EXPECT_EQ(h.call("PUBSUB NUMSUB news sport none"),
-            "[\"news\", :2, \"sport\", :1, \"none\", :0]");
+  EXPECT_EQ(h.call("PUBSUB NUMSUB news sport none"), "[\"news\", :2, \"sport\", :1, \"none\", :0]");
   EXPECT_EQ(h.call("PUBSUB NUMSUB"), "[]");
   EXPECT_EQ(h.call("PUBSUB NUMPAT"), ":2");
   EXPECT_EQ(h.call("PUBSUB SHARDNUMSUB shard1 news"), "[\"shard1\", :1, \"news\", :0]");
