@@ -5,11 +5,14 @@ commands while a second client listens with PSUBSCRIBE '__key*__:*'; the exact s
 (channel, message) pairs each server published must be the same. A scenario ends with a
 sentinel write under 'KEA' so the listener knows every event of the scenario has arrived.
 Lazy and active expiry are driven by real (short) deadlines, so those scenarios sleep a
-little; the order of the events they produce is still deterministic.
+little; the order of the events they produce is still deterministic. Seeded random command
+sequences (KW_NOTIFY_SEEDS of them, 4 by default) cover the interplay of the families.
 """
 
 from __future__ import annotations
 
+import os
+import random
 import time
 
 import pytest
@@ -133,6 +136,10 @@ SCENARIOS: list[tuple[str, str, list]] = [
     ("restore", "KEAnm", [
         "DUMP nosuch", "SET d v", "RESTORE r 0 {DUMP:d}", "RESTORE r 0 {DUMP:d} REPLACE",
         "RESTORE r2 100000 {DUMP:d}", "RESTORE r3 1 {DUMP:d} ABSTTL",
+    ]),
+    ("whole-databases", "KEAnm", [
+        "SET a 1", "SWAPDB 0 1", "GET a", "SELECT 1", "GET a", "FLUSHDB", "SET b 1",
+        "FLUSHALL", "SELECT 0", "SET c 1", "FLUSHDB ASYNC",
     ]),
     ("filters", "Kl", ["SET s v", "LPUSH l a", "DEL s", "EXPIRE l 100", "SADD st a"]),
     ("filters-event-only", "E$", ["SET s v", "LPUSH l a", "DEL s", "APPEND s x"]),
@@ -315,3 +322,67 @@ def test_config_at_start_up(server_factory, binary):
     message = pubsub.get_message(timeout=5)
     assert (message["channel"], message["data"]) == ("__keyevent@0__:set", "k")
     pubsub.close()
+
+
+def _random_commands(seed: int, count: int) -> list:
+    """A seeded mix of writes and reads of every family on a few keys, so that keys are
+    created, change type (WRONGTYPE errors), empty out and get deleted again."""
+    rng = random.Random(seed)
+    keys = ["k1", "k2", "k3", "k4"]
+    members = ["a", "b", "c", "1", "2"]
+
+    def k() -> str:
+        return rng.choice(keys)
+
+    def m() -> str:
+        return rng.choice(members)
+
+    def n() -> str:
+        return str(rng.randint(-2, 5))
+
+    makers = [
+        lambda: f"SET {k()} {m()}", lambda: f"SET {k()} {n()} NX", lambda: f"SET {k()} {m()} XX",
+        lambda: f"SET {k()} {m()} EX 1000 GET", lambda: f"GETSET {k()} {n()}",
+        lambda: f"APPEND {k()} {m()}", lambda: f"INCRBY {k()} {n()}",
+        lambda: f"INCRBYFLOAT {k()} 1.5", lambda: f"SETRANGE {k()} {rng.randint(0, 3)} {m()}",
+        lambda: f"GETDEL {k()}", lambda: f"GETEX {k()} PERSIST", lambda: f"MSET {k()} 1 {k()} 2",
+        lambda: f"MSETNX {k()} 1 {k()} 2", lambda: f"GET {k()}", lambda: f"DEL {k()} {k()}",
+        lambda: f"EXPIRE {k()} {rng.choice(['1000', '-1', '0'])}", lambda: f"PERSIST {k()}",
+        lambda: f"RENAME {k()} {k()}", lambda: f"RENAMENX {k()} {k()}",
+        lambda: f"COPY {k()} {k()}", lambda: f"COPY {k()} {k()} REPLACE",
+        lambda: f"MOVE {k()} 1", lambda: f"EXISTS {k()}", lambda: f"TYPE {k()}",
+        lambda: f"LPUSH {k()} {m()} {m()}", lambda: f"RPUSHX {k()} {m()}",
+        lambda: f"LPOP {k()}", lambda: f"RPOP {k()} {rng.randint(0, 3)}",
+        lambda: f"LREM {k()} 0 {m()}", lambda: f"LTRIM {k()} 1 -1",
+        lambda: f"LSET {k()} 0 {m()}", lambda: f"LINSERT {k()} AFTER {m()} {m()}",
+        lambda: f"LMOVE {k()} {k()} LEFT RIGHT", lambda: f"RPOPLPUSH {k()} {k()}",
+        lambda: f"LMPOP 2 {k()} {k()} LEFT COUNT 2", lambda: f"LRANGE {k()} 0 -1",
+        lambda: f"HSET {k()} {m()} {n()}", lambda: f"HSETNX {k()} {m()} {n()}",
+        lambda: f"HDEL {k()} {m()} {m()}", lambda: f"HINCRBY {k()} {m()} {n()}",
+        lambda: f"HINCRBYFLOAT {k()} {m()} 0.5", lambda: f"HGET {k()} {m()}",
+        lambda: f"SADD {k()} {m()} {m()}", lambda: f"SREM {k()} {m()}",
+        lambda: f"SPOP {k()} {rng.choice([0, 10])}", lambda: f"SMOVE {k()} {k()} {m()}",
+        lambda: f"SINTERSTORE {k()} {k()} {k()}", lambda: f"SUNIONSTORE {k()} {k()} {k()}",
+        lambda: f"SDIFFSTORE {k()} {k()} {k()}", lambda: f"SISMEMBER {k()} {m()}",
+        lambda: f"ZADD {k()} {n()} {m()}", lambda: f"ZADD {k()} XX CH {n()} {m()}",
+        lambda: f"ZINCRBY {k()} {n()} {m()}", lambda: f"ZREM {k()} {m()}",
+        lambda: f"ZREMRANGEBYSCORE {k()} -1 2", lambda: f"ZREMRANGEBYRANK {k()} 0 0",
+        lambda: f"ZREMRANGEBYLEX {k()} - [b", lambda: f"ZPOPMIN {k()}",
+        lambda: f"ZPOPMAX {k()} 2", lambda: f"ZMPOP 1 {k()} MIN",
+        lambda: f"ZUNIONSTORE {k()} 2 {k()} {k()}", lambda: f"ZINTERSTORE {k()} 2 {k()} {k()}",
+        lambda: f"ZDIFFSTORE {k()} 2 {k()} {k()}", lambda: f"ZRANGESTORE {k()} {k()} 0 1",
+        lambda: f"ZSCORE {k()} {m()}", lambda: f"SORT {k()} ALPHA STORE {k()}",
+        lambda: f"BLPOP {k()} 0.01", lambda: f"BZPOPMAX {k()} 0.01",
+    ]
+    return [rng.choice(makers)() for _ in range(count)]
+
+
+@pytest.mark.parametrize("seed", range(1, int(os.environ.get("KW_NOTIFY_SEEDS", "4")) + 1))
+def test_same_events_random(keywarden, reference_redis, seed):
+    commands = _random_commands(seed, 400)
+    expected = _run(reference_redis, "KEAnm", commands)
+    actual = _run(keywarden, "KEAnm", commands)
+    assert len(expected) > 100
+    for index, (mine, theirs) in enumerate(zip(actual, expected)):
+        assert mine == theirs, f"event {index} differs; around: {expected[max(0, index - 6):index + 2]}"
+    assert len(actual) == len(expected)
