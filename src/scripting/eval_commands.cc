@@ -126,6 +126,14 @@ void function_flush_command(CommandContext& ctx) {
 }
 
 void function_list_command(CommandContext& ctx) { engine(ctx).function_list(ctx); }
+void function_dump_command(CommandContext& ctx) { engine(ctx).function_dump(ctx); }
+
+void function_restore_command(CommandContext& ctx) {
+  engine(ctx).function_restore(ctx);
+  if (ctx.failed()) return;
+  ctx.dirty();
+  ctx.propagate_as_received();
+}
 void function_stats_command(CommandContext& ctx) { engine(ctx).function_stats(ctx); }
 void function_kill_command(CommandContext& ctx) { engine(ctx).script_kill(ctx, true); }
 
@@ -159,6 +167,21 @@ void function_help_command(CommandContext& ctx) {
       "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
       "    * ASYNC: Asynchronously flush the libraries.",
       "    * SYNC: Synchronously flush the libraries.",
+      "DUMP",
+      "    Return a serialized payload representing the current libraries, can be restored using "
+      "FUNCTION RESTORE command",
+      "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+      "    Restore the libraries represented by the given payload, it is possible to give a "
+      "restore policy to",
+      "    control how to handle existing libraries (default APPEND):",
+      "    * FLUSH: delete all existing libraries.",
+      "    * APPEND: appends the restored libraries to the existing libraries. On collision, "
+      "abort.",
+      "    * REPLACE: appends the restored libraries to the existing libraries, On collision, "
+      "replace the old",
+      "      libraries with the new libraries (notice that even on this option there is a "
+      "chance of failure",
+      "      in case of functions name collision with another library).",
       "HELP",
       "    Prints this help.",
   };
@@ -192,6 +215,9 @@ constexpr std::string_view kFunctionDeletedComplexity = "O(1)";
 constexpr CommandSpec kFunctionSubcommands[] = {
     {"delete", 3, kWrite | kNoScript, 0, 0, 0, kAclScripting, function_delete_command,
      "scripting", "7.0.0", "Delete a function by name", kFunctionDeletedComplexity},
+    {"dump", 2, kNoScript, 0, 0, 0, kAclScripting, function_dump_command, "scripting",
+     "7.0.0", "Dump all functions into a serialized binary payload",
+     "O(N) where N is the number of functions"},
     {"flush", -2, kWrite | kNoScript, 0, 0, 0, kAclScripting, function_flush_command,
      "scripting", "7.0.0", "Deleting all functions",
      "O(N) where N is the number of functions deleted"},
@@ -204,6 +230,9 @@ constexpr CommandSpec kFunctionSubcommands[] = {
     {"load", -3, kWrite | kDenyOom | kNoScript, 0, 0, 0, kAclScripting, function_load_command,
      "scripting", "7.0.0", "Create a function with the given arguments (name, code, description)",
      "O(1) (considering compilation time is redundant)"},
+    {"restore", -3, kWrite | kDenyOom | kNoScript, 0, 0, 0, kAclScripting,
+     function_restore_command, "scripting", "7.0.0",
+     "Restore all the functions on the given payload", "O(N) where N is the number of functions on the payload"},
     {"stats", 2, kNoScript | kAllowBusy, 0, 0, 0, kAclScripting, function_stats_command,
      "scripting", "7.0.0",
      "Return information about the function currently running (name, description, duration)",

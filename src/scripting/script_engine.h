@@ -86,6 +86,10 @@ class ScriptEngine {
   void function_list(CommandContext& ctx);
   void function_delete(CommandContext& ctx, std::string_view library);
   void function_flush();
+  // FUNCTION DUMP: the libraries as Redis 7.0 serializes them (RDB function opcodes, RDB
+  // version, CRC64). FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE].
+  void function_dump(CommandContext& ctx);
+  void function_restore(CommandContext& ctx);
   void function_stats(CommandContext& ctx);
   size_t library_count() const { return libraries_.size(); }
   size_t function_count() const { return functions_.size(); }
@@ -130,6 +134,19 @@ class ScriptEngine {
   };
   using FunctionMap = std::unordered_map<std::string, Function, CaseInsensitiveHash,
                                          CaseInsensitiveEqual>;
+  // A library compiled and run (its functions registered in the Lua state) but not yet
+  // installed.
+  struct PreparedLibrary {
+    std::string name;
+    std::string code;
+    std::vector<Function> functions;
+  };
+  bool prepare_library(std::string_view code, PreparedLibrary* prepared, std::string* error);
+  // Installs prepared libraries, replacing same-named ones when `replace`; all or nothing.
+  bool install_libraries(std::vector<PreparedLibrary>& prepared, bool replace,
+                         std::string* error);
+  void release(PreparedLibrary& prepared);
+  void remove_library(std::string_view name);
 
   void open_state();
   void close_state();

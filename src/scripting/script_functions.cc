@@ -14,7 +14,9 @@ extern "C" {
 #include "commands/arg_parser.h"
 #include "commands/context.h"
 #include "commands/errors.h"
+#include "common/crc64.h"
 #include "common/glob.h"
+#include "common/lzf.h"
 #include "common/number.h"
 #include "scripting/lua_sandbox.h"
 #include "resp/split_arguments.h"
@@ -78,6 +80,87 @@ bool parse_library_metadata(std::string_view code, std::string* name, size_t* sh
     return false;
   }
   *shebang_length = end;
+  return true;
+}
+
+// FUNCTION DUMP's serialization: Redis's RDB pieces for functions.
+constexpr unsigned char kRdbOpcodeFunction2 = 245;
+constexpr uint16_t kRdbVersion = 10;
+constexpr std::string_view kBadPayload = "ERR DUMP payload version or checksum are wrong";
+
+void append_rdb_length(std::string* out, uint64_t length) {
+  if (length < 64) {
+    out->push_back(static_cast<char>(length));
+  } else if (length < 16384) {
+    out->push_back(static_cast<char>(0x40 | (length >> 8)));
+    out->push_back(static_cast<char>(length & 0xff));
+  } else {
+    const bool wide = length > UINT32_MAX;
+    out->push_back(static_cast<char>(wide ? 0x81 : 0x80));
+    for (int shift = wide ? 56 : 24; shift >= 0; shift -= 8) {
+      out->push_back(static_cast<char>((length >> shift) & 0xff));
+    }
+  }
+}
+
+// Reads an RDB length; *special is set for the string encodings (integer, LZF), whose kind
+// is then in *length.
+bool read_rdb_length(std::string_view in, size_t* at, uint64_t* length, bool* special) {
+  if (*at >= in.size()) return false;
+  const auto first = static_cast<unsigned char>(in[(*at)++]);
+  *special = false;
+  switch (first >> 6) {
+    case 0:
+      *length = first & 0x3f;
+      return true;
+    case 1:
+      if (*at >= in.size()) return false;
+      *length = (uint64_t{first & 0x3fu} << 8) | static_cast<unsigned char>(in[(*at)++]);
+      return true;
+    case 2: {
+      const int bytes = first == 0x80 ? 4 : first == 0x81 ? 8 : 0;
+      if (bytes == 0 || *at + bytes > in.size()) return false;
+      *length = 0;
+      for (int i = 0; i < bytes; ++i) *length = (*length << 8) | static_cast<unsigned char>(in[(*at)++]);
+      return true;
+    }
+    default:
+      *special = true;
+      *length = first & 0x3f;
+      return true;
+  }
+}
+
+// Reads an RDB string in any of its encodings (plain, integer, LZF-compressed).
+bool read_rdb_string(std::string_view in, size_t* at, std::string* out) {
+  uint64_t length;
+  bool special;
+  if (!read_rdb_length(in, at, &length, &special)) return false;
+  if (!special) {
+    if (length > in.size() - *at) return false;
+    out->assign(in.substr(*at, length));
+    *at += length;
+    return true;
+  }
+  if (length <= 2) {  // 8, 16 or 32-bit little-endian integer
+    const int bytes = 1 << length;
+    if (*at + bytes > in.size()) return false;
+    uint32_t raw = 0;
+    for (int i = 0; i < bytes; ++i) raw |= uint32_t{static_cast<unsigned char>(in[*at + i])} << (8 * i);
+    *at += bytes;
+    int64_t value = bytes == 1 ? static_cast<int8_t>(raw)
+                    : bytes == 2 ? static_cast<int16_t>(raw) : static_cast<int32_t>(raw);
+    *out = std::to_string(value);
+    return true;
+  }
+  if (length != 3) return false;
+  uint64_t compressed, plain;
+  if (!read_rdb_length(in, at, &compressed, &special) || special ||
+      !read_rdb_length(in, at, &plain, &special) || special || compressed > in.size() - *at) {
+    return false;
+  }
+  if (!lzf_decompress(in.substr(*at, compressed), plain, out)) return false;
+  *at += compressed;
   return true;
 }
 
@@ -234,29 +317,21 @@ void load_hook(lua_State* lua, lua_Debug*) {
 
 }  // namespace
 
-void ScriptEngine::function_load(CommandContext& ctx, std::string_view code, bool replace) {
-  std::string name;
+bool ScriptEngine::prepare_library(std::string_view code, PreparedLibrary* prepared,
+                                   std::string* error) {
   size_t shebang_length = 0;
-  std::string error;
-  if (!parse_library_metadata(code, &name, &shebang_length, &error)) {
-    ctx.error(error);
-    return;
-  }
-  if (!replace && libraries_.contains(name)) {
-    ctx.error("ERR Library '" + name + "' already exists");
-    return;
-  }
+  if (!parse_library_metadata(code, &prepared->name, &shebang_length, error)) return false;
   lua_State* lua = functions_lua_;
   std::string_view body = code.substr(shebang_length);
   if (luaL_loadbuffer(lua, body.data(), body.size(), "@user_function") != 0) {
-    ctx.error("ERR Error compiling function: " + std::string(lua_tostring(lua, -1)));
+    *error = "ERR Error compiling function: " + std::string(lua_tostring(lua, -1));
     lua_pop(lua, 1);
-    return;
+    return false;
   }
   set_script_environment(lua, -1);
 
   // Run the library's code with the load-time API, bounded in time.
-  std::vector<Function> registered;
+  std::vector<Function>& registered = prepared->functions;
   loading_ = &registered;
   lua_getfield(lua, LUA_REGISTRYINDEX, kLoadApiKey);
   set_load_globals(lua, lua_gettop(lua));
@@ -274,9 +349,6 @@ void ScriptEngine::function_load(CommandContext& ctx, std::string_view code, boo
   set_load_globals(lua, 0);
   loading_ = nullptr;
 
-  auto release = [&] {
-    for (const Function& function : registered) luaL_unref(lua, LUA_REGISTRYINDEX, function.ref);
-  };
   if (status != 0) {
     std::string message = "unknown error";
     if (lua_istable(lua, -1)) {
@@ -287,42 +359,93 @@ void ScriptEngine::function_load(CommandContext& ctx, std::string_view code, boo
       message = lua_tostring(lua, -1);
     }
     lua_pop(lua, 2);  // the error and the handler
-    release();
-    ctx.error("ERR Error registering functions: " + message);
-    return;
+    release(*prepared);
+    *error = "ERR Error registering functions: " + message;
+    return false;
   }
   lua_pop(lua, 1);  // the handler
   if (registered.empty()) {
-    ctx.error("ERR No functions registered");
+    *error = "ERR No functions registered";
+    return false;
+  }
+  prepared->code.assign(code);
+  return true;
+}
+
+void ScriptEngine::release(PreparedLibrary& prepared) {
+  for (const Function& function : prepared.functions) {
+    luaL_unref(functions_lua_, LUA_REGISTRYINDEX, function.ref);
+  }
+  prepared.functions.clear();
+}
+
+void ScriptEngine::remove_library(std::string_view name) {
+  auto found = libraries_.find(std::string(name));
+  if (found == libraries_.end()) return;
+  for (const std::string& function : found->second.functions) {
+    auto entry = functions_.find(function);
+    luaL_unref(functions_lua_, LUA_REGISTRYINDEX, entry->second.ref);
+    functions_.erase(entry);
+  }
+  libraries_.erase(found);
+}
+
+bool ScriptEngine::install_libraries(std::vector<PreparedLibrary>& prepared, bool replace,
+                                     std::string* error) {
+  // All or nothing: every name is checked before anything changes.
+  std::map<std::string, std::string, std::less<>> new_functions;  // function -> library
+  for (const PreparedLibrary& library : prepared) {
+    if (!replace && libraries_.contains(library.name)) {
+      *error = "ERR Library " + library.name + " already exists";
+      return false;
+    }
+    for (const Function& function : library.functions) {
+      auto found = functions_.find(function.name);
+      const bool replaced = replace && found != functions_.end() &&
+                            found->second.library == library.name;
+      if ((found != functions_.end() && !replaced) ||
+          !new_functions.emplace(function.name, library.name).second) {
+        *error = "ERR Function " + function.name + " already exists";
+        return false;
+      }
+    }
+  }
+  for (PreparedLibrary& library : prepared) {
+    remove_library(library.name);
+    Library& installed = libraries_[library.name];
+    installed.name = library.name;
+    installed.code = std::move(library.code);
+    for (Function& function : library.functions) {
+      function.library = library.name;
+      installed.functions.push_back(function.name);
+      std::string key = function.name;
+      functions_.emplace(std::move(key), std::move(function));
+    }
+    library.functions.clear();
+  }
+  return true;
+}
+
+void ScriptEngine::function_load(CommandContext& ctx, std::string_view code, bool replace) {
+  std::vector<PreparedLibrary> prepared(1);
+  std::string error;
+  // An existing library is reported before the new code is compiled, as Redis does.
+  size_t shebang_length;
+  if (parse_library_metadata(code, &prepared[0].name, &shebang_length, &error) && !replace &&
+      libraries_.contains(prepared[0].name)) {
+    ctx.error("ERR Library '" + prepared[0].name + "' already exists");
     return;
   }
-  for (const Function& function : registered) {
-    auto found = functions_.find(function.name);
-    if (found != functions_.end() && found->second.library != name) {
-      release();
-      ctx.error("ERR Function " + function.name + " already exists");
-      return;
-    }
+  if (!prepare_library(code, &prepared[0], &error)) {
+    ctx.error(error);
+    return;
   }
-  // REPLACE: the old library's functions go; the new ones take their place.
-  if (auto old = libraries_.find(name); old != libraries_.end()) {
-    for (const std::string& function : old->second.functions) {
-      auto found = functions_.find(function);
-      luaL_unref(lua, LUA_REGISTRYINDEX, found->second.ref);
-      functions_.erase(found);
-    }
-    libraries_.erase(old);
+  if (!install_libraries(prepared, true, &error)) {
+    release(prepared[0]);
+    ctx.error(error);
+    return;
   }
-  Library& library = libraries_[name];
-  library.name = name;
-  library.code.assign(code);
-  for (Function& function : registered) {
-    function.library = name;
-    library.functions.push_back(function.name);
-    std::string key = function.name;
-    functions_.emplace(std::move(key), std::move(function));
-  }
-  ctx.reply.bulk(name);
+  ctx.reply.bulk(prepared[0].name);
 }
 
 void ScriptEngine::fcall(CommandContext& ctx, bool read_only) {
@@ -427,17 +550,88 @@ void ScriptEngine::function_list(CommandContext& ctx) {
 }
 
 void ScriptEngine::function_delete(CommandContext& ctx, std::string_view name) {
-  auto found = libraries_.find(std::string(name));
-  if (found == libraries_.end()) {
+  if (!libraries_.contains(std::string(name))) {
     ctx.error("ERR Library not found");
     return;
   }
-  for (const std::string& function : found->second.functions) {
-    auto entry = functions_.find(function);
-    luaL_unref(functions_lua_, LUA_REGISTRYINDEX, entry->second.ref);
-    functions_.erase(entry);
+  remove_library(name);
+  ctx.reply.simple_string("OK");
+}
+
+void ScriptEngine::function_dump(CommandContext& ctx) {
+  std::string payload;
+  for (const auto& [name, library] : libraries_) {
+    payload.push_back(static_cast<char>(kRdbOpcodeFunction2));
+    append_rdb_length(&payload, library.code.size());
+    payload += library.code;
   }
-  libraries_.erase(found);
+  payload.push_back(static_cast<char>(kRdbVersion & 0xff));
+  payload.push_back(static_cast<char>(kRdbVersion >> 8));
+  const uint64_t crc = crc64(0, payload);
+  for (int i = 0; i < 8; ++i) payload.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+  ctx.reply.bulk(payload);
+}
+
+void ScriptEngine::function_restore(CommandContext& ctx) {
+  enum class Policy { kAppend, kReplace, kFlush } policy = Policy::kAppend;
+  if (ctx.args.size() > 4) {
+    ctx.error("ERR unknown subcommand or wrong number of arguments for '" +
+              std::string(ctx.args[1].substr(0, 128)) + "'. Try FUNCTION HELP.");
+    return;
+  }
+  if (ctx.args.size() == 4) {
+    std::string_view name = ctx.args[3];
+    if (equals_ignore_case(name, "append")) {
+      policy = Policy::kAppend;
+    } else if (equals_ignore_case(name, "replace")) {
+      policy = Policy::kReplace;
+    } else if (equals_ignore_case(name, "flush")) {
+      policy = Policy::kFlush;
+    } else {
+      ctx.error("ERR Wrong restore policy given, value should be either FLUSH, APPEND or "
+                "REPLACE.");
+      return;
+    }
+  }
+  // The footer: RDB version (2 bytes) and CRC64 of everything before it (8 bytes).
+  std::string_view payload = ctx.args[2];
+  if (payload.size() < 10) {
+    ctx.error(kBadPayload);
+    return;
+  }
+  const std::string_view footer = payload.substr(payload.size() - 10);
+  const unsigned version = static_cast<unsigned char>(footer[0]) |
+                           (static_cast<unsigned>(static_cast<unsigned char>(footer[1])) << 8);
+  uint64_t stored = 0;
+  for (int i = 0; i < 8; ++i) stored |= uint64_t{static_cast<unsigned char>(footer[2 + i])} << (8 * i);
+  if (version > kRdbVersion || crc64(0, payload.substr(0, payload.size() - 8)) != stored) {
+    ctx.error(kBadPayload);
+    return;
+  }
+  const std::string_view body = payload.substr(0, payload.size() - 10);
+  std::vector<PreparedLibrary> prepared;
+  std::string error;
+  for (size_t at = 0; at < body.size() && error.empty();) {
+    std::string code;
+    if (static_cast<unsigned char>(body[at++]) != kRdbOpcodeFunction2) {
+      error = "ERR given type is not a function";
+    } else if (!read_rdb_string(body, &at, &code)) {
+      error = "ERR Failed loading library payload";
+    } else if (!prepare_library(code, &prepared.emplace_back(), &error)) {
+      prepared.pop_back();
+    }
+  }
+  if (error.empty()) {
+    if (policy == Policy::kFlush) {
+      while (!libraries_.empty()) remove_library(libraries_.begin()->first);
+    }
+    install_libraries(prepared, policy == Policy::kReplace, &error);
+  }
+  if (!error.empty()) {
+    for (PreparedLibrary& library : prepared) release(library);
+    ctx.error(error);
+    return;
+  }
   ctx.reply.simple_string("OK");
 }
 

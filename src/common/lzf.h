@@ -1,0 +1,16 @@
+// LZF decompression, the format Redis uses for compressed strings in RDB files and DUMP
+// payloads (rdbcompression). A stream is a sequence of chunks, each introduced by a control
+// byte: below 32, a literal run of control+1 bytes follows; otherwise the top three bits give
+// a match length (7 means "plus the next byte") and the rest, with the next byte, the distance
+// back into the output to copy length+2 bytes from.
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace keywarden {
+
+// Decompresses `input` into `*output`, which must come out exactly `expected_length` bytes;
+// false on a malformed stream.
+bool lzf_decompress(std::string_view input, size_t expected_length, std::string* output);
+
+}  // namespace keywarden
