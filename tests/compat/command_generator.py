@@ -1046,6 +1046,19 @@ TEMPLATES: list[Template] = [
     T("OBJECT ENCODING zset", "zsets", 0.8, lambda c: ["OBJECT", "ENCODING", zkey_read(c)],
       "encoding", mutate=False),
     T("DEL zset pools", "zsets", 0.2, lambda c: ["DEL", c.pick(LEX_KEYS + BIG_KEYS)]),
+    # pub/sub, as one client with nobody subscribed sees it (scenarios with subscribers are in
+    # tests/e2e/test_pubsub.py); an UNSUBSCRIBE answers once per argument, hence at most one.
+    T("PUBLISH", "pubsub", 1, lambda c: ["PUBLISH", c.key(), c.value()]),
+    T("SPUBLISH", "pubsub", 0.5, lambda c: ["SPUBLISH", c.key(), c.value()]),
+    T("PUBSUB NUMSUB", "pubsub", 0.5, lambda c: ["PUBSUB", "NUMSUB", *c.keys(0, 3)]),
+    T("PUBSUB SHARDNUMSUB", "pubsub", 0.5, lambda c: ["PUBSUB", "SHARDNUMSUB", *c.keys(0, 3)]),
+    T("PUBSUB NUMPAT", "pubsub", 0.3, lambda c: ["PUBSUB", "NUMPAT"]),
+    T("PUBSUB CHANNELS", "pubsub", 0.5,
+      lambda c: ["PUBSUB", c.pick(["CHANNELS", "SHARDCHANNELS"]),
+                 *[c.pick(PATTERNS) for _ in range(c.rng.randint(0, 2))]]),
+    T("UNSUBSCRIBE", "pubsub", 0.5,
+      lambda c: [c.pick(["UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE"]), *c.keys(0, 1)],
+      mutate=False),
 ]
 
 DEFAULT_FAMILIES = ("strings", "expiry", "keys", "server", "hashes")
@@ -1053,6 +1066,7 @@ DEFAULT_FAMILIES += ("transactions",)
 DEFAULT_FAMILIES += ("sets",)
 DEFAULT_FAMILIES += ("zsets",)
 DEFAULT_FAMILIES += ("lists",)
+DEFAULT_FAMILIES += ("pubsub",)
 ALL_FAMILIES = tuple(dict.fromkeys(t.family for t in TEMPLATES))
 
 
