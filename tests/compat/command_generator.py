@@ -1061,12 +1061,49 @@ TEMPLATES: list[Template] = [
       mutate=False),
 ]
 
+# Scripts: a command of another family, drawn from the exactly-compared templates, run through
+# EVAL (redis.call raises its errors, redis.pcall returns them, RESP3 under setresp(3),
+# EVAL_RO refuses writes) or through FCALL of a library the sequence (re)loads. The reply
+# conversions both ways are then compared on every reply shape the other families produce.
+SCRIPT_WRAPPERS = [
+    ("EVAL", "return redis.call(unpack(ARGV))"),
+    ("EVAL", "return redis.pcall(unpack(ARGV))"),
+    ("EVAL", "redis.setresp(3) return redis.call(unpack(ARGV))"),
+    ("EVAL", "redis.setresp(3) local r = redis.pcall(unpack(ARGV)) return r"),
+    ("EVAL", "local ok, r = pcall(redis.call, unpack(ARGV)) return {tostring(ok), r}"),
+    ("EVAL_RO", "return redis.call(unpack(ARGV))"),
+]
+SCRIPT_LIBRARY = ("#!lua name=kwdiff\n"
+                  "redis.register_function('kwcall', function(keys, args) "
+                  "return redis.call(unpack(args)) end)\n"
+                  "redis.register_function{function_name='kwread', callback=function(keys, args) "
+                  "return redis.pcall(unpack(args)) end, flags={'no-writes'}}")
+SCRIPTED_FAMILIES = ("strings", "expiry", "keys", "hashes", "sets", "zsets", "lists")
+
+
+def build_scripted(ctx: Context) -> list[str]:
+    inner = ctx.pick([t for t in TEMPLATES
+                      if t.family in SCRIPTED_FAMILIES and t.compare == "exact"])
+    args = inner.build(ctx)
+    if ctx.chance(0.2):
+        return [ctx.pick(["FCALL", "FCALL_RO"]), ctx.pick(["kwcall", "kwread"]), "0", *args]
+    command, body = ctx.pick(SCRIPT_WRAPPERS)
+    return [command, body, "0", *args]
+
+
+TEMPLATES += [
+    T("script", "scripts", 6, build_scripted, mutate=False),
+    T("FUNCTION LOAD", "scripts", 0.3,
+      lambda c: ["FUNCTION", "LOAD", "REPLACE", SCRIPT_LIBRARY], mutate=False),
+]
+
 DEFAULT_FAMILIES = ("strings", "expiry", "keys", "server", "hashes")
 DEFAULT_FAMILIES += ("transactions",)
 DEFAULT_FAMILIES += ("sets",)
 DEFAULT_FAMILIES += ("zsets",)
 DEFAULT_FAMILIES += ("lists",)
 DEFAULT_FAMILIES += ("pubsub",)
+DEFAULT_FAMILIES += ("scripts",)
 ALL_FAMILIES = tuple(dict.fromkeys(t.family for t in TEMPLATES))
 
 
