@@ -81,8 +81,9 @@ class PubSub {
   size_t publish(std::string_view channel, std::string_view message);
   // SPUBLISH: to the subscribers of shard channel `channel` only ("smessage"; no patterns).
   size_t spublish(std::string_view channel, std::string_view message);
-  // True while nobody listens to anything, so publishers can skip building a message.
-  bool idle() const { return channels_.empty() && patterns_.empty() && shard_channels_.empty(); }
+  // True while publish() would reach nobody (no channel or pattern subscriber; shard channels
+  // only hear SPUBLISH), so publishers such as keyspace notifications can skip building one.
+  bool idle() const { return channels_.empty() && patterns_.empty(); }
 
   // Introspection (PUBSUB, INFO): channels, patterns and shard channels with at least one
   // subscriber, and the subscribers of one channel.

@@ -107,7 +107,10 @@ TEST(PubSub, ShardChannelsAreSeparate) {
   TestSubscriber a(3);
   EXPECT_TRUE(hub.ssubscribe(&a, "s"));
   EXPECT_FALSE(hub.ssubscribe(&a, "s"));
+  // PUBLISH reaches nobody yet.
+  EXPECT_TRUE(hub.idle());
   hub.psubscribe(&a, "*");
+  EXPECT_FALSE(hub.idle());
   EXPECT_EQ(a.subscription_count(), 1u);  // patterns only: shard channels count apart
   EXPECT_EQ(a.shard_channels().size(), 1u);
   EXPECT_EQ(hub.shard_channel_count(), 1u);
