@@ -182,6 +182,23 @@ SCENARIOS: dict[str, str] = {
         A<
         B<
         """,
+    "duplicates": """
+        A SUBSCRIBE a b a
+        A<
+        A<
+        A PSUBSCRIBE p* p*
+        A<
+        A UNSUBSCRIBE a a
+        A<
+        B PUBSUB NUMSUB a b p*
+        B PUBSUB NUMPAT
+        B PUBLISH pq m
+        A<
+        A PUNSUBSCRIBE p* p*
+        A<
+        B CLIENT KILL TYPE pubsub
+        B PUBSUB NUMSUB b
+        """,
     "arity-errors": """
         A SUBSCRIBE
         A PSUBSCRIBE
