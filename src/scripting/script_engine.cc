@@ -6,6 +6,7 @@ extern "C" {
 #include <lualib.h>
 }
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -388,10 +389,19 @@ bool ScriptEngine::call_command(lua_State* lua) {
   for (int i = 1; i <= argc; ++i) {
     const int type = lua_type(lua, i);
     if (type == LUA_TNUMBER) {
-      // Numbers become text as Redis prints them ("%.17g"), not as Lua's tostring does.
+      // Numbers become text as Redis prints them ("%.17g"), not as Lua's tostring does. An
+      // integral value below 1e15 prints as its digits either way, without printf's cost.
+      const lua_Number number = lua_tonumber(lua, i);
       char text[64];
-      int length = std::snprintf(text, sizeof(text), "%.17g", lua_tonumber(lua, i));
-      lua_pushlstring(lua, text, static_cast<size_t>(length));
+      size_t length;
+      if (number == std::floor(number) && std::fabs(number) < 1e15 &&
+          !(number == 0 && std::signbit(number))) {
+        length = static_cast<size_t>(
+            std::to_chars(text, text + sizeof(text), static_cast<int64_t>(number)).ptr - text);
+      } else {
+        length = static_cast<size_t>(std::snprintf(text, sizeof(text), "%.17g", number));
+      }
+      lua_pushlstring(lua, text, length);
       lua_replace(lua, i);
     } else if (type != LUA_TSTRING) {
       push_error_table(lua, "Lua redis lib command arguments must be strings or integers");

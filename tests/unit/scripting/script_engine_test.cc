@@ -85,6 +85,13 @@ TEST_F(ScriptTest, RepliesBecomeLuaValues) {
   EXPECT_EQ(eval("redis.call('set', 'k', 0.1) return redis.call('get', 'k')"),
             "\"0.10000000000000001\"");
   EXPECT_EQ(eval("redis.call('set', 'k', 1e20) return redis.call('get', 'k')"), "\"1e+20\"");
+  EXPECT_EQ(eval("redis.call('set', 'k', 1e15) return redis.call('get', 'k')"),
+            "\"1000000000000000\"");
+  EXPECT_EQ(eval("redis.call('set', 'k', -42) return redis.call('get', 'k')"), "\"-42\"");
+  EXPECT_EQ(eval("redis.call('set', 'k', -0.0) return redis.call('get', 'k')"), "\"-0\"");
+  EXPECT_EQ(eval("redis.call('set', 'k', 1/0) return redis.call('get', 'k')"), "\"inf\"");
+  EXPECT_EQ(eval("redis.call('set', 'k', 123456789012) return redis.call('get', 'k')"),
+            "\"123456789012\"");
   EXPECT_EQ(eval("redis.call('hset', 'h', 'a', '1') return redis.call('hgetall', 'h')"),
             "[\"a\", \"1\"]");
   EXPECT_EQ(eval("redis.setresp(3) local r = redis.call('hgetall', 'h') return r.map.a"),
