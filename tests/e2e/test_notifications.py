@@ -45,7 +45,8 @@ SCENARIOS: list[tuple[str, str, list]] = [
         "RENAMENX k3 k4", "SET k5 v", "RENAMENX k4 k5", "RENAME nosuch x", "MOVE k4 1",
         "SET k4 v", "MOVE k4 1", "SELECT 1", "MOVE k4 0", "DEL k4", "SELECT 0",
         "SET src v", "COPY src dst", "COPY src dst", "COPY src dst REPLACE", "COPY src dst DB 2",
-        "SET d v", "TOUCH d", "TYPE d", "SET e v", "EXPIRE e 100", "SETEX e 100 w", "SET x v", "EXPIRE x 100", "SET x w",
+        "SET d v", "TOUCH d", "TYPE d", "SET e v", "EXPIRE e 100", "SETEX e 100 w", "SET x v",
+        "EXPIRE x 100", "SET x w",
     ]),
     ("lists", "KEA", [
         "LPUSH l a b", "RPUSH l c", "LPUSHX l d", "RPUSHX l e", "LPUSHX nol a", "RPUSHX nol a",
@@ -384,5 +385,6 @@ def test_same_events_random(keywarden, reference_redis, seed):
     actual = _run(keywarden, "KEAnm", commands)
     assert len(expected) > 100
     for index, (mine, theirs) in enumerate(zip(actual, expected)):
-        assert mine == theirs, f"event {index} differs; around: {expected[max(0, index - 6):index + 2]}"
+        context = expected[max(0, index - 6):index + 2]
+        assert mine == theirs, f"event {index} differs; redis-server around it: {context}"
     assert len(actual) == len(expected)

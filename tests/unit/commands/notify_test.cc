@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -20,22 +19,10 @@ namespace {
 using testing::CommandHarness;
 using Events = std::vector<std::string>;
 
-// The hub hands out a subscriber's writer by pointer or by reference depending on its
-// version; the recorder serves either.
-template <typename Result>
-Result writer_as(ReplyWriter& writer) {
-  if constexpr (std::is_pointer_v<Result>) {
-    return &writer;
-  } else {
-    return writer;
-  }
-}
-
 // A pattern subscriber that keeps what the hub wrote to it, as RESP2 pmessage frames.
 class RecordingSubscriber final : public Subscriber {
  public:
-  using WriterResult = decltype(std::declval<Subscriber&>().pubsub_writer());
-  WriterResult pubsub_writer() override { return writer_as<WriterResult>(writer_); }
+  ReplyWriter* pubsub_writer() override { return &writer_; }
 
   // Every message since the last call, as "channel message".
   Events take() {
@@ -76,7 +63,7 @@ class NotifyTest : public ::testing::Test {
     h.call(line);
     return listener.take();
   }
-  // Runs `line` under "E" + `classes` and returns "event key" pairs from __keyevent@<db>__.
+  // Runs `line` and returns its events as "event key", from __keyevent@<db>__ (flags with E only).
   Events events_of(std::string_view line) {
     Events raw = run(line);
     Events events;
@@ -570,8 +557,6 @@ TEST_F(NotifyTest, EvictedHook) {
   h.state.key_evicted(2, "victim");
   EXPECT_EQ(listener.take(),
             (Events{"__keyspace@2__:victim evicted", "__keyevent@2__:evicted victim"}));
-  flags("KEA");
-  h.state.keyspace().expiry_settings().active_expire_enabled = true;
   flags("KEg");
   h.state.key_evicted(2, "victim");
   EXPECT_EQ(listener.take(), Events{});
