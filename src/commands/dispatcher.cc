@@ -149,7 +149,6 @@ void Dispatcher::execute_nested(ClientSession& session, std::span<const std::str
   const Clock& clock = server_.clock();
   const int64_t start_us = clock.monotonic_us();
   CommandContext context(server_, session, reply, args, command, now_ms);
-  session.last_command = &command;
   command.spec->handler(context);
   count_call(command, clock.monotonic_us() - start_us, context.failed());
   ++server_.stats().total_commands_processed;

@@ -1,5 +1,7 @@
 #include "scripting/lua_sandbox.h"
 
+#include <cmath>
+#include <cstdint>
 #include <string>
 
 extern "C" {
@@ -20,6 +22,51 @@ constexpr const char* kReadOnlyTables = "__keywarden_readonly";
 constexpr const char* kLoadGlobals = "__keywarden_load_globals";
 
 constexpr const char* kReadOnlyMessage = "Attempt to modify a readonly table";
+
+// math.random and math.randomseed as Redis replaces them: a 48-bit linear congruential
+// generator (the lrand48 recurrence) with a fixed initial state, shared by every script of the
+// process, so that a fresh server gives every script run the same sequence Redis would.
+constexpr uint64_t kRandomMultiplier = 0x5DEECE66DULL;
+constexpr uint64_t kRandomIncrement = 0xB;
+constexpr uint64_t kRandomMask = (1ULL << 48) - 1;
+constexpr uint64_t kRandomInitialState = 0x1234ABCD330EULL;
+constexpr int32_t kRandomMax = INT32_MAX;
+uint64_t random_state = kRandomInitialState;
+
+int32_t next_random() {
+  random_state = (kRandomMultiplier * random_state + kRandomIncrement) & kRandomMask;
+  return static_cast<int32_t>(random_state >> 17);
+}
+
+int math_random(lua_State* lua) {
+  const lua_Number r = static_cast<lua_Number>(next_random() % kRandomMax) / kRandomMax;
+  switch (lua_gettop(lua)) {
+    case 0:
+      lua_pushnumber(lua, r);
+      return 1;
+    case 1: {
+      const int upper = luaL_checkint(lua, 1);
+      luaL_argcheck(lua, 1 <= upper, 1, "interval is empty");
+      lua_pushnumber(lua, std::floor(r * upper) + 1);
+      return 1;
+    }
+    case 2: {
+      const int lower = luaL_checkint(lua, 1);
+      const int upper = luaL_checkint(lua, 2);
+      luaL_argcheck(lua, lower <= upper, 2, "interval is empty");
+      lua_pushnumber(lua, std::floor(r * (upper - lower + 1)) + lower);
+      return 1;
+    }
+    default:
+      return luaL_error(lua, "wrong number of arguments");
+  }
+}
+
+int math_randomseed(lua_State* lua) {
+  const auto seed = static_cast<uint32_t>(luaL_checkint(lua, 1));
+  random_state = (uint64_t{seed >> 16} << 32) | (uint64_t{seed & 0xffff} << 16) | 0x330E;
+  return 0;
+}
 
 // pcall as Redis 7 redefines it: an error raised as a table with a string `err` field (what
 // redis.call raises) comes back as that string, as scripts written for Redis 6 expect.
@@ -133,6 +180,12 @@ void open_sandboxed_libraries(lua_State* lua) {
   }
   lua_pushcfunction(lua, protected_call);
   lua_setglobal(lua, "pcall");
+  lua_getglobal(lua, "math");
+  lua_pushcfunction(lua, math_random);
+  lua_setfield(lua, -2, "random");
+  lua_pushcfunction(lua, math_randomseed);
+  lua_setfield(lua, -2, "randomseed");
+  lua_pop(lua, 1);
 }
 
 void install_error_handler(lua_State* lua, const char* name) {

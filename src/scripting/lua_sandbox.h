@@ -16,7 +16,8 @@ namespace keywarden {
 
 // Opens the libraries Redis 7.0 opens (open_script_libraries) and removes what it removes
 // (print, dofile, loadfile, require, module, setfenv, getfenv, newproxy; debug goes once the
-// error handler took it), and makes pcall return raised error tables as their message.
+// error handler took it), makes pcall return raised error tables as their message, and
+// replaces math.random/randomseed with Redis's generator (the same sequence from start-up).
 void open_sandboxed_libraries(lua_State* lua);
 // Defines the global error handler `name` used by every script call.
 void install_error_handler(lua_State* lua, const char* name);

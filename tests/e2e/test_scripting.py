@@ -407,6 +407,18 @@ def test_busy_function_and_function_kill(keywarden, reference_redis):
     assert busy_function_scenario(keywarden) == busy_function_scenario(reference_redis)
 
 
+def test_math_random_sequence_from_start_matches_redis(server_factory):
+    """A fresh server gives scripts the sequence a fresh redis-server gives."""
+    from conftest import redis_binary
+    script = "return {math.random(1000), math.random(1000), tostring(math.random()), " \
+             "math.random(5, 10)}"
+    replies = []
+    for binary in (None, redis_binary()):
+        server = server_factory(binary=binary) if binary else server_factory()
+        replies.append(server.client().eval(script, 0))
+    assert replies[0] == replies[1]
+
+
 def test_script_cache_memory_in_info(keywarden):
     client = keywarden.client()
     client.script_flush()

@@ -186,6 +186,17 @@ TEST_F(ScriptTest, Sandbox) {
             "[:0, :1, :2, :3, :3]");
 }
 
+TEST_F(ScriptTest, MathRandomIsRedisGenerator) {
+  // After the same seed, the same numbers as redis-server 7.0.15.
+  EXPECT_EQ(eval("math.randomseed(42) return {math.random(1000), tostring(math.random())}"),
+            "[:745, \"0.34270147855519\"]");
+  std::string body = "return math.random(1, 2, 3)";
+  EXPECT_EQ(eval(body), "-ERR user_script:1: wrong number of arguments" + at(body, 1));
+  body = "return math.random(0)";
+  EXPECT_EQ(eval(body),
+            "-ERR user_script:1: bad argument #1 to 'random' (interval is empty)" + at(body, 1));
+}
+
 TEST_F(ScriptTest, EvalArgumentErrors) {
   EXPECT_EQ(h.call("EVAL \"return 1\" -1"), "-ERR Number of keys can't be negative");
   EXPECT_EQ(h.call("EVAL \"return 1\" 2 a"),
