@@ -74,6 +74,12 @@ class CommandContext {
 
   // Sends an error reply and counts it (errorstats, the command's failed_calls).
   void error(std::string_view text);
+  // The same for an error that a nested command already counted in errorstats (a script
+  // passing on redis.call's error): only the command's failed_calls counts it.
+  void error_counted_elsewhere(std::string_view text) {
+    failed_ = true;
+    reply.error(text);
+  }
   bool failed() const { return failed_; }
 
   // Records `count` changes to the dataset (INFO rdb_changes_since_last_save).

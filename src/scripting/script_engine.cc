@@ -25,6 +25,8 @@ namespace {
 
 constexpr const char* kEngineKey = "__keywarden_engine";
 constexpr const char* kErrorHandler = "__redis__err__handler";
+// Marks an error table whose error was already counted in errorstats.
+constexpr const char* kIgnoreErrorStats = "ignore_error_stats_update";
 constexpr std::string_view kBusyEval =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 constexpr std::string_view kBusyFunction =
@@ -313,7 +315,7 @@ void ScriptEngine::run_function(CommandContext& ctx, lua_State* lua, std::string
   if (status != 0) {
     reply_script_error(lua, ctx, name);
   } else {
-    write_reply(lua, ctx.reply, 0);
+    write_reply(lua, ctx, 0);
   }
   lua_settop(lua, handler_index - 1);
   // A script's writes reach the AOF and replicas as one transaction.
@@ -341,12 +343,26 @@ void ScriptEngine::reply_script_error(lua_State* lua, CommandContext& ctx, std::
       text += '.';
     }
     lua_pop(lua, 3);
-  } else {
-    const char* message = lua_tostring(lua, -1);
-    text = "ERR Error running script: ";
-    text += message != nullptr ? message : "(unknown)";
+    reply_error(lua, ctx, single_line(text));
+    return;
   }
+  const char* message = lua_tostring(lua, -1);
+  text = "ERR Error running script: ";
+  text += message != nullptr ? message : "(unknown)";
   ctx.error(single_line(text));
+}
+
+void ScriptEngine::reply_error(lua_State* lua, CommandContext& ctx, std::string_view text) {
+  // An error a command replied was counted (errorstats) when the command ran; passing it on
+  // fails the script's command without counting it again, as Redis does.
+  lua_getfield(lua, -1, kIgnoreErrorStats);
+  const bool counted = lua_toboolean(lua, -1) != 0;
+  lua_pop(lua, 1);
+  if (counted) {
+    ctx.error_counted_elsewhere(text);
+  } else {
+    ctx.error(text);
+  }
 }
 
 // ---- the C functions of the `redis` table ----
@@ -414,7 +430,11 @@ bool ScriptEngine::call_command(lua_State* lua) {
   Command* command = server_.commands().find_for_args(call_args_);
   std::string_view refused = refuse_reason(command, call_args_.size());
   if (!refused.empty()) {
+    // Counted now, as Redis counts a refused command, and not again when passed on.
+    server_.count_error("ERR");
     push_error_table(lua, refused);
+    lua_pushboolean(lua, 1);
+    lua_setfield(lua, -2, kIgnoreErrorStats);
     return false;
   }
   if (command->has(kWrite)) run_->wrote = true;
@@ -463,10 +483,12 @@ void ScriptEngine::push_error_table(lua_State* lua, std::string_view text) {
 }
 
 void ScriptEngine::push_command_error(lua_State* lua, std::string_view reply_text) {
-  // A command's error reply carries its code as its first word.
+  // A command's error reply carries its code as its first word; it was counted already.
   call_output_.assign("-");
   call_output_.append(reply_text);
   push_error_table(lua, call_output_);
+  lua_pushboolean(lua, 1);
+  lua_setfield(lua, -2, kIgnoreErrorStats);
 }
 
 int ScriptEngine::raise_error(lua_State* lua, std::string_view text) {
@@ -555,9 +577,10 @@ void ScriptEngine::push_reply(lua_State* lua, const RespValue& value) {
   }
 }
 
-void ScriptEngine::write_reply(lua_State* lua, ReplyWriter& reply, int depth) {
+void ScriptEngine::write_reply(lua_State* lua, CommandContext& ctx, int depth) {
+  ReplyWriter& reply = ctx.reply;
   if (!lua_checkstack(lua, 4) || depth > kMaxReplyDepth) {
-    reply.error("ERR reached lua stack limit");
+    ctx.error("ERR reached lua stack limit");
     return;
   }
   switch (lua_type(lua, -1)) {
@@ -581,7 +604,7 @@ void ScriptEngine::write_reply(lua_State* lua, ReplyWriter& reply, int depth) {
       reply.integer(lua_number_to_integer(lua_tonumber(lua, -1)));
       return;
     case LUA_TTABLE:
-      write_table_reply(lua, reply, depth);
+      write_table_reply(lua, ctx, depth);
       return;
     default:
       reply.null();
@@ -589,7 +612,8 @@ void ScriptEngine::write_reply(lua_State* lua, ReplyWriter& reply, int depth) {
   }
 }
 
-void ScriptEngine::write_table_reply(lua_State* lua, ReplyWriter& reply, int depth) {
+void ScriptEngine::write_table_reply(lua_State* lua, CommandContext& ctx, int depth) {
+  ReplyWriter& reply = ctx.reply;
   // The special shapes, checked in Redis's order: err, ok, double, big_number,
   // verbatim_string, map, set; any other table is an array up to its first nil.
   lua_getfield(lua, -1, "err");
@@ -597,8 +621,7 @@ void ScriptEngine::write_table_reply(lua_State* lua, ReplyWriter& reply, int dep
     std::string text = single_line(lua_tostring(lua, -1));
     lua_pop(lua, 1);
     if (text.starts_with('-')) text.erase(0, 1);
-    server_.count_error(text);
-    reply.error(text);
+    reply_error(lua, ctx, text);
     return;
   }
   lua_pop(lua, 1);
@@ -645,9 +668,9 @@ void ScriptEngine::write_table_reply(lua_State* lua, ReplyWriter& reply, int dep
     reply.map_header(pairs);
     for (lua_pushnil(lua); lua_next(lua, -2) != 0; lua_pop(lua, 1)) {
       lua_pushvalue(lua, -2);
-      write_reply(lua, reply, depth + 1);  // the key
+      write_reply(lua, ctx, depth + 1);  // the key
       lua_pop(lua, 1);
-      write_reply(lua, reply, depth + 1);  // the value
+      write_reply(lua, ctx, depth + 1);  // the value
     }
     lua_pop(lua, 1);
     return;
@@ -660,7 +683,7 @@ void ScriptEngine::write_table_reply(lua_State* lua, ReplyWriter& reply, int dep
     reply.set_header(members);
     for (lua_pushnil(lua); lua_next(lua, -2) != 0; lua_pop(lua, 1)) {
       lua_pushvalue(lua, -2);
-      write_reply(lua, reply, depth + 1);
+      write_reply(lua, ctx, depth + 1);
       lua_pop(lua, 1);
     }
     lua_pop(lua, 1);
@@ -679,7 +702,7 @@ void ScriptEngine::write_table_reply(lua_State* lua, ReplyWriter& reply, int dep
   reply.array_header(count);
   for (size_t i = 1; i <= count; ++i) {
     lua_rawgeti(lua, -1, static_cast<int>(i));
-    write_reply(lua, reply, depth + 1);
+    write_reply(lua, ctx, depth + 1);
     lua_pop(lua, 1);
   }
 }

@@ -192,8 +192,11 @@ class ScriptEngine {
   // Pushes the parsed command reply as Redis converts it for Lua.
   void push_reply(lua_State* lua, const RespValue& value);
   // Writes the Lua value at the top of the stack as the script's reply to its caller.
-  void write_reply(lua_State* lua, ReplyWriter& reply, int depth);
-  void write_table_reply(lua_State* lua, ReplyWriter& reply, int depth);
+  void write_reply(lua_State* lua, CommandContext& ctx, int depth);
+  void write_table_reply(lua_State* lua, CommandContext& ctx, int depth);
+  // Replies the error text of the error table on top of the stack, counting it in errorstats
+  // unless a command already did.
+  void reply_error(lua_State* lua, CommandContext& ctx, std::string_view text);
   // Replies the error a failed script left on the stack, with the script's name and line.
   void reply_script_error(lua_State* lua, CommandContext& ctx, std::string_view name);
   // Pushes {err = "<CODE> <message>"}: "-CODE message" keeps its code, any other text gets

@@ -491,3 +491,28 @@ def test_function_dump_restore_both_ways(keywarden, reference_redis):
     theirs.function_load(small)
     single = theirs.function_dump()
     assert outcomes(ours, single) == outcomes(theirs, single)
+
+
+def error_counters(server) -> tuple:
+    client = server.client()
+    client.config_resetstat()
+    client.set("s", "v")
+    for body in ("return redis.call('lpush','s','x')", "return redis.pcall('lpush','s','x')",
+                 "return {err='MY x'}", "return {1, {err='NESTED x'}}", "error('x')",
+                 "return redis.call('nosuch')", "redis.pcall('nosuch') return 1",
+                 "redis.pcall('lpush','s','x') return 1", "return redis.call({})"):
+        try:
+            client.eval(body, 0)
+        except Exception:  # the errors themselves are compared elsewhere
+            pass
+    commandstats = client.info("commandstats")
+    return (client.info("errorstats"),
+            {name: (stats["calls"], stats["failed_calls"], stats["rejected_calls"])
+             for name, stats in commandstats.items() if name in ("cmdstat_eval", "cmdstat_lpush")},
+            client.info("stats")["total_error_replies"])
+
+
+def test_script_errors_are_counted_once(keywarden, reference_redis):
+    """An error a command replied inside a script is counted in errorstats once, when the
+    command ran, and the script's command is still counted as failed."""
+    assert error_counters(keywarden) == error_counters(reference_redis)
