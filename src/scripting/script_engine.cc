@@ -235,6 +235,7 @@ void ScriptEngine::script_kill(CommandContext& ctx, bool function_kill) {
 }
 
 void ScriptEngine::eval(CommandContext& ctx, bool by_sha, bool read_only) {
+  if (monitor_feed_) monitor_feed_(ctx.session, ctx.args);
   std::string_view source = ctx.args[1];
   if (by_sha && source.size() != 40) {
     ctx.error(errors::kNoScript);
@@ -445,6 +446,7 @@ bool ScriptEngine::call_command(lua_State* lua) {
   const size_t effects_before = propagator.pending_count();
   server_.dispatcher()->execute_nested(script_session_, call_args_, writer, *command,
                                        run_->ctx->now_ms);
+  if (monitor_feed_) monitor_feed_(script_session_, call_args_);
   if (run_->repl == kReplNone) propagator.drop_pending_from(effects_before);
 
   call_parser_.reset();

@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -65,6 +66,12 @@ class ScriptEngine {
   // script's instruction hook (at most every few milliseconds) so that the server can answer
   // other clients with -BUSY; SCRIPT KILL arrives through it.
   void set_busy_handler(std::function<void()> handler) { busy_handler_ = std::move(handler); }
+  // MONITOR: called with every EVAL/FCALL before it runs (so that its commands follow it, as
+  // in Redis) and with every command a script ran, after it ran, for its session (whose
+  // script_client flag tells the two apart).
+  using MonitorFeed = std::function<void(const ClientSession& client,
+                                         std::span<const std::string_view> args)>;
+  void set_monitor_feed(MonitorFeed feed) { monitor_feed_ = std::move(feed); }
   int64_t busy_reply_threshold_ms = 5000;
   bool running() const { return run_ != nullptr; }
   // The running script has been running for longer than busy-reply-threshold.
@@ -214,6 +221,7 @@ class ScriptEngine {
   std::unordered_map<std::string, CachedScript> scripts_;
   size_t cache_bytes_ = 0;
   std::function<void()> busy_handler_;
+  MonitorFeed monitor_feed_;
   Run* run_ = nullptr;
   // The script's own client and what redis.call reuses between calls.
   ClientSession script_session_;

@@ -449,6 +449,7 @@ void ScriptEngine::function_load(CommandContext& ctx, std::string_view code, boo
 }
 
 void ScriptEngine::fcall(CommandContext& ctx, bool read_only) {
+  if (monitor_feed_) monitor_feed_(ctx.session, ctx.args);
   auto found = functions_.find(std::string(ctx.args[1]));
   if (found == functions_.end()) {
     ctx.error("ERR Function not found");

@@ -210,6 +210,10 @@ Server::Server() : state_(clock_, 16), dispatcher_(state_) {
   register_server_commands(state_.commands());
   scripting_ = std::make_unique<ScriptEngine>(state_);
   scripting_->set_busy_handler([this] { process_while_busy(); });
+  scripting_->set_monitor_feed(
+      [this](const ClientSession& client, std::span<const std::string_view> args) {
+        feed_monitors_from_script(client, args);
+      });
   register_eval_commands(state_.commands());
   register_config();
   start_time_ms_ = clock_.wall_ms();
@@ -760,14 +764,36 @@ void Server::feed_monitors(const Connection& source, std::span<const std::string
   if (monitors_.empty()) return;
   const Command* command = state_.commands().find_for_args(args);
   if (command == nullptr || command->has(kSkipMonitor) || command->has(kAdmin)) return;
+  // A unix-socket client shows as the socket's path (its peer name carries a ":0" suffix).
+  write_monitor_line(source.session().db,
+                     source.unix_socket() ? "unix:" + network_.unixsocket : source.peer(), args);
+}
+
+void Server::feed_monitors_from_script(const ClientSession& client,
+                                       std::span<const std::string_view> args) {
+  if (monitors_.empty()) return;
+  if (client.script_client) {
+    // A script's commands show as the "lua" client, admin ones excepted.
+    const Command* command = state_.commands().find_for_args(args);
+    if (command == nullptr || command->has(kAdmin)) return;
+    write_monitor_line(client.db, "lua", args);
+  } else if (const Connection* caller = connection(client.id)) {
+    // EVAL and FCALL skip the usual feed after running: they are shown before they run.
+    write_monitor_line(client.db,
+                       caller->unix_socket() ? "unix:" + network_.unixsocket : caller->peer(),
+                       args);
+  }
+}
+
+void Server::write_monitor_line(int db, std::string_view source,
+                                std::span<const std::string_view> args) {
   // +<seconds>.<micros> [<db> <peer>] "arg" "arg"
   int64_t now_us = clock_.wall_us();
   char stamp[48];
   snprintf(stamp, sizeof(stamp), "+%lld.%06lld [%d ", static_cast<long long>(now_us / 1000000),
-           static_cast<long long>(now_us % 1000000), source.session().db);
+           static_cast<long long>(now_us % 1000000), db);
   std::string line = stamp;
-  // A unix-socket client shows as the socket's path (its peer name carries a ":0" suffix).
-  line += source.unix_socket() ? "unix:" + network_.unixsocket : source.peer();
+  line += source;
   line += "]";
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = is_redacted(args, i) ? kRedacted : args[i];

@@ -173,6 +173,9 @@ class Server final : public ServerHost {
   void after_command(Connection& connection, std::span<const std::string_view> args,
                      int64_t duration_us);
   void feed_monitors(const Connection& source, std::span<const std::string_view> args);
+  // EVAL/FCALL before they run, and the commands their scripts run ("lua" client).
+  void feed_monitors_from_script(const ClientSession& client,
+                                 std::span<const std::string_view> args);
   void add_monitor(Connection& connection);
 
   std::deque<SlowlogEntry>& slowlog() { return slowlog_; }
@@ -211,6 +214,8 @@ class Server final : public ServerHost {
   bool shutting_down() const { return shutting_down_; }
 
  private:
+  // Sends one MONITOR line for a command run in `db` by `source` (a peer address, or "lua").
+  void write_monitor_line(int db, std::string_view source, std::span<const std::string_view> args);
   class Listener;
   // Opens a listening socket for every `bind` address on `port` into `out`.
   std::string open_tcp_listeners(std::vector<std::unique_ptr<Listener>>& out);

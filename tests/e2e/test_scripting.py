@@ -516,3 +516,29 @@ def test_script_errors_are_counted_once(keywarden, reference_redis):
     """An error a command replied inside a script is counted in errorstats once, when the
     command ran, and the script's command is still counted as failed."""
     assert error_counters(keywarden) == error_counters(reference_redis)
+
+
+def monitor_lines(server) -> list[str]:
+    import re
+    monitor, client = server.raw(), server.raw()
+    monitor.send_command("MONITOR")
+    monitor.read_reply()
+    for command in (("EVAL", "redis.call('set','mk','1') return redis.call('get','mk')", "1", "mk"),
+                    ("EVALSHA", "abc", "0"), ("FCALL_RO", "nosuch", "0"),
+                    ("EVAL", "return redis.call('select', 1) and redis.call('get','a')", "0"),
+                    ("EVAL", "return redis.pcall('config', 'get', 'port')", "0"),
+                    ("SCRIPT", "LOAD", "return 1"), ("PING",)):
+        client.send_command(*command)
+        client.read_reply()
+    lines = []
+    while len(lines) < 11:  # the CONFIG run by a script is admin: not shown
+        line = monitor.read_reply()
+        # Keep the database and whether the source is the script client.
+        lines.append(re.sub(rb"^\d+\.\d+ \[(\d+) (lua|[^\]]+)\]",
+                            lambda m: b"[" + m.group(1) + b" " +
+                            (b"lua" if m.group(2) == b"lua" else b"client") + b"]", line))
+    return lines
+
+
+def test_monitor_shows_scripts_then_their_commands(keywarden, reference_redis):
+    assert monitor_lines(keywarden) == monitor_lines(reference_redis)
