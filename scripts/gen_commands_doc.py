@@ -25,7 +25,18 @@ NOTES = {
     "flushall": "ASYNC frees synchronously until lazy free arrives (issue 5).",
     "flushdb": "ASYNC frees synchronously until lazy free arrives (issue 5).",
     "unlink": "Frees synchronously until lazy free arrives (issue 5).",
-    "function|flush": "Answers OK; functions arrive with scripting (issue 4).",
+    "script|debug": "NO is accepted; the Lua debugger (YES, SYNC) is not built.",
+    "eval": "Scripts are not refused under maxmemory yet (no maxmemory enforcement until issue "
+            "5); allow-oom is parsed.",
+    "function|dump": "Library code is written uncompressed (Redis LZF-compresses long code); "
+                     "both servers load either payload.",
+    "function|list": "Libraries in name order and functions in registration order (Redis: hash "
+                     "table order).",
+    "unsubscribe": "Without arguments, channels are left in subscription order (Redis: hash "
+                   "table order); likewise PUNSUBSCRIBE and SUNSUBSCRIBE.",
+    "publish": "Propagated to the AOF path like any write (no replica-only target yet).",
+    "config|rewrite": "client-output-buffer-limit is written as one line for all classes; "
+                      "string values are written unquoted.",
     "info": "Memory figures come from RSS until allocator accounting (issue 5).",
     "shutdown": "Nothing to save yet: SAVE/NOSAVE are accepted; persistence is issue 7.",
     "sadd": "Small sets of strings use Redis 7.2's listpack encoding (set-max-listpack-entries/"
