@@ -234,6 +234,25 @@ void ScriptEngine::script_kill(CommandContext& ctx, bool function_kill) {
   ctx.reply.simple_string("OK");
 }
 
+bool ScriptEngine::parse_key_count(CommandContext& ctx, std::string_view not_integer,
+                                   size_t* count) {
+  int64_t value;
+  if (!parse_int64(ctx.args[2], &value)) {
+    ctx.error(not_integer);
+    return false;
+  }
+  if (value > static_cast<int64_t>(ctx.args.size()) - 3) {
+    ctx.error("ERR Number of keys can't be greater than number of args");
+    return false;
+  }
+  if (value < 0) {
+    ctx.error("ERR Number of keys can't be negative");
+    return false;
+  }
+  *count = static_cast<size_t>(value);
+  return true;
+}
+
 void ScriptEngine::eval(CommandContext& ctx, bool by_sha, bool read_only) {
   if (monitor_feed_) monitor_feed_(ctx.session, ctx.args);
   std::string_view source = ctx.args[1];
@@ -241,19 +260,8 @@ void ScriptEngine::eval(CommandContext& ctx, bool by_sha, bool read_only) {
     ctx.error(errors::kNoScript);
     return;
   }
-  int64_t key_count;
-  if (!parse_int64(ctx.args[2], &key_count)) {
-    ctx.error(errors::kNotInteger);
-    return;
-  }
-  if (key_count > static_cast<int64_t>(ctx.args.size()) - 3) {
-    ctx.error("ERR Number of keys can't be greater than number of args");
-    return;
-  }
-  if (key_count < 0) {
-    ctx.error("ERR Number of keys can't be negative");
-    return;
-  }
+  size_t key_count;
+  if (!parse_key_count(ctx, errors::kNotInteger, &key_count)) return;
   std::string sha;
   if (by_sha) {
     sha.assign(source);
@@ -282,7 +290,7 @@ void ScriptEngine::eval(CommandContext& ctx, bool by_sha, bool read_only) {
     ctx.error("ERR Can not execute a script with write flag using *_ro command.");
     return;
   }
-  run_script(ctx, *script, sha, static_cast<size_t>(key_count),
+  run_script(ctx, *script, sha, key_count,
              read_only || (script->flags & kScriptNoWrites) != 0);
 }
 

@@ -157,6 +157,8 @@ class ScriptEngine {
 
   void open_state();
   void close_state();
+  // The numkeys argument of EVAL and FCALL (ctx.args[2]); false after replying the error.
+  bool parse_key_count(CommandContext& ctx, std::string_view not_integer, size_t* count);
   lua_State* create_state(bool for_functions);
   static size_t lua_memory_bytes(lua_State* lua);
   // Runs the function on top of the stack with its `argc` arguments above it and replies.

@@ -17,7 +17,6 @@ extern "C" {
 #include "common/crc64.h"
 #include "common/glob.h"
 #include "common/lzf.h"
-#include "common/number.h"
 #include "scripting/lua_sandbox.h"
 #include "resp/split_arguments.h"
 #include "scripting/script_engine.h"
@@ -455,19 +454,8 @@ void ScriptEngine::fcall(CommandContext& ctx, bool read_only) {
     ctx.error("ERR Function not found");
     return;
   }
-  int64_t key_count;
-  if (!parse_int64(ctx.args[2], &key_count)) {
-    ctx.error("ERR Bad number of keys provided");
-    return;
-  }
-  if (key_count > static_cast<int64_t>(ctx.args.size()) - 3) {
-    ctx.error("ERR Number of keys can't be greater than number of args");
-    return;
-  }
-  if (key_count < 0) {
-    ctx.error("ERR Number of keys can't be negative");
-    return;
-  }
+  size_t key_count;
+  if (!parse_key_count(ctx, "ERR Bad number of keys provided", &key_count)) return;
   const Function& function = found->second;
   const bool no_writes = (function.flags & kScriptNoWrites) != 0;
   if (read_only && !no_writes) {
@@ -476,8 +464,8 @@ void ScriptEngine::fcall(CommandContext& ctx, bool read_only) {
   }
   lua_State* lua = functions_lua_;
   lua_rawgeti(lua, LUA_REGISTRYINDEX, function.ref);
-  const auto keys = ctx.args.subspan(3, static_cast<size_t>(key_count));
-  const auto arguments = ctx.args.subspan(3 + static_cast<size_t>(key_count));
+  const auto keys = ctx.args.subspan(3, key_count);
+  const auto arguments = ctx.args.subspan(3 + key_count);
   for (auto values : {keys, arguments}) {
     lua_createtable(lua, static_cast<int>(values.size()), 0);
     for (size_t i = 0; i < values.size(); ++i) {
