@@ -305,8 +305,7 @@ void ScriptEngine::run_script(CommandContext& ctx, const CachedScript& script,
 
 void ScriptEngine::run_function(CommandContext& ctx, lua_State* lua, std::string_view name,
                                 bool read_only, bool is_function, int argc) {
-  Run run{&ctx, name, 0, read_only, server_.clock().monotonic_us()};
-  run.is_function = is_function;
+  Run run{&ctx, name, read_only, is_function, server_.clock().monotonic_us()};
   run_ = &run;
   script_session_.db = ctx.session.db;
   script_session_.resp = 2;
@@ -327,8 +326,8 @@ void ScriptEngine::run_function(CommandContext& ctx, lua_State* lua, std::string
     write_reply(lua, ctx, 0);
   }
   lua_settop(lua, handler_index - 1);
-  // A script's writes reach the AOF and replicas as one transaction.
-  server_.propagator().wrap_pending_in_transaction();
+  // A script's writes reach the AOF and replicas as one transaction (inside EXEC, the EXEC's).
+  if (!ctx.session.transaction.in_multi()) server_.propagator().wrap_pending_in_transaction();
 }
 
 void ScriptEngine::reply_script_error(lua_State* lua, CommandContext& ctx, std::string_view name) {

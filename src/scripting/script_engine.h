@@ -114,15 +114,13 @@ class ScriptEngine {
   // What one running script needs from the C functions it calls.
   struct Run {
     CommandContext* ctx;
-    std::string_view name;  // the SHA, for error texts
-    uint32_t flags;
-    bool read_only;  // EVAL_RO / FCALL_RO, or flags=no-writes
+    std::string_view name;  // the SHA or function name, for error texts
+    bool read_only;         // EVAL_RO / FCALL_RO, or flags=no-writes
+    bool is_function;       // FCALL (FUNCTION KILL stops it) rather than EVAL
     int64_t start_us;
-    int64_t next_busy_check_us = 0;
     bool busy = false;
     bool wrote = false;
     bool kill_requested = false;
-    bool is_function = false;  // FCALL (FUNCTION KILL stops it) rather than EVAL
     int repl = 3;  // redis.set_repl flags: REPL_AOF | REPL_REPLICA
   };
 

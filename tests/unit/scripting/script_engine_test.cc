@@ -271,6 +271,14 @@ TEST_F(ScriptTest, EffectsPropagateAsOneTransaction) {
   h.propagated.lines.clear();
   eval("return redis.call('get', 'a')");
   EXPECT_TRUE(h.propagated.lines.empty());
+  // Inside MULTI/EXEC the script's effects join the EXEC's one transaction.
+  h.propagated.lines.clear();
+  h.call("MULTI");
+  h.call("EVAL \"redis.call('set', 'b', '1') redis.call('set', 'c', '2')\" 0");
+  h.call("SET d 3");
+  h.call("EXEC");
+  EXPECT_EQ(h.propagated.lines, (std::vector<std::string>{"0:MULTI", "0:set b 1", "0:set c 2",
+                                                          "0:SET d 3", "0:EXEC"}));
 }
 
 TEST_F(ScriptTest, BusyScriptAnswersOthersAndCanBeKilled) {
