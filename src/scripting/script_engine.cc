@@ -733,7 +733,9 @@ int ScriptEngine::lua_sha1hex(lua_State* lua) {
 
 int ScriptEngine::lua_error_reply(lua_State* lua) {
   if (lua_gettop(lua) != 1 || lua_type(lua, -1) != LUA_TSTRING) {
-    return raise_error(lua, "wrong number or type of arguments");
+    // Returned, not raised, as Redis does.
+    push_error_table(lua, "wrong number or type of arguments");
+    return 1;
   }
   // The text always names its code: a leading '-' is optional.
   size_t length;
@@ -752,7 +754,9 @@ int ScriptEngine::lua_error_reply(lua_State* lua) {
 
 int ScriptEngine::lua_status_reply(lua_State* lua) {
   if (lua_gettop(lua) != 1 || lua_type(lua, -1) != LUA_TSTRING) {
-    return raise_error(lua, "wrong number or type of arguments");
+    // Returned, not raised, as Redis does.
+    push_error_table(lua, "wrong number or type of arguments");
+    return 1;
   }
   lua_newtable(lua);
   lua_pushvalue(lua, 1);
@@ -794,7 +798,7 @@ int ScriptEngine::lua_setresp(lua_State* lua) {
 int ScriptEngine::lua_set_repl(lua_State* lua) {
   ScriptEngine& engine = self(lua);
   if (engine.run_ == nullptr) return raise_error(lua, "redis.set_repl can only be called inside a script invocation");
-  if (lua_gettop(lua) != 1) return raise_error(lua, "redis.set_repl() requires one argument.");
+  if (lua_gettop(lua) != 1) return raise_error(lua, "redis.set_repl() requires two arguments.");
   const int flags = static_cast<int>(lua_tonumber(lua, 1));
   if ((flags & ~kReplAll) != 0) {
     return raise_error(
