@@ -176,7 +176,10 @@ def test_debug_object_line(server, value, refcount, encoding, length):
     match = OBJECT_LINE.match(conn.execute("DEBUG", "OBJECT", "k"))
     assert match, "unexpected DEBUG OBJECT line"
     assert match.group(1, 2, 3) == (refcount, encoding, length)
-    assert int(match.group(5)) <= 1
+    # A shared integer (refcount INT_MAX) is one object for the whole server: its idle time is
+    # that of its last use anywhere, which on a long-lived server can be seconds.
+    if refcount != b"2147483647":
+        assert int(match.group(5)) <= 1
 
 
 def test_debug_object_sees_an_expired_key_without_deleting_it(server):
