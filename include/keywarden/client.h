@@ -1,0 +1,144 @@
+// keywarden::Client: a thread-safe handle on one server. Commands borrow a connection from a
+// small pool, so any number of threads may share one Client; a broken connection is dropped
+// and reopened (with backoff) by a later command. Pipeline batches commands into one round
+// trip; transaction() wraps a batch in MULTI/EXEC; eval_sha() runs a Script by its SHA-1 and
+// loads it on the server when the server does not know it yet.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "keywarden/errors.h"
+#include "keywarden/options.h"
+#include "keywarden/reply.h"
+
+namespace keywarden {
+
+namespace detail {
+
+// A command argument: anything that reads as a string, or a number (sent as its decimal
+// text). bool is left out on purpose: Redis has no boolean arguments.
+template <typename T>
+concept CommandArgument =
+    std::convertible_to<const T&, std::string_view> ||
+    ((std::integral<T> || std::floating_point<T>) && !std::same_as<T, bool>);
+
+// Shortest text that reads back as the same double ("inf"/"-inf" as Redis spells them).
+std::string format_double_argument(double value);
+
+template <typename T>
+void append_argument(std::vector<std::string>& out, const T& value) {
+  if constexpr (std::convertible_to<const T&, std::string_view>) {
+    out.emplace_back(std::string_view(value));
+  } else if constexpr (std::floating_point<T>) {
+    out.push_back(format_double_argument(static_cast<double>(value)));
+  } else if constexpr (std::is_signed_v<T>) {
+    out.push_back(std::to_string(static_cast<long long>(value)));
+  } else {
+    out.push_back(std::to_string(static_cast<unsigned long long>(value)));
+  }
+}
+
+template <typename... Args>
+std::vector<std::string> to_arguments(const Args&... args) {
+  std::vector<std::string> out;
+  out.reserve(sizeof...(Args));
+  (append_argument(out, args), ...);
+  return out;
+}
+
+class ConnectionPool;
+
+}  // namespace detail
+
+class Client;
+
+// Commands collected locally and sent in one write; exec() reads every reply. Error replies
+// stay in the result as error Replies: one failed command does not hide the others' results.
+class Pipeline {
+ public:
+  Pipeline& add(std::initializer_list<std::string_view> args);
+  Pipeline& add(const std::vector<std::string>& args);
+  template <detail::CommandArgument... Args>
+    requires(sizeof...(Args) > 0)
+  Pipeline& add(const Args&... args) {
+    return add(detail::to_arguments(args...));
+  }
+
+  size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+
+  // Sends the commands and returns their replies in order; the pipeline is empty afterwards.
+  // Throws TransportError / TimeoutError / ProtocolError for the batch as a whole.
+  std::vector<Reply> exec();
+
+ private:
+  friend class Client;
+  explicit Pipeline(Client& client) : client_(&client) {}
+
+  Client* client_;
+  std::string encoded_;
+  size_t count_ = 0;
+};
+
+// A Lua script known by its SHA-1 (computed locally), for Client::eval_sha.
+class Script {
+ public:
+  explicit Script(std::string source);
+  const std::string& source() const { return source_; }
+  const std::string& sha() const { return sha_; }
+
+ private:
+  std::string source_;
+  std::string sha_;
+};
+
+class Client {
+ public:
+  // Connects lazily: the first command opens the first connection, so a Client can be made
+  // while its server is still down.
+  explicit Client(ClientOptions options = {});
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Runs one command and returns its reply; an error reply throws ServerError.
+  Reply command(std::initializer_list<std::string_view> args);
+  Reply command(const std::vector<std::string>& args);
+  template <detail::CommandArgument... Args>
+    requires(sizeof...(Args) > 0)
+  Reply command(const Args&... args) {
+    return command(detail::to_arguments(args...));
+  }
+
+  Pipeline pipeline() { return Pipeline(*this); }
+
+  // MULTI, the commands `body` adds, EXEC, in one round trip on one connection; returns EXEC's
+  // replies (an error of one command inside stays an error Reply). Throws ServerError when
+  // the server refuses the transaction (EXECABORT: a command was rejected while queueing).
+  std::vector<Reply> transaction(const std::function<void(Pipeline&)>& body);
+
+  // EVALSHA script.sha() numkeys keys... args...; on NOSCRIPT, SCRIPT LOAD the source and
+  // retry once. An error reply throws ServerError.
+  Reply eval_sha(const Script& script, const std::vector<std::string>& keys = {},
+                 const std::vector<std::string>& args = {});
+
+  const ClientOptions& options() const { return options_; }
+
+ private:
+  friend class Pipeline;
+  // Sends `count` encoded commands on one borrowed connection and returns their replies.
+  std::vector<Reply> round_trip(const std::string& encoded, size_t count);
+
+  ClientOptions options_;
+  std::unique_ptr<detail::ConnectionPool> pool_;
+};
+
+}  // namespace keywarden

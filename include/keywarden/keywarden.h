@@ -1,0 +1,7 @@
+// The libkeywarden umbrella header: #include <keywarden/keywarden.h> for the whole client API.
+#pragma once
+
+#include "keywarden/client.h"
+#include "keywarden/errors.h"
+#include "keywarden/options.h"
+#include "keywarden/reply.h"

@@ -1,0 +1,37 @@
+// keywarden::ClientOptions: where the server is and how every connection is set up.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace keywarden {
+
+struct ClientOptions {
+  std::string host = "127.0.0.1";
+  int port = 6379;
+  // When set, connect to this Unix socket path instead of host:port.
+  std::string unix_socket;
+
+  // Sent with AUTH (or HELLO ... AUTH) on connect when password is set; an empty username
+  // means the default user.
+  std::string username;
+  std::string password;
+  int database = 0;            // SELECTed on connect when not 0
+  std::string client_name;     // CLIENT SETNAME on connect when set
+
+  // Zero means no limit.
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds command_timeout{5000};
+
+  int resp = 2;  // 2, or 3 (HELLO 3 on connect)
+
+  size_t pool_size = 1;  // connections shared by all threads; a command borrows one
+
+  // After a failed reconnect attempt, further attempts wait min, 2*min, 4*min... up to max;
+  // commands issued meanwhile fail fast with TransportError.
+  std::chrono::milliseconds reconnect_backoff_min{100};
+  std::chrono::milliseconds reconnect_backoff_max{5000};
+};
+
+}  // namespace keywarden

@@ -1,0 +1,119 @@
+// Real servers for the client tests: a keywarden-server or a stock redis-server on a free
+// loopback port, started by the test and always stopped (the destructor kills and reaps it,
+// and the child asks the kernel to kill it should the test process die first).
+#pragma once
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace keywarden::testing {
+
+enum class ServerKind { kKeywarden, kRedis };
+
+inline const char* server_name(ServerKind kind) {
+  return kind == ServerKind::kKeywarden ? "keywarden" : "redis";
+}
+
+inline int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  socklen_t size = sizeof(address);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+inline bool port_accepts(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  ::close(fd);
+  return ok;
+}
+
+class ServerProcess {
+ public:
+  ServerProcess(ServerKind kind, std::vector<std::string> extra = {}, int port = 0)
+      : kind_(kind), extra_(std::move(extra)), port_(port == 0 ? free_port() : port) {
+    start();
+  }
+  ~ServerProcess() { stop(); }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  int port() const { return port_; }
+  ServerKind kind() const { return kind_; }
+
+  void start() {
+    std::vector<std::string> args;
+    args.push_back(kind_ == ServerKind::kKeywarden ? KEYWARDEN_SERVER_BINARY
+                                                   : "/usr/bin/redis-server");
+    for (std::string a : {"--port", std::to_string(port_).c_str(), "--bind", "127.0.0.1",
+                          "--save", "", "--appendonly", "no", "--loglevel", "warning"}) {
+      args.push_back(a);
+    }
+    args.insert(args.end(), extra_.begin(), extra_.end());
+    pid_t parent = ::getpid();
+    pid_ = ::fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(1);
+      // The servers' start-up banners would drown the test output.
+      int null_fd = ::open("/dev/null", O_WRONLY);
+      if (null_fd >= 0) ::dup2(null_fd, STDOUT_FILENO);
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!port_accepts(port_)) {
+      int status;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        throw std::runtime_error(std::string(server_name(kind_)) + " server exited at start");
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        stop();
+        throw std::runtime_error(std::string(server_name(kind_)) + " server did not start");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    int status;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+
+ private:
+  ServerKind kind_;
+  std::vector<std::string> extra_;
+  int port_;
+  pid_t pid_ = -1;
+};
+
+}  // namespace keywarden::testing
