@@ -91,7 +91,7 @@ class Reply {
   bool operator==(const Reply&) const = default;
 
  private:
-  Reply(Type type) : type_(type) {}
+  explicit Reply(Type type) : type_(type) {}
   void expect_aggregate() const;
 
   Type type_ = Type::kNull;

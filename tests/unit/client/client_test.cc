@@ -271,6 +271,8 @@ TEST_P(ClientTest, CommandTimeout) {
 TEST_P(ClientTest, PoolUnderThreads) {
   ClientOptions o = options();
   o.pool_size = 3;
+  o.client_name = "pool-" + std::string(testing::server_name(GetParam().kind)) +
+                  std::to_string(GetParam().resp);
   Client client(o);
   std::string counter = key("counter");
   constexpr int kThreads = 8;
@@ -290,6 +292,15 @@ TEST_P(ClientTest, PoolUnderThreads) {
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(mismatches.load(), 0);
   EXPECT_EQ(client.command("GET", counter).str(), std::to_string(kThreads * kIterations));
+  // No more than pool_size connections were opened.
+  std::string list = client.command("CLIENT", "LIST").str();
+  size_t named = 0;
+  for (size_t at = list.find("name=" + o.client_name + " "); at != std::string::npos;
+       at = list.find("name=" + o.client_name + " ", at + 1)) {
+    ++named;
+  }
+  EXPECT_GE(named, 1u);
+  EXPECT_LE(named, 3u);
 }
 
 // Servers of its own: started with a password, or stopped and restarted.
@@ -349,6 +360,60 @@ TEST_P(ClientServerTest, ConnectFailureIsTransportError) {
   auto start = std::chrono::steady_clock::now();
   EXPECT_THROW(client.command("PING"), TransportError);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 50ms);
+}
+
+// Not about any server: nothing listens on the port.
+TEST(ClientBackoffTest, DoublesBetweenFailedAttemptsUpToTheMaximum) {
+  ClientOptions o;
+  o.port = testing::free_port();
+  o.reconnect_backoff_min = 100ms;
+  o.reconnect_backoff_max = 250ms;
+  Client client(o);
+  // -1 when the command made a connection attempt, else the announced wait in ms.
+  auto next_attempt_ms = [&]() -> int {
+    try {
+      client.command("PING");
+    } catch (const TransportError& e) {
+      std::string text = e.what();
+      size_t at = text.find("next attempt in ");
+      if (at == std::string::npos) return -1;
+      return std::stoi(text.substr(at + 16));
+    }
+    return -2;
+  };
+  EXPECT_EQ(next_attempt_ms(), -1);
+  int first = next_attempt_ms();
+  EXPECT_GT(first, 50);
+  EXPECT_LE(first, 100);
+  std::this_thread::sleep_for(110ms);
+  EXPECT_EQ(next_attempt_ms(), -1);
+  int second = next_attempt_ms();
+  EXPECT_GT(second, 150);
+  EXPECT_LE(second, 200);
+  std::this_thread::sleep_for(210ms);
+  EXPECT_EQ(next_attempt_ms(), -1);
+  int third = next_attempt_ms();  // capped at 250, not 400
+  EXPECT_GT(third, 200);
+  EXPECT_LE(third, 250);
+}
+
+TEST_P(ClientServerTest, UnixSocket) {
+  std::string path = "/tmp/kw-client-test-" + std::to_string(::getpid()) + "-" +
+                     testing::server_name(GetParam().kind) + ".sock";
+  struct Unlink {
+    std::string path;
+    ~Unlink() { ::unlink(path.c_str()); }
+  } unlink_at_end{path};
+  ServerProcess server(GetParam().kind, {"--unixsocket", path});
+  ClientOptions o;
+  o.unix_socket = path;
+  o.resp = GetParam().resp;
+  Client client(o);
+  EXPECT_EQ(client.command("SET", "k", "over unix"), Reply::simple_string("OK"));
+  EXPECT_EQ(client.command("GET", "k").str(), "over unix");
+  server.stop();
+  ::unlink(path.c_str());  // a killed server leaves its socket file
+  EXPECT_THROW(client.command("GET", "k"), TransportError);
 }
 
 TEST_P(ClientServerTest, ReconnectsAfterServerRestart) {
