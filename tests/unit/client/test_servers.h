@@ -66,10 +66,8 @@ class ServerProcess {
     std::vector<std::string> args;
     args.push_back(kind_ == ServerKind::kKeywarden ? KEYWARDEN_SERVER_BINARY
                                                    : "/usr/bin/redis-server");
-    for (std::string a : {"--port", std::to_string(port_).c_str(), "--bind", "127.0.0.1",
-                          "--save", "", "--appendonly", "no", "--loglevel", "warning"}) {
-      args.push_back(a);
-    }
+    args.insert(args.end(), {"--port", std::to_string(port_), "--bind", "127.0.0.1", "--save",
+                             "", "--appendonly", "no", "--loglevel", "warning"});
     args.insert(args.end(), extra_.begin(), extra_.end());
     pid_t parent = ::getpid();
     pid_ = ::fork();
