@@ -103,13 +103,15 @@ class Script {
 class Client {
  public:
   // Connects lazily: the first command opens the first connection, so a Client can be made
-  // while its server is still down.
+  // while its server is still down. Throws Error for options it cannot use (resp not 2 or 3).
   explicit Client(ClientOptions options = {});
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  // Runs one command and returns its reply; an error reply throws ServerError.
+  // Runs one command and returns its reply; an error reply throws ServerError. Not for
+  // commands that put the connection in subscribed mode (SUBSCRIBE, PSUBSCRIBE...) or MONITOR;
+  // out-of-band RESP3 pushes arriving on a command connection are discarded.
   Reply command(std::initializer_list<std::string_view> args);
   Reply command(const std::vector<std::string>& args);
   template <detail::CommandArgument... Args>

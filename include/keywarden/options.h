@@ -20,11 +20,14 @@ struct ClientOptions {
   int database = 0;            // SELECTed on connect when not 0
   std::string client_name;     // CLIENT SETNAME on connect when set
 
-  // Zero means no limit.
+  // Zero means no limit. connect_timeout bounds opening a connection and its handshake;
+  // command_timeout bounds one round trip (a whole pipeline or transaction counts as one) and
+  // the wait for a free pooled connection. A blocking command (BLPOP ...) needs a
+  // command_timeout longer than its own timeout, or zero.
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds command_timeout{5000};
 
-  int resp = 2;  // 2, or 3 (HELLO 3 on connect)
+  int resp = 2;  // 2, or 3 (HELLO 3 on connect); Client's constructor rejects anything else
 
   size_t pool_size = 1;  // connections shared by all threads; a command borrows one
 

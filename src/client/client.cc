@@ -104,9 +104,12 @@ std::vector<Reply> Pipeline::exec() {
 
 Script::Script(std::string source) : source_(std::move(source)), sha_(sha1_hex(source_)) {}
 
-Client::Client(ClientOptions options)
-    : options_(std::move(options)),
-      pool_(std::make_unique<detail::ConnectionPool>(options_)) {}
+Client::Client(ClientOptions options) : options_(std::move(options)) {
+  if (options_.resp != 2 && options_.resp != 3) {
+    throw Error("ClientOptions::resp must be 2 or 3, not " + std::to_string(options_.resp));
+  }
+  pool_ = std::make_unique<detail::ConnectionPool>(options_);
+}
 
 Client::~Client() = default;
 

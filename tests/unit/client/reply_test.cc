@@ -64,6 +64,14 @@ TEST(ErrorTest, Hierarchy) {
   EXPECT_TRUE((std::is_base_of_v<std::runtime_error, Error>));
 }
 
+TEST(ClientOptionsTest, RespMustBeTwoOrThree) {
+  ClientOptions o;
+  o.resp = 4;
+  EXPECT_THROW(Client{o}, Error);
+  o.resp = 3;
+  EXPECT_NO_THROW(Client{o});  // connects lazily: nothing listening is fine here
+}
+
 TEST(ArgumentsTest, NumbersAndStrings) {
   auto args = detail::to_arguments("SET", std::string("k"), std::string_view("v"), 5, -7L, 2u,
                                    1.5);
