@@ -5,3 +5,4 @@
 #include "keywarden/errors.h"
 #include "keywarden/options.h"
 #include "keywarden/reply.h"
+#include "keywarden/subscriber.h"

@@ -1,0 +1,558 @@
+// Subscriber: one connection in subscribed mode, read by one thread (see subscriber.h). Callers
+// write SUBSCRIBE-family commands under the core's mutex and wait for the reader to see the
+// confirmations; the reader owns (re)connecting, and wakes from poll() through an eventfd.
+#include "keywarden/subscriber.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "client/connection.h"
+#include "keywarden/errors.h"
+#include "resp/reply_parser.h"
+
+namespace keywarden::detail {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+enum Kind { kChannel = 0, kPattern = 1, kShard = 2 };
+
+constexpr std::array<const char*, 3> kSubscribeCommand = {"SUBSCRIBE", "PSUBSCRIBE",
+                                                          "SSUBSCRIBE"};
+constexpr std::array<const char*, 3> kUnsubscribeCommand = {"UNSUBSCRIBE", "PUNSUBSCRIBE",
+                                                            "SUNSUBSCRIBE"};
+
+int poll_ms(Deadline deadline) {
+  if (deadline == Deadline::max()) return -1;
+  auto left = deadline - Clock::now();
+  if (left <= Clock::duration::zero()) return 0;
+  return static_cast<int>(
+      std::min<int64_t>(std::chrono::ceil<std::chrono::milliseconds>(left).count(), 1 << 30));
+}
+
+bool equals_lower(std::string_view text, std::string_view lower) {
+  if (text.size() != lower.size()) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
+
+// Connects a non-blocking socket to the configured endpoint within `deadline`.
+int connect_socket(const ClientOptions& options, Deadline deadline) {
+  std::string failure = "no address";
+  auto attempt = [&](int family, const sockaddr* address, socklen_t length) -> int {
+    int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      failure = std::strerror(errno);
+      return -1;
+    }
+    int rc = ::connect(fd, address, length);
+    if (rc < 0 && errno != EINPROGRESS && errno != EAGAIN) {
+      failure = std::strerror(errno);
+      ::close(fd);
+      return -1;
+    }
+    if (rc < 0) {
+      pollfd p{fd, POLLOUT, 0};
+      int ready;
+      do {
+        ready = ::poll(&p, 1, poll_ms(deadline));
+      } while (ready < 0 && errno == EINTR);
+      int error = 0;
+      socklen_t size = sizeof(error);
+      if (ready == 0) error = ETIMEDOUT;
+      else if (ready < 0) error = errno;
+      else ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size);
+      if (error != 0) {
+        failure = std::strerror(error);
+        ::close(fd);
+        return -1;
+      }
+    }
+    if (family != AF_UNIX) {
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    }
+    return fd;
+  };
+  if (!options.unix_socket.empty()) {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (options.unix_socket.size() >= sizeof(address.sun_path)) {
+      throw TransportError("unix socket path too long: " + options.unix_socket);
+    }
+    std::memcpy(address.sun_path, options.unix_socket.c_str(), options.unix_socket.size() + 1);
+    int fd = attempt(AF_UNIX, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+    if (fd < 0) throw TransportError("cannot connect to " + options.unix_socket + ": " + failure);
+    return fd;
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* results = nullptr;
+  std::string port = std::to_string(options.port);
+  int rc = ::getaddrinfo(options.host.c_str(), port.c_str(), &hints, &results);
+  if (rc != 0) throw TransportError("cannot resolve " + options.host + ": " + gai_strerror(rc));
+  int fd = -1;
+  for (addrinfo* a = results; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = attempt(a->ai_family, a->ai_addr, a->ai_addrlen);
+  }
+  ::freeaddrinfo(results);
+  if (fd < 0) {
+    throw TransportError("cannot connect to " + options.host + ":" + port + ": " + failure);
+  }
+  return fd;
+}
+
+// Writes all of `data`; false when the socket failed (the reader will notice and reconnect).
+bool send_all(int fd, std::string_view data, Deadline deadline) {
+  while (!data.empty()) {
+    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      data.remove_prefix(static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return false;
+    pollfd p{fd, POLLOUT, 0};
+    int ready = ::poll(&p, 1, poll_ms(deadline));
+    if (ready == 0) return false;
+    if (ready < 0 && errno != EINTR) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+class SubscriberCore {
+ public:
+  explicit SubscriberCore(ClientOptions options) : options_(std::move(options)) {
+    wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_fd_ < 0) throw TransportError(std::string("eventfd: ") + std::strerror(errno));
+    thread_ = std::thread([this] { run(); });
+  }
+
+  ~SubscriberCore() {
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof(one));
+    if (thread_.joinable()) thread_.join();
+    if (fd_ >= 0) ::close(fd_);
+    ::close(wake_fd_);
+  }
+
+  void subscribe(Kind kind, const std::string& name, MessageHandler handler) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    auto [it, inserted] = entries_[kind].try_emplace(name);
+    it->second.handler = std::make_shared<MessageHandler>(std::move(handler));
+    if (!inserted) {
+      if (it->second.confirmed) return;
+    } else {
+      it->second.confirmed = false;
+      send_locked(kSubscribeCommand[kind], {name});
+      if (ready_) ++outstanding_[kind][name];
+    }
+    if (std::this_thread::get_id() == thread_.get_id()) return;
+    const uint64_t errors_before = error_count_;
+    Deadline deadline = deadline_after(options_.command_timeout);
+    for (;;) {
+      auto found = entries_[kind].find(name);
+      if (found == entries_[kind].end()) {
+        throw Error("subscription to " + name + " withdrawn while waiting for it");
+      }
+      if (found->second.confirmed) return;
+      if (stop_) throw TransportError("subscriber is shutting down");
+      if (error_count_ != errors_before) {
+        std::string text = last_error_;
+        withdraw_locked(kind, name);
+        throw ServerError(text);
+      }
+      if (deadline == Deadline::max()) {
+        cv_.wait(lock);
+        continue;
+      }
+      if (cv_.wait_until(lock, deadline) != std::cv_status::timeout) continue;
+      auto late = entries_[kind].find(name);
+      if (late != entries_[kind].end() && late->second.confirmed) return;
+      withdraw_locked(kind, name);
+      throw TimeoutError("no confirmation of " + std::string(kSubscribeCommand[kind]) + " " +
+                         name +
+                         (last_connect_error_.empty()
+                              ? std::string()
+                              : " (last connect error: " + last_connect_error_ + ")"));
+    }
+  }
+
+  void unsubscribe(Kind kind, const std::string& name) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    withdraw_locked(kind, name);
+  }
+
+  void set_on_reconnect(std::function<void()> callback) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    on_reconnect_ = std::make_shared<std::function<void()>>(std::move(callback));
+  }
+
+  bool connected() const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (fd_ < 0 || !ready_) return false;
+    for (const auto& map : entries_) {
+      for (const auto& [name, entry] : map) {
+        if (!entry.confirmed) return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  struct Entry {
+    std::shared_ptr<MessageHandler> handler;
+    bool confirmed = false;
+  };
+
+  void withdraw_locked(Kind kind, const std::string& name) {
+    if (entries_[kind].erase(name) > 0) send_locked(kUnsubscribeCommand[kind], {name});
+  }
+
+  // Sends one command when the connection is up; otherwise the reconnect sends it later.
+  void send_locked(const char* command, const std::vector<std::string>& names) {
+    if (fd_ < 0 || !ready_ || names.empty()) return;
+    std::vector<std::string> args{command};
+    args.insert(args.end(), names.begin(), names.end());
+    std::string encoded;
+    encode_command(encoded, args);
+    if (!send_all(fd_, encoded, deadline_after(std::chrono::milliseconds(1000)))) {
+      // The reader sees the shut-down socket and reconnects, subscribing everything again.
+      ::shutdown(fd_, SHUT_RDWR);
+    }
+  }
+
+  // Reads one reply during the handshake.
+  RespValue read_one(int fd, std::string& buffer, ReplyParser& parser, Deadline deadline) {
+    for (;;) {
+      ReplyParseStatus status = parser.parse(buffer);
+      buffer.erase(0, parser.consumed());
+      if (status == ReplyParseStatus::kValue) {
+        RespValue value = parser.take_value();
+        if (value.type == RespType::kPush) continue;
+        return value;
+      }
+      if (status == ReplyParseStatus::kError) throw ProtocolError("malformed reply");
+      pollfd p{fd, POLLIN, 0};
+      int ready = ::poll(&p, 1, poll_ms(deadline));
+      if (ready == 0) throw TimeoutError("timed out in the subscriber's handshake");
+      if (ready < 0 && errno == EINTR) continue;
+      char chunk[4096];
+      ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
+      if (n == 0) throw TransportError("connection closed during the handshake");
+      if (n < 0 && errno != EAGAIN && errno != EINTR) {
+        throw TransportError(std::string("read failed: ") + std::strerror(errno));
+      }
+      if (n > 0) buffer.append(chunk, static_cast<size_t>(n));
+    }
+  }
+
+  RespValue exchange(int fd, const std::vector<std::string>& args, std::string& buffer,
+                     ReplyParser& parser, Deadline deadline) {
+    std::string encoded;
+    encode_command(encoded, args);
+    if (!send_all(fd, encoded, deadline)) throw TransportError("write failed in the handshake");
+    return read_one(fd, buffer, parser, deadline);
+  }
+
+  // HELLO 3 (with AUTH and SETNAME) when the server knows it, else AUTH / CLIENT SETNAME.
+  void handshake(int fd, std::string& buffer, ReplyParser& parser) {
+    Deadline deadline = deadline_after(options_.connect_timeout);
+    std::vector<std::string> hello{"HELLO", "3"};
+    if (!options_.password.empty()) {
+      hello.insert(hello.end(), {"AUTH", options_.username.empty() ? "default" : options_.username,
+                                 options_.password});
+    }
+    if (!options_.client_name.empty()) hello.insert(hello.end(), {"SETNAME", options_.client_name});
+    RespValue reply = exchange(fd, hello, buffer, parser, deadline);
+    if (reply.is_error()) {
+      bool no_hello = reply.str.rfind("NOPROTO", 0) == 0 ||
+                      reply.str.find("unknown command") != std::string::npos;
+      if (!no_hello) throw ServerError(reply.str);
+      if (!options_.password.empty()) {
+        std::vector<std::string> auth{"AUTH"};
+        if (!options_.username.empty()) auth.push_back(options_.username);
+        auth.push_back(options_.password);
+        reply = exchange(fd, auth, buffer, parser, deadline);
+        if (reply.is_error()) throw ServerError(reply.str);
+      }
+      if (!options_.client_name.empty()) {
+        reply = exchange(fd, {"CLIENT", "SETNAME", options_.client_name}, buffer, parser, deadline);
+        if (reply.is_error()) throw ServerError(reply.str);
+      }
+    }
+  }
+
+  // Sleeps `pause` unless shutdown comes first; false on shutdown.
+  bool pause(std::chrono::milliseconds pause) {
+    pollfd p{wake_fd_, POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(pause.count()));
+    std::lock_guard<std::mutex> guard(mutex_);
+    return !stop_;
+  }
+
+  void run() {
+    int failures = 0;
+    bool was_connected = false;
+    std::string buffer;
+    ReplyParser parser;
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> guard(mutex_);
+        if (stop_) return;
+      }
+      buffer.clear();
+      parser.reset();
+      int fd = -1;
+      try {
+        fd = connect_socket(options_, deadline_after(options_.connect_timeout));
+        handshake(fd, buffer, parser);
+      } catch (const Error& e) {
+        if (fd >= 0) ::close(fd);
+        {
+          std::lock_guard<std::mutex> guard(mutex_);
+          last_connect_error_ = e.what();
+        }
+        ++failures;
+        auto backoff = options_.reconnect_backoff_min;
+        for (int i = 1; i < failures && backoff < options_.reconnect_backoff_max; ++i) backoff *= 2;
+        backoff = std::max(std::chrono::milliseconds(1),
+                           std::min(backoff, options_.reconnect_backoff_max));
+        if (!pause(backoff)) return;
+        continue;
+      }
+      failures = 0;
+      {
+        std::lock_guard<std::mutex> guard(mutex_);
+        fd_ = fd;
+        ready_ = true;
+        last_connect_error_.clear();
+        notify_reconnect_ = was_connected;
+        for (int kind = 0; kind < 3; ++kind) {
+          outstanding_[kind].clear();
+          std::vector<std::string> names;
+          for (auto& [name, entry] : entries_[kind]) {
+            entry.confirmed = false;
+            names.push_back(name);
+            outstanding_[kind][name] = 1;
+          }
+          send_locked(kSubscribeCommand[kind], names);
+        }
+      }
+      was_connected = true;
+      maybe_fire_reconnect();
+      read_loop(fd, buffer, parser);
+      std::lock_guard<std::mutex> guard(mutex_);
+      ::close(fd_);
+      fd_ = -1;
+      ready_ = false;
+      for (auto& map : entries_) {
+        for (auto& [name, entry] : map) entry.confirmed = false;
+      }
+    }
+  }
+
+  // Reads and dispatches until the connection fails or shutdown.
+  void read_loop(int fd, std::string& buffer, ReplyParser& parser) {
+    for (;;) {
+      for (;;) {
+        ReplyParseStatus status = parser.parse(buffer);
+        buffer.erase(0, parser.consumed());
+        if (status == ReplyParseStatus::kError) return;
+        if (status != ReplyParseStatus::kValue) break;
+        dispatch(parser.take_value());
+      }
+      pollfd p[2] = {{fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+      int ready = ::poll(p, 2, -1);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready < 0) return;
+      if (p[1].revents & POLLIN) {
+        std::lock_guard<std::mutex> guard(mutex_);
+        if (stop_) return;
+      }
+      if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+        char chunk[16384];
+        ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
+        if (n == 0) return;
+        if (n < 0) {
+          if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
+          return;
+        }
+        buffer.append(chunk, static_cast<size_t>(n));
+      }
+    }
+  }
+
+  void dispatch(RespValue value) {
+    if (value.is_error()) {
+      std::lock_guard<std::mutex> guard(mutex_);
+      ++error_count_;
+      last_error_ = value.str;
+      cv_.notify_all();
+      return;
+    }
+    if (!value.is_aggregate() || value.elements.size() < 2) return;
+    auto& e = value.elements;
+    const std::string& word = e[0].str;
+    Message message;
+    Kind kind;
+    if (equals_lower(word, "message") && e.size() >= 3) {
+      kind = kChannel;
+      message.kind = Message::Kind::kMessage;
+      message.channel = std::move(e[1].str);
+      message.payload = std::move(e[2].str);
+    } else if (equals_lower(word, "smessage") && e.size() >= 3) {
+      kind = kShard;
+      message.kind = Message::Kind::kShardMessage;
+      message.channel = std::move(e[1].str);
+      message.payload = std::move(e[2].str);
+    } else if (equals_lower(word, "pmessage") && e.size() >= 4) {
+      kind = kPattern;
+      message.kind = Message::Kind::kPatternMessage;
+      message.pattern = std::move(e[1].str);
+      message.channel = std::move(e[2].str);
+      message.payload = std::move(e[3].str);
+    } else {
+      int confirmed_kind = equals_lower(word, "subscribe")    ? kChannel
+                           : equals_lower(word, "psubscribe") ? kPattern
+                           : equals_lower(word, "ssubscribe") ? kShard
+                                                              : -1;
+      if (confirmed_kind >= 0) confirm(static_cast<Kind>(confirmed_kind), e[1].str);
+      return;
+    }
+    std::shared_ptr<MessageHandler> handler;
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      const std::string& key = kind == kPattern ? message.pattern : message.channel;
+      auto it = entries_[kind].find(key);
+      if (it == entries_[kind].end()) return;
+      handler = it->second.handler;
+    }
+    if (handler && *handler) {
+      try {
+        (*handler)(message);
+      } catch (...) {
+        // A handler's exception must not end the reader thread; the handler owns its errors.
+      }
+    }
+  }
+
+  void confirm(Kind kind, const std::string& name) {
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      auto pending = outstanding_[kind].find(name);
+      if (pending != outstanding_[kind].end()) {
+        if (--pending->second > 0) return;
+        outstanding_[kind].erase(pending);
+      }
+      auto it = entries_[kind].find(name);
+      if (it != entries_[kind].end()) it->second.confirmed = true;
+    }
+    cv_.notify_all();
+    maybe_fire_reconnect();
+  }
+
+  void maybe_fire_reconnect() {
+    std::shared_ptr<std::function<void()>> callback;
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      if (!notify_reconnect_) return;
+      for (const auto& map : entries_) {
+        for (const auto& [name, entry] : map) {
+          if (!entry.confirmed) return;
+        }
+      }
+      notify_reconnect_ = false;
+      callback = on_reconnect_;
+    }
+    if (callback && *callback) {
+      try {
+        (*callback)();
+      } catch (...) {
+      }
+    }
+  }
+
+  const ClientOptions options_;
+  int wake_fd_ = -1;
+  std::thread thread_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  int fd_ = -1;
+  bool ready_ = false;
+  bool notify_reconnect_ = false;
+  std::array<std::map<std::string, Entry>, 3> entries_;
+  // Confirmations still due per name: a confirmation of an earlier SUBSCRIBE must not pass
+  // for the one a later subscribe() sent.
+  std::array<std::map<std::string, int>, 3> outstanding_;
+  uint64_t error_count_ = 0;
+  std::string last_error_;
+  std::string last_connect_error_;
+  std::shared_ptr<std::function<void()>> on_reconnect_;
+};
+
+}  // namespace keywarden::detail
+
+namespace keywarden {
+
+Subscriber::Subscriber(ClientOptions options)
+    : core_(std::make_shared<detail::SubscriberCore>(std::move(options))) {}
+
+Subscriber::~Subscriber() = default;
+
+void Subscriber::subscribe(const std::string& channel, MessageHandler handler) {
+  core_->subscribe(detail::kChannel, channel, std::move(handler));
+}
+void Subscriber::psubscribe(const std::string& pattern, MessageHandler handler) {
+  core_->subscribe(detail::kPattern, pattern, std::move(handler));
+}
+void Subscriber::ssubscribe(const std::string& channel, MessageHandler handler) {
+  core_->subscribe(detail::kShard, channel, std::move(handler));
+}
+void Subscriber::unsubscribe(const std::string& channel) {
+  core_->unsubscribe(detail::kChannel, channel);
+}
+void Subscriber::punsubscribe(const std::string& pattern) {
+  core_->unsubscribe(detail::kPattern, pattern);
+}
+void Subscriber::sunsubscribe(const std::string& channel) {
+  core_->unsubscribe(detail::kShard, channel);
+}
+void Subscriber::on_reconnect(std::function<void()> callback) {
+  core_->set_on_reconnect(std::move(callback));
+}
+bool Subscriber::connected() const { return core_->connected(); }
+
+}  // namespace keywarden
