@@ -10,6 +10,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -55,10 +56,12 @@ std::vector<std::string> to_arguments(const Args&... args) {
 }
 
 class ConnectionPool;
+class LockService;
 
 }  // namespace detail
 
 class Client;
+class Lock;
 
 // Commands collected locally and sent in one write; exec() reads every reply. Error replies
 // stay in the result as error Replies: one failed command does not hide the others' results.
@@ -134,6 +137,10 @@ class Client {
 
   const ClientOptions& options() const { return options_; }
 
+  // A handle on the reentrant lock `name` (see keywarden/lock.h). Handles must not outlive
+  // the Client.
+  Lock get_lock(std::string name);
+
  private:
   friend class Pipeline;
   // Sends `count` encoded commands on one borrowed connection and returns their replies.
@@ -141,6 +148,10 @@ class Client {
 
   ClientOptions options_;
   std::unique_ptr<detail::ConnectionPool> pool_;
+  // The locks' shared state (client id, subscriber, watchdog), made by the first get_lock();
+  // declared last so its watchdog stops before the pool goes.
+  std::once_flag lock_service_once_;
+  std::shared_ptr<detail::LockService> lock_service_;
 };
 
 }  // namespace keywarden

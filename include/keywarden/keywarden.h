@@ -3,6 +3,7 @@
 
 #include "keywarden/client.h"
 #include "keywarden/errors.h"
+#include "keywarden/lock.h"
 #include "keywarden/options.h"
 #include "keywarden/reply.h"
 #include "keywarden/subscriber.h"

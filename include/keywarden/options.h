@@ -35,6 +35,9 @@ struct ClientOptions {
   // commands issued meanwhile fail fast with TransportError.
   std::chrono::milliseconds reconnect_backoff_min{100};
   std::chrono::milliseconds reconnect_backoff_max{5000};
+
+  // Lease of a lock taken without an explicit lease; the watchdog renews it every third of it.
+  std::chrono::milliseconds lock_watchdog_timeout{30000};
 };
 
 }  // namespace keywarden

@@ -1,0 +1,108 @@
+// keywarden::Lock: a reentrant distributed lock with Redisson's key layout, so C++ and Java
+// clients can share one: a hash `name` whose field `<client id>:<owner id>` holds the hold
+// count, a PEXPIRE lease, and a `0` published on `redisson_lock__channel:{name}` on release.
+// Ownership belongs to the handle, not to a thread. Waiters sleep until a release message or
+// the holder's lease end, never polling. Without an explicit lease the client's watchdog
+// renews the lease; a lease that is lost (renewal finds another owner, renewal fails until the
+// local deadline, the lease runs out, force_unlock) is reported through on_lost().
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "keywarden/errors.h"
+
+namespace keywarden {
+
+// unlock() of a lock this handle does not hold (never held, already released, or lost).
+class NotOwnerError : public Error {
+ public:
+  using Error::Error;
+};
+
+enum class LockLostReason {
+  kRenewFailed,     // the watchdog could not reach the server before the local deadline
+  kNotOwner,        // a renewal found the lock held by someone else, or gone
+  kDeadlinePassed,  // an explicit lease ran out while the lock was still held
+  kForceUnlocked,   // force_unlock() through a handle of the same client
+};
+
+const char* to_string(LockLostReason reason);
+
+namespace detail {
+class LockService;
+struct LockState;
+}  // namespace detail
+
+class Lock {
+ public:
+  using Milliseconds = std::chrono::milliseconds;
+
+  Lock(Lock&& other) noexcept;
+  Lock& operator=(Lock&& other) noexcept;
+  Lock(const Lock&) = delete;
+  Lock& operator=(const Lock&) = delete;
+  // Releases a lock this handle still holds (all holds); never throws: errors go to the
+  // on_error callback.
+  ~Lock();
+
+  // Waits as long as it takes. Without a lease the watchdog keeps the lock; with one, the
+  // lock expires after it unless unlocked first (a reentrant hold resets the lease).
+  void lock();
+  void lock(Milliseconds lease);
+  // One attempt, no waiting.
+  bool try_lock();
+  template <typename Rep, typename Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
+    return acquire(std::chrono::ceil<Milliseconds>(wait), std::nullopt);
+  }
+  template <typename Clock, typename Duration>
+  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& until) {
+    return try_lock_for(until - Clock::now());
+  }
+  bool try_lock(Milliseconds wait, Milliseconds lease) { return acquire(wait, lease); }
+
+  // Drops one hold; the last one deletes the hash and wakes waiters. Throws NotOwnerError when
+  // this handle does not hold the lock on the server.
+  void unlock();
+  // Deletes the lock whoever holds it; true when it was held. Handles of this client holding
+  // it are told through on_lost(kForceUnlocked).
+  bool force_unlock();
+
+  bool is_locked() const;            // held by anyone (EXISTS)
+  bool is_held() const;              // held by this handle, per the server
+  int64_t hold_count() const;        // this handle's holds, per the server
+  Milliseconds remaining_lease() const;  // PTTL: -2 when not locked, -1 without a lease
+
+  // Local view, no round trip: held and the lease not yet over, counting from when the
+  // acquire or last successful renew was sent (so the server's expiry is never earlier).
+  bool valid() const;
+  std::chrono::steady_clock::duration remaining() const;
+
+  // Called (on the client's watchdog thread) when this handle loses a lock it held.
+  void on_lost(std::function<void(LockLostReason)> callback);
+  // Receives what the destructor could not throw.
+  void on_error(std::function<void(const std::exception&)> callback);
+
+  const std::string& name() const;
+  // The hash field this handle owns: "<client id>:<owner id>".
+  const std::string& owner() const;
+
+ private:
+  friend class Client;
+  Lock(std::shared_ptr<detail::LockService> service, std::string name);
+  bool acquire(std::optional<Milliseconds> wait, std::optional<Milliseconds> lease);
+  // nullopt when acquired, else the holder's PTTL in ms.
+  std::optional<int64_t> try_once(std::optional<Milliseconds> lease);
+  void release_on_destroy() noexcept;
+
+  std::shared_ptr<detail::LockService> service_;
+  std::shared_ptr<detail::LockState> state_;
+};
+
+}  // namespace keywarden

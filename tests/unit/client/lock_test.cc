@@ -1,0 +1,278 @@
+// keywarden::Lock against a real keywarden-server and a stock redis-server: reentrancy,
+// exclusion between handles, waking waiters, lease expiry and on_lost, the watchdog, standard
+// lock adaptors and contention without lost updates.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "keywarden/keywarden.h"
+#include "test_servers.h"
+
+namespace keywarden {
+namespace {
+
+using testing::ServerKind;
+using testing::ServerProcess;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// The reasons on_lost reported, for the test thread to wait on.
+class LostLog {
+ public:
+  std::function<void(LockLostReason)> callback() {
+    return [this](LockLostReason reason) {
+      std::lock_guard<std::mutex> guard(mutex_);
+      reasons_.push_back(reason);
+      when_ = Clock::now();
+      cv_.notify_all();
+    };
+  }
+  std::optional<LockLostReason> wait(std::chrono::milliseconds limit) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!cv_.wait_for(lock, limit, [&] { return !reasons_.empty(); })) return std::nullopt;
+    return reasons_.front();
+  }
+  size_t count() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return reasons_.size();
+  }
+  Clock::time_point when() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return when_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<LockLostReason> reasons_;
+  Clock::time_point when_{};
+};
+
+class LockTest : public ::testing::TestWithParam<ServerKind> {
+ protected:
+  static void SetUpTestSuite() {
+    servers_[0] = std::make_unique<ServerProcess>(ServerKind::kKeywarden);
+    servers_[1] = std::make_unique<ServerProcess>(ServerKind::kRedis);
+  }
+  static void TearDownTestSuite() {
+    servers_[0].reset();
+    servers_[1].reset();
+  }
+  ClientOptions options() const {
+    ClientOptions o;
+    o.port = servers_[GetParam() == ServerKind::kKeywarden ? 0 : 1]->port();
+    o.pool_size = 4;
+    return o;
+  }
+  // A lock name no other test uses.
+  std::string name() const {
+    return std::string("lock:") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  }
+
+  static inline std::unique_ptr<ServerProcess> servers_[2];
+};
+
+TEST_P(LockTest, ReentrantWithHoldCount) {
+  Client client(options());
+  Lock lock = client.get_lock(name());
+  EXPECT_FALSE(lock.is_locked());
+  lock.lock();
+  lock.lock();
+  EXPECT_TRUE(lock.is_locked());
+  EXPECT_TRUE(lock.is_held());
+  EXPECT_EQ(lock.hold_count(), 2);
+  EXPECT_TRUE(lock.valid());
+  EXPECT_GT(lock.remaining(), 25s);
+  // Redisson's layout: one field "<client id>:<owner id>" holding the count, a 30 s lease.
+  Reply fields = client.command("HGETALL", name());
+  ASSERT_EQ(fields.map_size(), 1u);
+  EXPECT_EQ(fields.key(0).str(), lock.owner());
+  EXPECT_EQ(fields.value(0).str(), "2");
+  EXPECT_GT(lock.remaining_lease(), 25s);
+  lock.unlock();
+  EXPECT_EQ(lock.hold_count(), 1);
+  EXPECT_TRUE(lock.is_locked());
+  lock.unlock();
+  EXPECT_FALSE(lock.is_locked());
+  EXPECT_FALSE(lock.valid());
+  EXPECT_EQ(lock.remaining_lease(), -2ms);
+  EXPECT_THROW(lock.unlock(), NotOwnerError);
+}
+
+TEST_P(LockTest, HandlesExcludeEachOtherEvenInOneThread) {
+  Client client(options());
+  Lock a = client.get_lock(name());
+  Lock b = client.get_lock(name());
+  EXPECT_NE(a.owner(), b.owner());
+  ASSERT_TRUE(a.try_lock());
+  EXPECT_FALSE(b.try_lock());
+  EXPECT_FALSE(b.try_lock_for(50ms));
+  EXPECT_FALSE(b.is_held());
+  EXPECT_THROW(b.unlock(), NotOwnerError);
+  EXPECT_TRUE(a.is_held());
+  // Ownership is the handle's: another thread may unlock it.
+  std::thread([&] { a.unlock(); }).join();
+  EXPECT_TRUE(b.try_lock_until(Clock::now() + 1s));
+  b.unlock();
+}
+
+TEST_P(LockTest, WaiterIsWokenByUnlock) {
+  Client client(options());
+  Lock holder = client.get_lock(name());
+  Lock waiter = client.get_lock(name());
+  holder.lock();  // a 30 s lease: only the release message can wake the waiter soon
+  std::atomic<bool> acquired{false};
+  Clock::time_point got;
+  std::thread t([&] {
+    waiter.lock();
+    got = Clock::now();
+    acquired = true;
+  });
+  std::this_thread::sleep_for(200ms);
+  EXPECT_FALSE(acquired.load());
+  Clock::time_point released = Clock::now();
+  holder.unlock();
+  t.join();
+  auto handoff = got - released;
+  EXPECT_LT(handoff, 2s);
+  std::printf("[ hand-off ] %lld us\n",
+              static_cast<long long>(
+                  std::chrono::duration_cast<std::chrono::microseconds>(handoff).count()));
+  EXPECT_TRUE(waiter.is_held());
+  waiter.unlock();
+}
+
+TEST_P(LockTest, LeaseExpiryLetsTheNextInAndFiresOnLostFirst) {
+  Client client(options());
+  Lock first = client.get_lock(name());
+  Lock second = client.get_lock(name());
+  LostLog lost;
+  first.on_lost(lost.callback());
+  ASSERT_TRUE(first.try_lock(0ms, 300ms));
+  EXPECT_TRUE(first.valid());
+  // No release is ever published: the waiter sleeps until the PTTL it was told.
+  ASSERT_TRUE(second.try_lock_for(3s));
+  Clock::time_point second_got = Clock::now();
+  auto reason = lost.wait(1s);
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_EQ(*reason, LockLostReason::kDeadlinePassed);
+  EXPECT_LE(lost.when(), second_got);
+  EXPECT_FALSE(first.valid());
+  EXPECT_THROW(first.unlock(), NotOwnerError);
+  second.unlock();
+}
+
+TEST_P(LockTest, WatchdogKeepsTheLockAcrossLeases) {
+  ClientOptions o = options();
+  o.lock_watchdog_timeout = 600ms;
+  Client client(o);
+  Lock lock = client.get_lock(name());
+  Lock other = client.get_lock(name());
+  LostLog lost;
+  lock.on_lost(lost.callback());
+  lock.lock();
+  std::this_thread::sleep_for(2s);  // more than three leases
+  EXPECT_TRUE(lock.is_held());
+  EXPECT_TRUE(lock.valid());
+  EXPECT_GT(lock.remaining_lease(), 0ms);
+  EXPECT_FALSE(other.try_lock());
+  EXPECT_EQ(lost.count(), 0u);
+  lock.unlock();
+  EXPECT_TRUE(other.try_lock());
+  other.unlock();
+  EXPECT_EQ(lost.count(), 0u);
+}
+
+TEST_P(LockTest, RenewFindingTheLockGoneFiresNotOwner) {
+  ClientOptions o = options();
+  o.lock_watchdog_timeout = 600ms;
+  Client client(o);
+  Lock lock = client.get_lock(name());
+  LostLog lost;
+  lock.on_lost(lost.callback());
+  lock.lock();
+  client.command("DEL", name());
+  auto reason = lost.wait(1500ms);
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_EQ(*reason, LockLostReason::kNotOwner);
+  EXPECT_FALSE(lock.valid());
+}
+
+TEST_P(LockTest, ForceUnlockTellsTheHolder) {
+  Client client(options());
+  Lock holder = client.get_lock(name());
+  Lock admin = client.get_lock(name());
+  LostLog lost;
+  holder.on_lost(lost.callback());
+  holder.lock();
+  EXPECT_TRUE(admin.force_unlock());
+  EXPECT_FALSE(admin.force_unlock());
+  auto reason = lost.wait(1s);
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_EQ(*reason, LockLostReason::kForceUnlocked);
+  EXPECT_FALSE(holder.is_locked());
+}
+
+TEST_P(LockTest, StandardAdaptorsAndDestructorRelease) {
+  Client client(options());
+  Lock lock = client.get_lock(name());
+  {
+    std::lock_guard<Lock> guard(lock);
+    EXPECT_TRUE(lock.is_held());
+  }
+  EXPECT_FALSE(lock.is_locked());
+  {
+    std::unique_lock<Lock> guard(lock, 100ms);
+    EXPECT_TRUE(guard.owns_lock());
+  }
+  EXPECT_FALSE(lock.is_locked());
+  {
+    Lock scoped = client.get_lock(name());
+    scoped.lock();
+    scoped.lock();
+    std::string error;
+    scoped.on_error([&](const std::exception& e) { error = e.what(); });
+  }
+  EXPECT_FALSE(lock.is_locked());
+  // A moved handle keeps its ownership.
+  Lock moved = client.get_lock(name());
+  moved.lock();
+  Lock target = std::move(moved);
+  EXPECT_TRUE(target.is_held());
+  target.unlock();
+}
+
+TEST_P(LockTest, ContentionLosesNoUpdates) {
+  Client client(options());
+  const std::string counter = name() + ":counter";
+  client.command("DEL", counter);
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 25;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      Lock lock = client.get_lock(name());
+      for (int i = 0; i < kRounds; ++i) {
+        std::lock_guard<Lock> guard(lock);
+        Reply value = client.command("GET", counter);
+        int64_t n = value.is_null() ? 0 : std::stoll(value.str());
+        client.command("SET", counter, n + 1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(client.command("GET", counter).str(), std::to_string(kThreads * kRounds));
+  EXPECT_FALSE(client.get_lock(name()).is_locked());
+}
+
+INSTANTIATE_TEST_SUITE_P(Servers, LockTest,
+                         ::testing::Values(ServerKind::kKeywarden, ServerKind::kRedis),
+                         [](const auto& info) { return testing::server_name(info.param); });
+
+}  // namespace
+}  // namespace keywarden
