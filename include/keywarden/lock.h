@@ -68,7 +68,10 @@ class Lock {
   bool try_lock(Milliseconds wait, Milliseconds lease) { return acquire(wait, lease); }
 
   // Drops one hold; the last one deletes the hash and wakes waiters. Throws NotOwnerError when
-  // this handle does not hold the lock on the server.
+  // this handle holds nothing. It never throws for a hold it had, so std::lock_guard is safe:
+  // a hold found lost (here or earlier) is reported through on_lost (through on_error when no
+  // on_lost is set), and a failure to reach the server goes to on_error while the handle stops
+  // renewing, so the server lets the lease run out.
   void unlock();
   // Deletes the lock whoever holds it; true when it was held. Handles of this client holding
   // it are told through on_lost(kForceUnlocked).
@@ -86,7 +89,7 @@ class Lock {
 
   // Called (on the client's watchdog thread) when this handle loses a lock it held.
   void on_lost(std::function<void(LockLostReason)> callback);
-  // Receives what the destructor could not throw.
+  // Receives what the destructor and unlock() do not throw (default: a line on stderr).
   void on_error(std::function<void(const std::exception&)> callback);
 
   const std::string& name() const;

@@ -151,6 +151,9 @@ struct LockState {
   Milliseconds lease{0};
   Clock::time_point deadline{};
   uint64_t epoch = 0;
+  // A hold ended by loss, not by unlock(): the next unlock() acknowledges it instead of
+  // throwing, so a std::lock_guard around a lost lock does not terminate the program.
+  bool lost_pending = false;
   std::shared_ptr<std::function<void(LockLostReason)>> on_lost;
   std::shared_ptr<std::function<void(const std::exception&)>> on_error;
 };
@@ -232,6 +235,7 @@ class LockService {
       if (state->epoch != epoch || state->holds == 0) return;
       state->holds = 0;
       ++state->epoch;
+      state->lost_pending = true;
       callback = state->on_lost;
     }
     drop(state.get());
@@ -380,7 +384,10 @@ class LockService {
         LockLostReason reason;
         {
           std::lock_guard<std::mutex> guard(state->mutex);
-          deadline = state->deadline;
+          // Fire a little early: the watchdog thread may be scheduled late, and the holder
+          // must hear of the loss before the server lets the next one in.
+          deadline = state->deadline - std::min(Milliseconds(100),
+                                                std::max(Milliseconds(1), state->lease / 20));
           reason = state->watchdog ? LockLostReason::kRenewFailed
                                    : LockLostReason::kDeadlinePassed;
         }
@@ -486,6 +493,7 @@ std::optional<int64_t> Lock::try_once(std::optional<Milliseconds> lease) {
       ++state_->epoch;
       state_->watchdog = !lease.has_value();
       state_->renew_failed = false;
+      state_->lost_pending = false;
     }
     state_->lease = effective;
     ++state_->holds;
@@ -539,30 +547,83 @@ bool Lock::try_lock() { return acquire(Milliseconds(0), std::nullopt); }
 
 void Lock::unlock() {
   Milliseconds lease;
+  uint64_t epoch;
+  bool held;
+  bool lost_pending;
+  bool loss_told;
   {
     std::lock_guard<std::mutex> guard(state_->mutex);
     lease = state_->lease.count() > 0 ? state_->lease : service_->watchdog_timeout();
+    epoch = state_->epoch;
+    held = state_->holds > 0;
+    lost_pending = state_->lost_pending;
+    loss_told = state_->on_lost && *state_->on_lost;
+    if (!held) state_->lost_pending = false;
+  }
+  auto report = [&](const std::exception& error) {
+    std::shared_ptr<std::function<void(const std::exception&)>> on_error;
+    {
+      std::lock_guard<std::mutex> guard(state_->mutex);
+      on_error = state_->on_error;
+    }
+    if (on_error && *on_error) {
+      try {
+        (*on_error)(error);
+      } catch (...) {
+      }
+    } else {
+      std::fprintf(stderr, "keywarden: unlock of %s: %s\n", state_->name.c_str(), error.what());
+    }
+  };
+  auto lost_error = [&] {
+    return NotOwnerError("lock " + state_->name + " was lost before unlock (owner " +
+                         state_->owner + ")");
+  };
+  if (!held) {
+    // The hold ended by a loss: on_lost told of it (else on_error does now). Only a handle
+    // that holds nothing gets the exception.
+    if (lost_pending) {
+      if (!loss_told) report(lost_error());
+      return;
+    }
+    throw NotOwnerError("attempt to unlock lock " + state_->name +
+                        ", not held by this handle (owner " + state_->owner + ")");
   }
   const std::string latch =
       "redisson_unlock_latch:" + detail::tagged(state_->name) + ":" + service_->next_request();
   Milliseconds latch_ttl =
       std::max(Milliseconds(1000), service_->client().options().command_timeout * 2);
   const Clock::time_point sent = Clock::now();
-  Reply reply = service_->client().eval_sha(
-      service_->release_script(), {state_->name, state_->channel, latch},
-      {"0", std::to_string(lease.count()), state_->owner, "publish",
-       std::to_string(latch_ttl.count())});
-  if (reply.is_null()) {
+  Reply reply;
+  try {
+    reply = service_->client().eval_sha(
+        service_->release_script(), {state_->name, state_->channel, latch},
+        {"0", std::to_string(lease.count()), state_->owner, "publish",
+         std::to_string(latch_ttl.count())});
+  } catch (const Error& error) {
+    // The server could not be told. Stop renewing, so the lease runs out there by itself;
+    // throwing here would terminate a program whose std::lock_guard is unwinding.
     {
       std::lock_guard<std::mutex> guard(state_->mutex);
-      if (state_->holds > 0) {
+      if (state_->epoch == epoch) {
         state_->holds = 0;
         ++state_->epoch;
       }
     }
     service_->drop(state_.get());
-    throw NotOwnerError("attempt to unlock lock " + state_->name +
-                        ", not held by this handle (owner " + state_->owner + ")");
+    report(error);
+    return;
+  }
+  if (reply.is_null()) {
+    // Held here but not there: the lease was lost before the watchdog noticed, and that is
+    // reported as a loss.
+    service_->lose(state_, epoch, LockLostReason::kNotOwner);
+    {
+      std::lock_guard<std::mutex> guard(state_->mutex);
+      state_->lost_pending = false;
+    }
+    if (!loss_told) report(lost_error());
+    return;
   }
   if (reply.integer() == 0) {
     std::lock_guard<std::mutex> guard(state_->mutex);

@@ -163,8 +163,50 @@ TEST_P(LockTest, LeaseExpiryLetsTheNextInAndFiresOnLostFirst) {
   EXPECT_EQ(*reason, LockLostReason::kDeadlinePassed);
   EXPECT_LE(lost.when(), second_got);
   EXPECT_FALSE(first.valid());
+  // The loss was reported through on_lost, so the matching unlock() does not throw (a
+  // std::lock_guard around it must not terminate the program); a further one does.
+  EXPECT_NO_THROW(first.unlock());
   EXPECT_THROW(first.unlock(), NotOwnerError);
+  EXPECT_TRUE(second.is_held());
   second.unlock();
+}
+
+TEST_P(LockTest, LossFoundByUnlockIsReportedNotThrown) {
+  Client client(options());
+  Lock lock = client.get_lock(name());
+  LostLog lost;
+  lock.on_lost(lost.callback());
+  {
+    std::lock_guard<Lock> guard(lock);
+    client.command("DEL", name());  // the watchdog (30 s) has not noticed yet; unlock does
+  }
+  auto reason = lost.wait(100ms);
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_EQ(*reason, LockLostReason::kNotOwner);
+  EXPECT_THROW(lock.unlock(), NotOwnerError);
+}
+
+TEST_P(LockTest, ServerStoppedUnderLockGuardDoesNotTerminate) {
+  ServerProcess server(GetParam());
+  ClientOptions o;
+  o.port = server.port();
+  o.connect_timeout = 500ms;
+  o.command_timeout = 500ms;
+  Client client(o);
+  std::vector<std::string> errors;
+  {
+    Lock lock = client.get_lock(name());
+    lock.on_error([&](const std::exception& e) { errors.push_back(e.what()); });
+    {
+      std::lock_guard<Lock> guard(lock);
+      server.stop();
+    }
+    EXPECT_FALSE(lock.valid());
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_THROW(lock.unlock(), NotOwnerError);
+    // Acquiring tells the caller at once: the server is gone.
+    EXPECT_THROW(lock.lock(5s), Error);
+  }
 }
 
 TEST_P(LockTest, WatchdogKeepsTheLockAcrossLeases) {
