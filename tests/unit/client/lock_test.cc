@@ -2,8 +2,13 @@
 // exclusion between handles, waking waiters, lease expiry and on_lost, the watchdog, standard
 // lock adaptors and contention without lost updates.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -20,6 +25,60 @@ using testing::ServerKind;
 using testing::ServerProcess;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+
+// Other processes for the cross-process tests: this test binary again, running only
+// LockWorker.Run, told what to do through the environment.
+pid_t spawn_worker(const std::string& mode, int port, const std::string& lock_name) {
+  std::vector<std::string> env{"KW_LOCK_WORKER=" + mode, "KW_LOCK_PORT=" + std::to_string(port),
+                               "KW_LOCK_NAME=" + lock_name};
+  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string exe = "/proc/self/exe", filter = "--gtest_filter=LockWorker.Run";
+  char* argv[] = {exe.data(), filter.data(), nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
+
+int wait_exit_code(pid_t pid) {
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+constexpr int kWorkerRounds = 20;
+
+// A no-op unless started by spawn_worker: "count" increments the shared counter
+// kWorkerRounds times under the lock; "hold" takes the lock (1 s watchdog lease) and keeps it
+// until killed.
+TEST(LockWorker, Run) {
+  const char* mode = std::getenv("KW_LOCK_WORKER");
+  if (mode == nullptr) GTEST_SKIP() << "runs only as a worker process";
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test that started it
+  ClientOptions o;
+  o.port = std::atoi(std::getenv("KW_LOCK_PORT"));
+  o.lock_watchdog_timeout = 1000ms;
+  const std::string lock_name = std::getenv("KW_LOCK_NAME");
+  Client client(o);
+  Lock lock = client.get_lock(lock_name);
+  if (std::string(mode) == "count") {
+    for (int i = 0; i < kWorkerRounds; ++i) {
+      std::lock_guard<Lock> guard(lock);
+      Reply value = client.command("GET", lock_name + ":counter");
+      int64_t n = value.is_null() ? 0 : std::stoll(value.str());
+      client.command("SET", lock_name + ":counter", n + 1);
+    }
+  } else {
+    lock.lock();
+    std::this_thread::sleep_for(30s);  // killed long before, unless the test broke
+  }
+}
 
 // The reasons on_lost reported, for the test thread to wait on.
 class LostLog {
@@ -310,6 +369,37 @@ TEST_P(LockTest, ContentionLosesNoUpdates) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(client.command("GET", counter).str(), std::to_string(kThreads * kRounds));
   EXPECT_FALSE(client.get_lock(name()).is_locked());
+}
+
+TEST_P(LockTest, ProcessesIncrementACounterWithoutLostUpdates) {
+  Client client(options());
+  client.command("DEL", name() + ":counter");
+  constexpr int kProcesses = 3;
+  std::vector<pid_t> workers;
+  for (int i = 0; i < kProcesses; ++i) {
+    workers.push_back(spawn_worker("count", options().port, name()));
+    ASSERT_GT(workers.back(), 0);
+  }
+  for (pid_t pid : workers) EXPECT_EQ(wait_exit_code(pid), 0);
+  EXPECT_EQ(client.command("GET", name() + ":counter").str(),
+            std::to_string(kProcesses * kWorkerRounds));
+}
+
+TEST_P(LockTest, KilledHolderProcessLetsAWaiterInWithinLeasePlusOneSecond) {
+  Client client(options());
+  Lock lock = client.get_lock(name());
+  pid_t holder = spawn_worker("hold", options().port, name());
+  ASSERT_GT(holder, 0);
+  auto give_up = Clock::now() + 5s;
+  while (!lock.is_locked() && Clock::now() < give_up) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(lock.is_locked());
+  std::this_thread::sleep_for(300ms);  // let its watchdog renew at least once
+  ::kill(holder, SIGKILL);
+  Clock::time_point killed = Clock::now();
+  EXPECT_EQ(wait_exit_code(holder), 128 + SIGKILL);
+  ASSERT_TRUE(lock.try_lock_for(3s));
+  EXPECT_LT(Clock::now() - killed, 2s);  // the worker's lease (1 s) + 1 s
+  lock.unlock();
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, LockTest,
