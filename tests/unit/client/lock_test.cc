@@ -304,6 +304,29 @@ TEST_P(LockTest, RenewFindingTheLockGoneFiresNotOwner) {
   EXPECT_FALSE(lock.valid());
 }
 
+TEST_P(LockTest, RenewalFailingUntilTheDeadlineFiresRenewFailed) {
+  ServerProcess server(GetParam());
+  ClientOptions o;
+  o.port = server.port();
+  o.connect_timeout = 200ms;
+  o.command_timeout = 200ms;
+  o.lock_watchdog_timeout = 600ms;
+  Client client(o);
+  Lock lock = client.get_lock(name());
+  LostLog lost;
+  lock.on_lost(lost.callback());
+  lock.lock();
+  Clock::time_point stopped = Clock::now();
+  server.stop();
+  auto reason = lost.wait(2s);
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_EQ(*reason, LockLostReason::kRenewFailed);
+  // No later than the lease counted from the last renewal sent before the stop.
+  EXPECT_LE(lost.when(), stopped + 600ms);
+  EXPECT_FALSE(lock.valid());
+  EXPECT_NO_THROW(lock.unlock());  // acknowledges the reported loss
+}
+
 TEST_P(LockTest, ForceUnlockTellsTheHolder) {
   Client client(options());
   Lock holder = client.get_lock(name());
