@@ -101,8 +101,8 @@ lua_State* ScriptEngine::create_state(bool for_functions) {
     const char* name;
     lua_CFunction function;
   } functions[] = {
-      {"call", &ScriptEngine::lua_call},
-      {"pcall", &ScriptEngine::lua_pcall},
+      {"call", &ScriptEngine::lua_redis_call},
+      {"pcall", &ScriptEngine::lua_redis_pcall},
       {"sha1hex", &ScriptEngine::lua_sha1hex},
       {"error_reply", &ScriptEngine::lua_error_reply},
       {"status_reply", &ScriptEngine::lua_status_reply},
@@ -315,7 +315,7 @@ void ScriptEngine::run_function(CommandContext& ctx, lua_State* lua, std::string
   lua_getglobal(lua, kErrorHandler);
   lua_insert(lua, -(argc + 2));
   const int handler_index = lua_gettop(lua) - argc - 1;
-  const int status = ::lua_pcall(lua, argc, 1, handler_index);
+  const int status = lua_pcall(lua, argc, 1, handler_index);
 
   lua_sethook(lua, nullptr, 0, 0);
   run_ = nullptr;
@@ -375,12 +375,12 @@ void ScriptEngine::reply_error(lua_State* lua, CommandContext& ctx, std::string_
 
 // ---- the C functions of the `redis` table ----
 
-int ScriptEngine::lua_call(lua_State* lua) {
+int ScriptEngine::lua_redis_call(lua_State* lua) {
   if (!self(lua).call_command(lua)) return lua_error(lua);
   return 1;
 }
 
-int ScriptEngine::lua_pcall(lua_State* lua) {
+int ScriptEngine::lua_redis_pcall(lua_State* lua) {
   self(lua).call_command(lua);
   return 1;
 }

@@ -175,8 +175,8 @@ class ScriptEngine {
                   size_t key_count, bool read_only);
 
   // The C side of the `redis` table (static trampolines find the engine in an upvalue).
-  static int lua_call(lua_State* lua);
-  static int lua_pcall(lua_State* lua);
+  static int lua_redis_call(lua_State* lua);
+  static int lua_redis_pcall(lua_State* lua);
   static int lua_sha1hex(lua_State* lua);
   static int lua_error_reply(lua_State* lua);
   static int lua_status_reply(lua_State* lua);

@@ -343,7 +343,7 @@ bool ScriptEngine::prepare_library(std::string_view code, PreparedLibrary* prepa
   lua_sethook(lua, load_hook, LUA_MASKCOUNT, 100000);
   lua_getglobal(lua, kErrorHandler);
   lua_insert(lua, -2);
-  const int status = ::lua_pcall(lua, 0, 0, -2);
+  const int status = lua_pcall(lua, 0, 0, -2);
   lua_sethook(lua, nullptr, 0, 0);
   set_load_globals(lua, 0);
   loading_ = nullptr;
