@@ -65,14 +65,18 @@ std::array<uint8_t, 20> sha1(std::string_view data) {
   return digest;
 }
 
-std::string sha1_hex(std::string_view data) {
+void sha1_hex(std::string_view data, char* out) {
   static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(40);
-  for (uint8_t byte : sha1(data)) {
-    hex.push_back(kDigits[byte >> 4]);
-    hex.push_back(kDigits[byte & 15]);
+  const std::array<uint8_t, 20> digest = sha1(data);
+  for (size_t i = 0; i < digest.size(); ++i) {
+    out[2 * i] = kDigits[digest[i] >> 4];
+    out[2 * i + 1] = kDigits[digest[i] & 15];
   }
+}
+
+std::string sha1_hex(std::string_view data) {
+  std::string hex(40, '0');
+  sha1_hex(data, hex.data());
   return hex;
 }
 

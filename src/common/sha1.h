@@ -11,5 +11,7 @@ namespace keywarden {
 std::array<uint8_t, 20> sha1(std::string_view data);
 // The 40 lowercase hex digits of sha1(data).
 std::string sha1_hex(std::string_view data);
+// The same digits written to out[0..39] (no terminator), for callers that must not allocate.
+void sha1_hex(std::string_view data, char* out);
 
 }  // namespace keywarden

@@ -57,6 +57,12 @@ int64_t lua_number_to_integer(lua_Number number) {
   return static_cast<int64_t>(number);
 }
 
+std::string lowercase(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
+}
+
 // Replaces CR and LF with spaces: status and error lines cannot carry them.
 std::string single_line(std::string_view text) {
   std::string line(text);
@@ -208,9 +214,7 @@ void ScriptEngine::script_load(CommandContext& ctx, std::string_view body) {
 
 bool ScriptEngine::script_exists(std::string_view sha) const {
   if (sha.size() != 40) return false;
-  std::string lower(sha);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return scripts_.contains(lower);
+  return scripts_.contains(lowercase(sha));
 }
 
 void ScriptEngine::script_kill(CommandContext& ctx, bool function_kill) {
@@ -262,13 +266,8 @@ void ScriptEngine::eval(CommandContext& ctx, bool by_sha, bool read_only) {
   }
   size_t key_count;
   if (!parse_key_count(ctx, errors::kNotInteger, &key_count)) return;
-  std::string sha;
-  if (by_sha) {
-    sha.assign(source);
-    for (char& c : sha) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  } else {
-    sha = sha1_hex(source);
-  }
+  // EVALSHA accepts the digits in either case.
+  const std::string sha = by_sha ? lowercase(source) : sha1_hex(source);
   const CachedScript* script;
   if (by_sha) {
     auto found = scripts_.find(sha);
@@ -720,14 +719,9 @@ int ScriptEngine::lua_sha1hex(lua_State* lua) {
   if (lua_gettop(lua) != 1) return raise_error(lua, "wrong number of arguments");
   size_t length;
   const char* bytes = lua_tolstring(lua, 1, &length);
-  char hex[41];
-  const auto digest = sha1({bytes != nullptr ? bytes : "", bytes != nullptr ? length : 0});
-  static constexpr char kDigits[] = "0123456789abcdef";
-  for (size_t i = 0; i < digest.size(); ++i) {
-    hex[2 * i] = kDigits[digest[i] >> 4];
-    hex[2 * i + 1] = kDigits[digest[i] & 15];
-  }
-  lua_pushlstring(lua, hex, 40);
+  char hex[40];  // no std::string: a Lua error may longjmp past this frame
+  sha1_hex({bytes != nullptr ? bytes : "", bytes != nullptr ? length : 0}, hex);
+  lua_pushlstring(lua, hex, sizeof(hex));
   return 1;
 }
 

@@ -764,9 +764,7 @@ void Server::feed_monitors(const Connection& source, std::span<const std::string
   if (monitors_.empty()) return;
   const Command* command = state_.commands().find_for_args(args);
   if (command == nullptr || command->has(kSkipMonitor) || command->has(kAdmin)) return;
-  // A unix-socket client shows as the socket's path (its peer name carries a ":0" suffix).
-  write_monitor_line(source.session().db,
-                     source.unix_socket() ? "unix:" + network_.unixsocket : source.peer(), args);
+  write_monitor_line(source.session().db, monitor_source(source), args);
 }
 
 void Server::feed_monitors_from_script(const ClientSession& client,
@@ -779,10 +777,13 @@ void Server::feed_monitors_from_script(const ClientSession& client,
     write_monitor_line(client.db, "lua", args);
   } else if (const Connection* caller = connection(client.id)) {
     // EVAL and FCALL skip the usual feed after running: they are shown before they run.
-    write_monitor_line(client.db,
-                       caller->unix_socket() ? "unix:" + network_.unixsocket : caller->peer(),
-                       args);
+    write_monitor_line(client.db, monitor_source(*caller), args);
   }
+}
+
+std::string Server::monitor_source(const Connection& client) const {
+  // A unix-socket client shows as the socket's path (its peer name carries a ":0" suffix).
+  return client.unix_socket() ? "unix:" + network_.unixsocket : client.peer();
 }
 
 void Server::write_monitor_line(int db, std::string_view source,

@@ -214,6 +214,8 @@ class Server final : public ServerHost {
   bool shutting_down() const { return shutting_down_; }
 
  private:
+  // How MONITOR names a client: its address, or the unix socket's path.
+  std::string monitor_source(const Connection& client) const;
   // Sends one MONITOR line for a command run in `db` by `source` (a peer address, or "lua").
   void write_monitor_line(int db, std::string_view source, std::span<const std::string_view> args);
   class Listener;
