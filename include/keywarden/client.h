@@ -62,6 +62,13 @@ class LockService;
 
 class Client;
 class Lock;
+class FairLock;
+class FencedLock;
+class ReadWriteLock;
+class MultiLock;
+class Semaphore;
+class PermitExpirableSemaphore;
+class CountDownLatch;
 
 // Commands collected locally and sent in one write; exec() reads every reply. Error replies
 // stay in the result as error Replies: one failed command does not hide the others' results.
@@ -137,12 +144,26 @@ class Client {
 
   const ClientOptions& options() const { return options_; }
 
-  // A handle on the reentrant lock `name` (see keywarden/lock.h). Handles must not outlive
-  // the Client.
+  // Handles on the distributed locks and synchronizers named `name`, with Redisson's
+  // semantics and key layout (see keywarden/lock.h and the headers of each kind). Handles
+  // must not outlive the Client.
   Lock get_lock(std::string name);
+  FairLock get_fair_lock(std::string name);
+  FencedLock get_fenced_lock(std::string name);
+  ReadWriteLock get_read_write_lock(std::string name);
+  // All-or-nothing over the reentrant locks `names` of this server.
+  MultiLock get_multi_lock(const std::vector<std::string>& names);
+  Semaphore get_semaphore(std::string name);
+  PermitExpirableSemaphore get_permit_expirable_semaphore(std::string name);
+  CountDownLatch get_count_down_latch(std::string name);
 
  private:
   friend class Pipeline;
+  friend class Semaphore;
+  friend class PermitExpirableSemaphore;
+  friend class CountDownLatch;
+  // The locks' shared state, made on first use.
+  std::shared_ptr<detail::LockService> lock_service();
   // Sends `count` encoded commands on one borrowed connection and returns their replies.
   std::vector<Reply> round_trip(const std::string& encoded, size_t count);
 

@@ -36,6 +36,7 @@ const char* to_string(LockLostReason reason);
 
 namespace detail {
 class LockService;
+class LockProtocol;
 struct LockState;
 }  // namespace detail
 
@@ -96,16 +97,21 @@ class Lock {
   // The hash field this handle owns: "<client id>:<owner id>".
   const std::string& owner() const;
 
- private:
+ protected:
   friend class Client;
-  Lock(std::shared_ptr<detail::LockService> service, std::string name);
+  friend class ReadWriteLock;
+  Lock(std::shared_ptr<detail::LockService> service, std::string name,
+       const detail::LockProtocol& protocol);
+  // Waits up to `wait` (nullopt: no limit); nullopt lease: watchdog-kept.
   bool acquire(std::optional<Milliseconds> wait, std::optional<Milliseconds> lease);
-  // nullopt when acquired, else the holder's PTTL in ms.
-  std::optional<int64_t> try_once(std::optional<Milliseconds> lease);
-  void release_on_destroy() noexcept;
 
   std::shared_ptr<detail::LockService> service_;
   std::shared_ptr<detail::LockState> state_;
+
+ private:
+  // nullopt when acquired, else how long to sleep at most before trying again.
+  std::optional<int64_t> try_once(std::optional<Milliseconds> lease);
+  void release_on_destroy() noexcept;
 };
 
 }  // namespace keywarden

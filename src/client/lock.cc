@@ -1,23 +1,15 @@
-// Lock and its per-client LockService (see keywarden/lock.h). The service owns what handles
-// of one Client share: the client id, one Subscriber whose channel subscriptions are
-// refcounted per lock name, and the watchdog thread that renews watchdog-kept leases in
-// batches and reports lost leases. A handle's state carries an epoch bumped whenever a hold
-// begins or ends, so a renewal reply that raced with unlock() is recognised and ignored.
+// Lock (see keywarden/lock.h) and the reentrant protocol, Redisson's RLock: a hash `name`
+// whose field `<client id>:<owner id>` holds the hold count, a PEXPIRE lease, and a `0`
+// published on `redisson_lock__channel:{name}` when the last hold goes. The handle logic here
+// (holds, deadlines, losses, waiting) is shared by every kind of lock through LockProtocol.
 #include "keywarden/lock.h"
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <cstdio>
-#include <map>
-#include <mutex>
-#include <random>
 #include <stdexcept>
-#include <thread>
-#include <vector>
 
 #include "keywarden/client.h"
-#include "keywarden/subscriber.h"
+#include "lock_service.h"
 
 namespace keywarden {
 
@@ -34,9 +26,6 @@ const char* to_string(LockLostReason reason) {
 namespace detail {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-using Milliseconds = std::chrono::milliseconds;
 
 // Acquire: take the lock when nobody holds it or this owner already does (one more hold) and
 // (re)arm the lease; otherwise report how long the holder's lease still runs.
@@ -74,8 +63,7 @@ redis.call('set', KEYS[3], 1, 'px', ARGV[5])
 return 1
 )";
 
-// Watchdog batch: KEYS are lock hashes, ARGV[1] the lease, ARGV[i + 1] the owner of KEYS[i].
-// Per key, 1 when the owner still holds it (lease re-armed), else 0.
+// Watchdog batch (see LockProtocol::renew_script).
 constexpr const char* kRenew = R"(
 local out = {}
 for i = 1, #KEYS do
@@ -99,8 +87,8 @@ end
 return 0
 )";
 
-// Drop every hold of one owner at once (a handle destroyed while holding). KEYS: hash,
-// channel; ARGV: message, owner, publish command.
+// Drop every hold of one owner at once. KEYS: hash, channel; ARGV: message, owner, publish
+// command.
 constexpr const char* kReleaseAll = R"(
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   redis.call('del', KEYS[1])
@@ -110,329 +98,79 @@ end
 return 0
 )";
 
-constexpr size_t kRenewBatch = 100;
+class ReentrantProtocol : public LockProtocol {
+ public:
+  ReentrantProtocol()
+      : acquire_(kAcquire), release_(kRelease), renew_(kRenew), force_(kForce),
+        release_all_(kReleaseAll) {}
 
-// Redisson's naming: `prefix:{name}`, unless the name already carries a hash tag.
-std::string tagged(const std::string& name) {
-  size_t open = name.find('{');
-  if (open != std::string::npos) {
-    size_t close = name.find('}', open + 1);
-    if (close != std::string::npos && close > open + 1) return name;
+  std::string channel(const std::string& name, const std::string&) const override {
+    return "redisson_lock__channel:" + tagged(name);
   }
-  return "{" + name + "}";
-}
 
-std::string make_client_id() {
-  std::random_device device;
-  std::mt19937_64 rng((static_cast<uint64_t>(device()) << 32) ^ device() ^
-                      static_cast<uint64_t>(Clock::now().time_since_epoch().count()));
-  uint64_t a = rng(), b = rng();
-  // A version-4 UUID, as Redisson's ids look.
-  a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;
-  b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
-  char text[40];
-  std::snprintf(text, sizeof(text), "%08x-%04x-%04x-%04x-%012llx",
-                static_cast<unsigned>(a >> 32), static_cast<unsigned>((a >> 16) & 0xffff),
-                static_cast<unsigned>(a & 0xffff), static_cast<unsigned>(b >> 48),
-                static_cast<unsigned long long>(b & 0xffffffffffffULL));
-  return text;
-}
+  std::optional<int64_t> try_acquire(LockService& service, LockState& state,
+                                     Milliseconds lease) const override {
+    Reply reply = service.client().eval_sha(acquire_, {state.name},
+                                            {std::to_string(lease.count()), state.owner});
+    if (reply.is_null()) return std::nullopt;
+    return reply.integer();
+  }
+
+  ReleaseOutcome release(LockService& service, const LockState& state, Milliseconds lease,
+                         const std::string& request) const override {
+    const std::string latch = "redisson_unlock_latch:" + tagged(state.name) + ":" + request;
+    Reply reply = service.client().eval_sha(
+        release_, {state.name, state.channel, latch},
+        {"0", std::to_string(lease.count()), state.owner, "publish",
+         std::to_string(service.request_memory().count())});
+    if (reply.is_null()) return ReleaseOutcome::kNotHeld;
+    return reply.integer() == 0 ? ReleaseOutcome::kStillHeld : ReleaseOutcome::kReleased;
+  }
+
+  void release_all(LockService& service, const LockState& state) const override {
+    service.client().eval_sha(release_all_, {state.name, state.channel},
+                              {"0", state.owner, "publish"});
+  }
+
+  bool force_unlock(LockService& service, const LockState& state) const override {
+    return service.client()
+               .eval_sha(force_, {state.name, state.channel}, {"0", "publish"})
+               .integer() == 1;
+  }
+
+  const Script& renew_script() const override { return renew_; }
+
+ private:
+  Script acquire_, release_, renew_, force_, release_all_;
+};
 
 }  // namespace
 
-struct LockState {
-  std::mutex mutex;
-  std::string name;
-  std::string owner;
-  std::string channel;
-  int64_t holds = 0;
-  bool watchdog = false;
-  bool renew_failed = false;
-  Milliseconds lease{0};
-  Clock::time_point deadline{};
-  uint64_t epoch = 0;
-  // A hold ended by loss, not by unlock(): the next unlock() acknowledges it instead of
-  // throwing, so a std::lock_guard around a lost lock does not terminate the program.
-  bool lost_pending = false;
-  std::shared_ptr<std::function<void(LockLostReason)>> on_lost;
-  std::shared_ptr<std::function<void(const std::exception&)>> on_error;
-};
-
-struct ChannelEntry {
-  std::mutex mutex;
-  std::condition_variable cv;
-  uint64_t generation = 0;
-  int users = 0;
-
-  void bump() {
-    {
-      std::lock_guard<std::mutex> guard(mutex);
-      ++generation;
-    }
-    cv.notify_all();
-  }
-};
-
-class LockService {
- public:
-  explicit LockService(Client& client)
-      : client_(client),
-        client_id_(make_client_id()),
-        acquire_(kAcquire),
-        release_(kRelease),
-        renew_(kRenew),
-        force_(kForce),
-        release_all_(kReleaseAll) {
-    watchdog_timeout_ = std::max(Milliseconds(3), client.options().lock_watchdog_timeout);
-    thread_ = std::thread([this] { run(); });
-  }
-
-  ~LockService() {
-    {
-      std::lock_guard<std::mutex> guard(mutex_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable()) {
-      // The last handle may be dropped by an on_lost callback, on the watchdog thread itself.
-      if (thread_.get_id() == std::this_thread::get_id()) thread_.detach();
-      else thread_.join();
-    }
-    std::lock_guard<std::mutex> guard(subscribe_mutex_);
-    subscriber_.reset();
-  }
-
-  Client& client() { return client_; }
-  Milliseconds watchdog_timeout() const { return watchdog_timeout_; }
-  const Script& acquire_script() const { return acquire_; }
-  const Script& release_script() const { return release_; }
-  const Script& force_script() const { return force_; }
-  const Script& release_all_script() const { return release_all_; }
-
-  std::string next_owner() { return client_id_ + ":" + std::to_string(++owner_counter_); }
-  std::string next_request() { return client_id_ + ":r" + std::to_string(++request_counter_); }
-
-  // A hold began: the watchdog watches its deadline (and renews it when watchdog-kept).
-  void hold(const std::shared_ptr<LockState>& state) {
-    {
-      std::lock_guard<std::mutex> guard(mutex_);
-      held_[state.get()] = state;
-      changed_ = true;
-    }
-    cv_.notify_all();
-  }
-
-  void drop(LockState* state) {
-    std::lock_guard<std::mutex> guard(mutex_);
-    held_.erase(state);
-  }
-
-  // Ends the hold `state` had at `epoch` (if it still has it) and tells its on_lost.
-  void lose(const std::shared_ptr<LockState>& state, uint64_t epoch, LockLostReason reason) {
-    std::shared_ptr<std::function<void(LockLostReason)>> callback;
-    {
-      std::lock_guard<std::mutex> guard(state->mutex);
-      if (state->epoch != epoch || state->holds == 0) return;
-      state->holds = 0;
-      ++state->epoch;
-      state->lost_pending = true;
-      callback = state->on_lost;
-    }
-    drop(state.get());
-    if (callback && *callback) {
-      try {
-        (*callback)(reason);
-      } catch (...) {
-        // The callback's own failure has nowhere better to go.
-      }
-    }
-  }
-
-  void force_unlocked(const std::string& name) {
-    for (auto& [state, epoch] : snapshot()) {
-      if (state->name == name) lose(state, epoch, LockLostReason::kForceUnlocked);
-    }
-  }
-
-  // Subscribes (once per name, refcounted) to the channel; returns once the server confirmed.
-  std::shared_ptr<ChannelEntry> join_channel(const std::string& channel) {
-    std::lock_guard<std::mutex> serial(subscribe_mutex_);
-    std::shared_ptr<ChannelEntry> entry;
-    bool first;
-    {
-      std::lock_guard<std::mutex> guard(channels_mutex_);
-      auto& slot = channels_[channel];
-      if (!slot) slot = std::make_shared<ChannelEntry>();
-      entry = slot;
-      first = ++entry->users == 1;
-    }
-    if (first) {
-      try {
-        subscriber().subscribe(channel, [entry](const Message&) { entry->bump(); });
-      } catch (...) {
-        std::lock_guard<std::mutex> guard(channels_mutex_);
-        if (--entry->users == 0) channels_.erase(channel);
-        throw;
-      }
-    }
-    return entry;
-  }
-
-  void leave_channel(const std::string& channel) {
-    std::lock_guard<std::mutex> serial(subscribe_mutex_);
-    bool last = false;
-    {
-      std::lock_guard<std::mutex> guard(channels_mutex_);
-      auto it = channels_.find(channel);
-      if (it == channels_.end()) return;
-      if (--it->second->users == 0) {
-        channels_.erase(it);
-        last = true;
-      }
-    }
-    if (last && subscriber_) subscriber_->unsubscribe(channel);
-  }
-
- private:
-  Subscriber& subscriber() {
-    if (!subscriber_) {
-      subscriber_ = std::make_unique<Subscriber>(client_.options());
-      // Release messages sent while the connection was down are lost: wake every waiter.
-      subscriber_->on_reconnect([this] {
-        std::lock_guard<std::mutex> guard(channels_mutex_);
-        for (auto& [name, entry] : channels_) entry->bump();
-      });
-    }
-    return *subscriber_;
-  }
-
-  std::vector<std::pair<std::shared_ptr<LockState>, uint64_t>> snapshot() {
-    std::vector<std::shared_ptr<LockState>> states;
-    {
-      std::lock_guard<std::mutex> guard(mutex_);
-      for (auto& [key, state] : held_) states.push_back(state);
-    }
-    std::vector<std::pair<std::shared_ptr<LockState>, uint64_t>> out;
-    for (auto& state : states) {
-      std::lock_guard<std::mutex> guard(state->mutex);
-      if (state->holds > 0) out.emplace_back(state, state->epoch);
-    }
-    return out;
-  }
-
-  void renew(const std::vector<std::pair<std::shared_ptr<LockState>, uint64_t>>& held) {
-    std::vector<std::pair<std::shared_ptr<LockState>, uint64_t>> kept;
-    for (const auto& item : held) {
-      std::lock_guard<std::mutex> guard(item.first->mutex);
-      if (item.first->watchdog) kept.push_back(item);
-    }
-    for (size_t start = 0; start < kept.size(); start += kRenewBatch) {
-      size_t end = std::min(kept.size(), start + kRenewBatch);
-      std::vector<std::string> keys;
-      std::vector<std::string> args{std::to_string(watchdog_timeout_.count())};
-      for (size_t i = start; i < end; ++i) {
-        keys.push_back(kept[i].first->name);
-        args.push_back(kept[i].first->owner);
-      }
-      const Clock::time_point sent = Clock::now();
-      std::vector<int64_t> results;
-      try {
-        Reply reply = client_.eval_sha(renew_, keys, args);
-        for (const Reply& r : reply.elements()) results.push_back(r.integer());
-      } catch (const std::exception&) {
-        for (size_t i = start; i < end; ++i) {
-          std::lock_guard<std::mutex> guard(kept[i].first->mutex);
-          kept[i].first->renew_failed = true;
-        }
-        continue;
-      }
-      for (size_t i = start; i < end && i - start < results.size(); ++i) {
-        auto& [state, epoch] = kept[i];
-        bool still_held = results[i - start] == 1;
-        if (still_held) {
-          std::lock_guard<std::mutex> guard(state->mutex);
-          if (state->epoch == epoch && state->holds > 0) {
-            state->deadline = sent + watchdog_timeout_;
-            state->renew_failed = false;
-          }
-        } else {
-          lose(state, epoch, LockLostReason::kNotOwner);
-        }
-      }
-    }
-  }
-
-  void run() {
-    const Milliseconds interval = std::max(Milliseconds(1), watchdog_timeout_ / 3);
-    Clock::time_point next_renew = Clock::now() + interval;
-    for (;;) {
-      {
-        std::lock_guard<std::mutex> guard(mutex_);
-        if (stop_) return;
-        changed_ = false;
-      }
-      auto held = snapshot();
-      Clock::time_point now = Clock::now();
-      if (now >= next_renew) {
-        renew(held);
-        next_renew = now + interval;
-        continue;
-      }
-      Clock::time_point wake = next_renew;
-      for (auto& [state, epoch] : held) {
-        Clock::time_point deadline;
-        LockLostReason reason;
-        {
-          std::lock_guard<std::mutex> guard(state->mutex);
-          // Fire a little early: the watchdog thread may be scheduled late, and the holder
-          // must hear of the loss before the server lets the next one in.
-          deadline = state->deadline - std::min(Milliseconds(100),
-                                                std::max(Milliseconds(1), state->lease / 20));
-          reason = state->watchdog ? LockLostReason::kRenewFailed
-                                   : LockLostReason::kDeadlinePassed;
-        }
-        if (now >= deadline) lose(state, epoch, reason);
-        else wake = std::min(wake, deadline);
-      }
-      std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait_until(lock, wake, [&] { return stop_ || changed_; });
-    }
-  }
-
-  Client& client_;
-  const std::string client_id_;
-  Milliseconds watchdog_timeout_;
-  Script acquire_, release_, renew_, force_, release_all_;
-  std::atomic<uint64_t> owner_counter_{0};
-  std::atomic<uint64_t> request_counter_{0};
-
-  std::mutex mutex_;  // held_, stop_, changed_
-  std::condition_variable cv_;
-  bool stop_ = false;
-  bool changed_ = false;
-  std::map<LockState*, std::shared_ptr<LockState>> held_;
-  std::thread thread_;
-
-  std::mutex subscribe_mutex_;  // serialises join/leave and guards subscriber_
-  std::unique_ptr<Subscriber> subscriber_;
-  std::mutex channels_mutex_;
-  std::map<std::string, std::shared_ptr<ChannelEntry>> channels_;
-};
+const LockProtocol& reentrant_protocol() {
+  static const ReentrantProtocol protocol;
+  return protocol;
+}
 
 }  // namespace detail
 
 using detail::Clock;
 
-Lock Client::get_lock(std::string name) {
+std::shared_ptr<detail::LockService> Client::lock_service() {
   std::call_once(lock_service_once_,
                  [this] { lock_service_ = std::make_shared<detail::LockService>(*this); });
-  return Lock(lock_service_, std::move(name));
+  return lock_service_;
 }
 
-Lock::Lock(std::shared_ptr<detail::LockService> service, std::string name)
+Lock Client::get_lock(std::string name) {
+  return Lock(lock_service(), std::move(name), detail::reentrant_protocol());
+}
+
+Lock::Lock(std::shared_ptr<detail::LockService> service, std::string name,
+           const detail::LockProtocol& protocol)
     : service_(std::move(service)), state_(std::make_shared<detail::LockState>()) {
-  state_->channel = "redisson_lock__channel:" + detail::tagged(name);
+  state_->protocol = &protocol;
   state_->owner = service_->next_owner();
+  state_->channel = protocol.channel(name, state_->owner);
   state_->name = std::move(name);
 }
 
@@ -460,8 +198,7 @@ void Lock::release_on_destroy() noexcept {
   }
   if (held) {
     try {
-      service_->client().eval_sha(service_->release_all_script(), {state_->name, state_->channel},
-                                  {"0", state_->owner, "publish"});
+      state_->protocol->release_all(*service_, *state_);
     } catch (const std::exception& e) {
       if (on_error && *on_error) {
         try {
@@ -482,14 +219,11 @@ void Lock::release_on_destroy() noexcept {
 std::optional<int64_t> Lock::try_once(std::optional<Milliseconds> lease) {
   const Milliseconds effective = lease.value_or(service_->watchdog_timeout());
   const Clock::time_point sent = Clock::now();
-  Reply reply = service_->client().eval_sha(service_->acquire_script(), {state_->name},
-                                            {std::to_string(effective.count()), state_->owner});
-  if (!reply.is_null()) return reply.integer();
-  bool first;
+  std::optional<int64_t> wait = state_->protocol->try_acquire(*service_, *state_, effective);
+  if (wait) return wait;
   {
     std::lock_guard<std::mutex> guard(state_->mutex);
-    first = state_->holds == 0;
-    if (first) {
+    if (state_->holds == 0) {
       ++state_->epoch;
       state_->watchdog = !lease.has_value();
       state_->renew_failed = false;
@@ -505,38 +239,19 @@ std::optional<int64_t> Lock::try_once(std::optional<Milliseconds> lease) {
 
 bool Lock::acquire(std::optional<Milliseconds> wait, std::optional<Milliseconds> lease) {
   if (lease && lease->count() <= 0) throw std::invalid_argument("lock lease must be positive");
-  if (!try_once(lease)) return true;
-  if (wait && wait->count() <= 0) return false;
-  const Clock::time_point end = wait ? Clock::now() + *wait : Clock::time_point::max();
-  auto entry = service_->join_channel(state_->channel);
-  struct Leave {
-    detail::LockService* service;
-    const std::string& channel;
-    ~Leave() {
-      try {
-        service->leave_channel(channel);
-      } catch (...) {
-      }
-    }
-  } leave{service_.get(), state_->channel};
-  for (;;) {
-    uint64_t generation;
-    {
-      std::lock_guard<std::mutex> guard(entry->mutex);
-      generation = entry->generation;
-    }
-    // Subscribed now, so a release from here on is not missed.
-    std::optional<int64_t> ttl = try_once(lease);
-    if (!ttl) return true;
-    Clock::time_point now = Clock::now();
-    if (now >= end) return false;
-    Clock::time_point until = end;
-    if (*ttl >= 0) until = std::min(end, now + Milliseconds(*ttl));
-    std::unique_lock<std::mutex> lock(entry->mutex);
-    auto released = [&] { return entry->generation != generation; };
-    if (until == Clock::time_point::max()) entry->cv.wait(lock, released);
-    else entry->cv.wait_until(lock, until, released);
+  const Clock::time_point end = !wait ? Clock::time_point::max()
+                                : wait->count() <= 0 ? Clock::time_point::min()
+                                                     : Clock::now() + *wait;
+  bool acquired = false;
+  try {
+    acquired = detail::wait_for(*service_, state_->channel, end,
+                                [&] { return try_once(lease); });
+  } catch (...) {
+    state_->protocol->cancel_wait(*service_, *state_);
+    throw;
   }
+  if (!acquired) state_->protocol->cancel_wait(*service_, *state_);
+  return acquired;
 }
 
 void Lock::lock() { acquire(std::nullopt, std::nullopt); }
@@ -589,17 +304,10 @@ void Lock::unlock() {
     throw NotOwnerError("attempt to unlock lock " + state_->name +
                         ", not held by this handle (owner " + state_->owner + ")");
   }
-  const std::string latch =
-      "redisson_unlock_latch:" + detail::tagged(state_->name) + ":" + service_->next_request();
-  Milliseconds latch_ttl =
-      std::max(Milliseconds(1000), service_->client().options().command_timeout * 2);
   const Clock::time_point sent = Clock::now();
-  Reply reply;
+  detail::ReleaseOutcome outcome;
   try {
-    reply = service_->client().eval_sha(
-        service_->release_script(), {state_->name, state_->channel, latch},
-        {"0", std::to_string(lease.count()), state_->owner, "publish",
-         std::to_string(latch_ttl.count())});
+    outcome = state_->protocol->release(*service_, *state_, lease, service_->next_request());
   } catch (const Error& error) {
     // The server could not be told. Stop renewing, so the lease runs out there by itself;
     // throwing here would terminate a program whose std::lock_guard is unwinding.
@@ -614,22 +322,25 @@ void Lock::unlock() {
     report(error);
     return;
   }
-  if (reply.is_null()) {
-    // Held here but not there: the lease was lost before the watchdog noticed, and that is
-    // reported as a loss.
-    service_->lose(state_, epoch, LockLostReason::kNotOwner);
-    {
+  switch (outcome) {
+    case detail::ReleaseOutcome::kNotHeld:
+      // Held here but not there: the lease was lost before the watchdog noticed, and that is
+      // reported as a loss.
+      service_->lose(state_, epoch, LockLostReason::kNotOwner);
+      {
+        std::lock_guard<std::mutex> guard(state_->mutex);
+        state_->lost_pending = false;
+      }
+      if (!loss_told) report(lost_error());
+      return;
+    case detail::ReleaseOutcome::kStillHeld: {
       std::lock_guard<std::mutex> guard(state_->mutex);
-      state_->lost_pending = false;
+      if (state_->holds > 1) --state_->holds;
+      state_->deadline = sent + lease;
+      return;
     }
-    if (!loss_told) report(lost_error());
-    return;
-  }
-  if (reply.integer() == 0) {
-    std::lock_guard<std::mutex> guard(state_->mutex);
-    if (state_->holds > 1) --state_->holds;
-    state_->deadline = sent + lease;
-    return;
+    case detail::ReleaseOutcome::kReleased:
+      break;
   }
   {
     std::lock_guard<std::mutex> guard(state_->mutex);
@@ -640,25 +351,16 @@ void Lock::unlock() {
 }
 
 bool Lock::force_unlock() {
-  Reply reply = service_->client().eval_sha(service_->force_script(),
-                                            {state_->name, state_->channel}, {"0", "publish"});
+  bool was_held = state_->protocol->force_unlock(*service_, *state_);
   service_->force_unlocked(state_->name);
-  return reply.integer() == 1;
+  return was_held;
 }
 
-bool Lock::is_locked() const {
-  return service_->client().command("EXISTS", state_->name).integer() == 1;
-}
+bool Lock::is_locked() const { return state_->protocol->is_locked(*service_, *state_); }
 
-bool Lock::is_held() const {
-  return service_->client().command("HEXISTS", state_->name, state_->owner).integer() == 1;
-}
+bool Lock::is_held() const { return hold_count() > 0; }
 
-int64_t Lock::hold_count() const {
-  Reply reply = service_->client().command("HGET", state_->name, state_->owner);
-  if (reply.is_null()) return 0;
-  return std::stoll(reply.str());
-}
+int64_t Lock::hold_count() const { return state_->protocol->hold_count(*service_, *state_); }
 
 Lock::Milliseconds Lock::remaining_lease() const {
   return Milliseconds(service_->client().command("PTTL", state_->name).integer());
