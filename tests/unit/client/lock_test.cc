@@ -2,54 +2,34 @@
 // exclusion between handles, waking waiters, lease expiry and on_lost, the watchdog, standard
 // lock adaptors and contention without lost updates.
 #include <gtest/gtest.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
+#include <sys/prctl.h>
 
 #include <atomic>
 #include <cstdlib>
-#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "keywarden/keywarden.h"
-#include "test_servers.h"
+#include "lock_test_support.h"
 
 namespace keywarden {
 namespace {
 
 using testing::ServerKind;
+using testing::LostLog;
 using testing::ServerProcess;
+using testing::wait_exit_code;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-// Other processes for the cross-process tests: this test binary again, running only
-// LockWorker.Run, told what to do through the environment.
+// Other processes for the cross-process tests: LockWorker.Run in a new process.
 pid_t spawn_worker(const std::string& mode, int port, const std::string& lock_name) {
-  std::vector<std::string> env{"KW_LOCK_WORKER=" + mode, "KW_LOCK_PORT=" + std::to_string(port),
-                               "KW_LOCK_NAME=" + lock_name};
-  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
-  std::vector<char*> envp;
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::string exe = "/proc/self/exe", filter = "--gtest_filter=LockWorker.Run";
-  char* argv[] = {exe.data(), filter.data(), nullptr};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv, envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  return rc == 0 ? pid : -1;
-}
-
-int wait_exit_code(pid_t pid) {
-  int status = 0;
-  if (::waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return testing::spawn_test_process(
+      "LockWorker.Run", {"KW_LOCK_WORKER=" + mode, "KW_LOCK_PORT=" + std::to_string(port),
+                         "KW_LOCK_NAME=" + lock_name});
 }
 
 constexpr int kWorkerRounds = 20;
@@ -80,61 +60,7 @@ TEST(LockWorker, Run) {
   }
 }
 
-// The reasons on_lost reported, for the test thread to wait on.
-class LostLog {
- public:
-  std::function<void(LockLostReason)> callback() {
-    return [this](LockLostReason reason) {
-      std::lock_guard<std::mutex> guard(mutex_);
-      reasons_.push_back(reason);
-      when_ = Clock::now();
-      cv_.notify_all();
-    };
-  }
-  std::optional<LockLostReason> wait(std::chrono::milliseconds limit) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (!cv_.wait_for(lock, limit, [&] { return !reasons_.empty(); })) return std::nullopt;
-    return reasons_.front();
-  }
-  size_t count() {
-    std::lock_guard<std::mutex> guard(mutex_);
-    return reasons_.size();
-  }
-  Clock::time_point when() {
-    std::lock_guard<std::mutex> guard(mutex_);
-    return when_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::vector<LockLostReason> reasons_;
-  Clock::time_point when_{};
-};
-
-class LockTest : public ::testing::TestWithParam<ServerKind> {
- protected:
-  static void SetUpTestSuite() {
-    servers_[0] = std::make_unique<ServerProcess>(ServerKind::kKeywarden);
-    servers_[1] = std::make_unique<ServerProcess>(ServerKind::kRedis);
-  }
-  static void TearDownTestSuite() {
-    servers_[0].reset();
-    servers_[1].reset();
-  }
-  ClientOptions options() const {
-    ClientOptions o;
-    o.port = servers_[GetParam() == ServerKind::kKeywarden ? 0 : 1]->port();
-    o.pool_size = 4;
-    return o;
-  }
-  // A lock name no other test uses.
-  std::string name() const {
-    return std::string("lock:") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  }
-
-  static inline std::unique_ptr<ServerProcess> servers_[2];
-};
+using LockTest = testing::BothServersTest;
 
 TEST_P(LockTest, ReentrantWithHoldCount) {
   Client client(options());
@@ -430,9 +356,7 @@ TEST_P(LockTest, KilledHolderProcessLetsAWaiterInWithinLeasePlusOneSecond) {
   lock.unlock();
 }
 
-INSTANTIATE_TEST_SUITE_P(Servers, LockTest,
-                         ::testing::Values(ServerKind::kKeywarden, ServerKind::kRedis),
-                         [](const auto& info) { return testing::server_name(info.param); });
+KEYWARDEN_BOTH_SERVERS(LockTest);
 
 }  // namespace
 }  // namespace keywarden
