@@ -100,8 +100,10 @@ class Lock {
  protected:
   friend class Client;
   friend class ReadWriteLock;
+  // An empty `owner` gets a fresh "<client id>:<owner id>"; handles given the same owner
+  // hold as one (a read-write lock's read and write handles).
   Lock(std::shared_ptr<detail::LockService> service, std::string name,
-       const detail::LockProtocol& protocol);
+       const detail::LockProtocol& protocol, std::string owner = {});
   // Waits up to `wait` (nullopt: no limit); nullopt lease: watchdog-kept.
   bool acquire(std::optional<Milliseconds> wait, std::optional<Milliseconds> lease);
 

@@ -166,10 +166,10 @@ Lock Client::get_lock(std::string name) {
 }
 
 Lock::Lock(std::shared_ptr<detail::LockService> service, std::string name,
-           const detail::LockProtocol& protocol)
+           const detail::LockProtocol& protocol, std::string owner)
     : service_(std::move(service)), state_(std::make_shared<detail::LockState>()) {
   state_->protocol = &protocol;
-  state_->owner = service_->next_owner();
+  state_->owner = owner.empty() ? service_->next_owner() : std::move(owner);
   state_->channel = protocol.channel(name, state_->owner);
   state_->name = std::move(name);
 }
