@@ -36,6 +36,11 @@ struct ClientOptions {
   std::chrono::milliseconds reconnect_backoff_min{100};
   std::chrono::milliseconds reconnect_backoff_max{5000};
 
+  // A Subscriber's connection silent this long gets a PING; still silent as long again, it
+  // is taken for dead and reconnected (a frozen server or a dropped route never closes the
+  // socket, and a lock waiter would miss its release). Zero disables.
+  std::chrono::milliseconds keepalive_interval{30000};
+
   // Lease of a lock taken without an explicit lease; the watchdog renews it every third of it.
   std::chrono::milliseconds lock_watchdog_timeout{30000};
 };

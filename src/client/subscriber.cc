@@ -239,11 +239,17 @@ class SubscriberCore {
     if (entries_[kind].erase(name) > 0) send_locked(kUnsubscribeCommand[kind], {name});
   }
 
-  // Sends one command when the connection is up; otherwise the reconnect sends it later.
+  // A SUBSCRIBE-family command for `names` (none: nothing to send).
   void send_locked(const char* command, const std::vector<std::string>& names) {
-    if (fd_ < 0 || !ready_ || names.empty()) return;
+    if (names.empty()) return;
     std::vector<std::string> args{command};
     args.insert(args.end(), names.begin(), names.end());
+    write_locked(args);
+  }
+
+  // Writes one command when the connection is up; otherwise the reconnect sends what matters.
+  void write_locked(const std::vector<std::string>& args) {
+    if (fd_ < 0 || !ready_) return;
     std::string encoded;
     encode_command(encoded, args);
     if (!send_all(fd_, encoded, deadline_after(std::chrono::milliseconds(1000)))) {
@@ -382,8 +388,13 @@ class SubscriberCore {
     }
   }
 
-  // Reads and dispatches until the connection fails or shutdown.
+  // Reads and dispatches until the connection fails or shutdown. A connection silent for a
+  // keep-alive interval gets a PING; one still silent an interval later is taken for dead (a
+  // frozen server or a dropped route never closes the socket) and reconnected.
   void read_loop(int fd, std::string& buffer, ReplyParser& parser) {
+    const auto interval = options_.keepalive_interval;
+    Clock::time_point last_heard = Clock::now();
+    bool ping_sent = false;
     for (;;) {
       for (;;) {
         ReplyParseStatus status = parser.parse(buffer);
@@ -392,10 +403,19 @@ class SubscriberCore {
         if (status != ReplyParseStatus::kValue) break;
         dispatch(parser.take_value());
       }
+      int timeout = -1;
+      if (interval.count() > 0) timeout = poll_ms(last_heard + interval * (ping_sent ? 2 : 1));
       pollfd p[2] = {{fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-      int ready = ::poll(p, 2, -1);
+      int ready = ::poll(p, 2, timeout);
       if (ready < 0 && errno == EINTR) continue;
       if (ready < 0) return;
+      if (ready == 0) {
+        if (ping_sent) return;
+        std::lock_guard<std::mutex> guard(mutex_);
+        write_locked({"PING"});
+        ping_sent = true;
+        continue;
+      }
       if (p[1].revents & POLLIN) {
         std::lock_guard<std::mutex> guard(mutex_);
         if (stop_) return;
@@ -409,6 +429,8 @@ class SubscriberCore {
           return;
         }
         buffer.append(chunk, static_cast<size_t>(n));
+        last_heard = Clock::now();
+        ping_sent = false;
       }
     }
   }

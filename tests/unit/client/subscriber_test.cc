@@ -2,6 +2,7 @@
 // channels, patterns and shard channels, unsubscribe, and re-subscription after a restart.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -161,6 +162,50 @@ TEST_P(SubscriberTest, ReconnectsAndResubscribesAfterServerRestart) {
   ASSERT_TRUE(inbox.wait_for(1));
   ASSERT_TRUE(patterns.wait_for(1));
   EXPECT_EQ(inbox.messages()[0].payload, "again");
+}
+
+TEST_P(SubscriberTest, IdleConnectionIsKeptByPings) {
+  ClientOptions o = options();
+  o.keepalive_interval = 50ms;
+  Subscriber subscriber(o);
+  Inbox inbox;
+  std::atomic<int> reconnects{0};
+  subscriber.on_reconnect([&] { ++reconnects; });
+  subscriber.subscribe("c", inbox.handler());
+  std::this_thread::sleep_for(400ms);  // several silent intervals, each answered by a PONG
+  EXPECT_EQ(reconnects.load(), 0);
+  Client client(options());
+  Reply stats = client.command("INFO", "commandstats");
+  EXPECT_NE(stats.str().find("cmdstat_ping:calls="), std::string::npos);
+  EXPECT_EQ(client.command("PUBLISH", "c", "still").integer(), 1);
+  ASSERT_TRUE(inbox.wait_for(1));
+}
+
+TEST_P(SubscriberTest, FrozenServerIsTakenForDeadAndReconnected) {
+  ClientOptions o = options();
+  o.keepalive_interval = 100ms;
+  o.connect_timeout = 300ms;
+  Subscriber subscriber(o);
+  Inbox inbox;
+  std::atomic<int> reconnects{0};
+  subscriber.on_reconnect([&] { ++reconnects; });
+  subscriber.subscribe("c", inbox.handler());
+  // The socket stays open while the server is stopped: only the unanswered PING shows it.
+  server_->freeze();
+  auto deadline = std::chrono::steady_clock::now() + 3s;
+  while (subscriber.connected() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_FALSE(subscriber.connected());
+  server_->thaw();
+  deadline = std::chrono::steady_clock::now() + 5s;
+  while (reconnects.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_GE(reconnects.load(), 1);
+  Client client(options());
+  EXPECT_EQ(client.command("PUBLISH", "c", "back").integer(), 1);
+  ASSERT_TRUE(inbox.wait_for(1));
 }
 
 TEST_P(SubscriberTest, SubscribeTimesOutWhileServerIsDown) {

@@ -99,6 +99,14 @@ class ServerProcess {
     }
   }
 
+  // SIGSTOP / SIGCONT: a frozen server keeps its sockets open but answers nothing.
+  void freeze() {
+    if (pid_ > 0) ::kill(pid_, SIGSTOP);
+  }
+  void thaw() {
+    if (pid_ > 0) ::kill(pid_, SIGCONT);
+  }
+
   void stop() {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGKILL);
