@@ -151,6 +151,48 @@ def test_one_file_program_with_pkg_config(prefix, keywarden, tmp_path):
     source.write_text(PKG_CONFIG_PROGRAM)
     program = tmp_path / "pkg"
     compiler = os.environ.get("CXX") or shutil.which("c++") or "g++"
-    _run([compiler, "-std=c++20", source, "-o", program, *flags])
+    # No -std=c++20 here: the .pc file's Cflags carry it.
+    _run([compiler, source, "-o", program, *flags])
     out = _run([program, keywarden.port], timeout=30)
     assert out.strip() == "42"
+
+
+SHARED_LIBRARY = r"""
+// A user's shared library with libkeywarden linked into it (the archive must be PIC).
+#include <keywarden/keywarden.h>
+
+long long bump_counter(int port) {
+  keywarden::ClientOptions options;
+  options.port = port;
+  keywarden::Client client(options);
+  return client.command("INCR", "install:shared").integer();
+}
+"""
+
+SHARED_MAIN = r"""
+#include <cstdio>
+#include <cstdlib>
+long long bump_counter(int port);
+int main(int argc, char** argv) {
+  std::printf("%lld\n", bump_counter(std::atoi(argv[1])));
+  return 0;
+}
+"""
+
+
+def test_archive_links_into_a_shared_library(prefix, keywarden, tmp_path):
+    if shutil.which("pkg-config") is None:
+        pytest.skip("pkg-config is not installed")
+    env = dict(os.environ, PKG_CONFIG_PATH=str(_pkg_config_dir(prefix)))
+    flags = _run(["pkg-config", "--cflags", "--libs", "keywarden"], env=env).split()
+    compiler = os.environ.get("CXX") or shutil.which("c++") or "g++"
+    (tmp_path / "bump.cc").write_text(SHARED_LIBRARY)
+    (tmp_path / "main.cc").write_text(SHARED_MAIN)
+    library = tmp_path / "libbump.so"
+    _run([compiler, "-shared", "-fPIC", tmp_path / "bump.cc", "-o", library, *flags])
+    program = tmp_path / "main"
+    _run([compiler, tmp_path / "main.cc", "-o", program, f"-L{tmp_path}", "-lbump",
+          f"-Wl,-rpath,{tmp_path}"])
+    keywarden.client().delete("install:shared")
+    out = _run([program, keywarden.port], timeout=30)
+    assert out.strip() == "1"
