@@ -1,20 +1,22 @@
 // shared_counter: many processes add to one counter stored on a keywarden (or Redis) server,
 // and none of their updates may be lost. Each increment is a read-modify-write done by the
 // client (GET, add one, SET), which on its own would lose updates when two processes
-// interleave; it is made safe with an optimistic transaction: WATCH the key, read it, and
-// write it in MULTI/EXEC, which the server refuses (a null EXEC) if another client changed
-// the key in between, in which case we read again and retry.
+// interleave; a keywarden::Lock around it lets one process at a time in. Waiting processes
+// sleep until the holder's release message arrives; the lock's watchdog keeps the lease alive
+// while a holder works, and should the lease be lost anyway (a long pause, a failover) the
+// holder is told through on_lost and checks valid() before it writes.
 //
 // Usage: shared_counter [--host H] [--port P] [--key K] [--count N]
-// Prints "done <increments> retries <retries>" on success.
+// Prints "done <increments> lost <times the lock was lost>" on success.
 #include <keywarden/keywarden.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
-#include <vector>
 
 namespace {
 
@@ -44,23 +46,15 @@ bool parse_arguments(int argc, char** argv, Arguments& out) {
   return argc % 2 == 1;
 }
 
-// One safe increment; returns how many times it had to retry.
-int64_t increment(keywarden::Client& client, const std::string& key) {
-  // TODO(lock): once keywarden::Lock lands, this whole function becomes
-  //   auto lock = client.get_lock(key + ":lock");
-  //   std::lock_guard guard(lock);
-  //   set key to GET key + 1
-  // with no retry loop: the lock excludes the other processes instead of WATCH detecting them.
-  for (int64_t retries = 0;; ++retries) {
-    // WATCH, GET and the MULTI/EXEC must use the same connection: the client's pool holds
-    // exactly one (pool_size = 1) and this program uses it from one thread only.
-    client.command("WATCH", key);
-    keywarden::Reply current = client.command("GET", key);
-    int64_t value = current.is_null() ? 0 : std::stoll(current.str());
-    std::vector<keywarden::Reply> results = client.transaction(
-        [&](keywarden::Pipeline& multi) { multi.add("SET", key, value + 1); });
-    if (!results.empty()) return retries;  // empty: the key changed after WATCH; try again
-  }
+// One increment under the lock; false when the lock was lost before the write could be made
+// safely (the increment is then retried by the caller).
+bool increment(keywarden::Client& client, keywarden::Lock& lock, const std::string& key) {
+  std::lock_guard<keywarden::Lock> guard(lock);
+  keywarden::Reply current = client.command("GET", key);
+  int64_t value = current.is_null() ? 0 : std::stoll(current.str());
+  if (!lock.valid()) return false;  // someone else may hold it now: do not write
+  client.command("SET", key, value + 1);
+  return true;
 }
 
 }  // namespace
@@ -74,12 +68,18 @@ int main(int argc, char** argv) {
   keywarden::ClientOptions options;
   options.host = arguments.host;
   options.port = arguments.port;
-  options.pool_size = 1;
   try {
     keywarden::Client client(options);
-    int64_t retries = 0;
-    for (int i = 0; i < arguments.count; ++i) retries += increment(client, arguments.key);
-    std::printf("done %d retries %lld\n", arguments.count, static_cast<long long>(retries));
+    keywarden::Lock lock = client.get_lock(arguments.key + ":lock");
+    std::atomic<int> lost{0};
+    lock.on_lost([&](keywarden::LockLostReason reason) {
+      ++lost;
+      std::fprintf(stderr, "shared_counter: lock lost (%s)\n", keywarden::to_string(reason));
+    });
+    for (int done = 0; done < arguments.count;) {
+      if (increment(client, lock, arguments.key)) ++done;
+    }
+    std::printf("done %d lost %d\n", arguments.count, lost.load());
   } catch (const keywarden::Error& error) {
     std::fprintf(stderr, "shared_counter: %s\n", error.what());
     return 1;
