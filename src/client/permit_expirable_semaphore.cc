@@ -175,8 +175,7 @@ PermitExpirableSemaphore::PermitExpirableSemaphore(std::shared_ptr<detail::LockS
 bool PermitExpirableSemaphore::try_set_permits(int64_t permits) {
   check_permits(permits);
   return service_->client()
-             .eval_sha(try_set_script(), {name_, timeout_key_, channel_},
-                       {std::to_string(permits)})
+             .eval_sha(try_set_script(), {name_, timeout_key_, channel_}, {std::to_string(permits)})
              .integer() == 1;
 }
 
@@ -192,10 +191,10 @@ std::optional<std::string> PermitExpirableSemaphore::acquire_for(
   std::optional<std::string> acquired;
   auto attempt = [&]() -> std::optional<int64_t> {
     std::string id = new_permit_id();
-    int64_t result = service_->client()
-                         .eval_sha(acquire_script(), {name_, timeout_key_, channel_},
-                                   {lease_arg, id})
-                         .integer();
+    int64_t result =
+        service_->client()
+            .eval_sha(acquire_script(), {name_, timeout_key_, channel_}, {lease_arg, id})
+            .integer();
     if (result == kAcquired) {
       acquired = hex_encode(id);
       return std::nullopt;
@@ -247,9 +246,7 @@ void PermitExpirableSemaphore::release(const std::string& id) {
 }
 
 int64_t PermitExpirableSemaphore::available_permits() {
-  return service_->client()
-      .eval_sha(available_script(), {name_, timeout_key_, channel_})
-      .integer();
+  return service_->client().eval_sha(available_script(), {name_, timeout_key_, channel_}).integer();
 }
 
 bool PermitExpirableSemaphore::update_lease_time(const std::string& id, Milliseconds lease) {

@@ -109,11 +109,10 @@ bool Semaphore::try_acquire(int64_t permits) {
 void Semaphore::acquire(int64_t permits) {
   check_permits(permits);
   if (permits == 0) return;
-  detail::wait_for(*service_, channel_, Clock::time_point::max(),
-                   [&]() -> std::optional<int64_t> {
-                     if (try_acquire(permits)) return std::nullopt;
-                     return -1;  // no bound: only a release or new permits can help
-                   });
+  detail::wait_for(*service_, channel_, Clock::time_point::max(), [&]() -> std::optional<int64_t> {
+    if (try_acquire(permits)) return std::nullopt;
+    return -1;  // no bound: only a release or new permits can help
+  });
 }
 
 bool Semaphore::try_acquire(int64_t permits, Milliseconds wait) {

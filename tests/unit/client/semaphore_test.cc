@@ -30,8 +30,8 @@ constexpr int kWorkerRounds = 15;
 
 pid_t spawn_worker(const std::string& mode, int port, const std::string& name) {
   return testing::spawn_test_process(
-      "SemaphoreWorker.Run", {"KW_SEM_WORKER=" + mode, "KW_SEM_PORT=" + std::to_string(port),
-                              "KW_SEM_NAME=" + name});
+      "SemaphoreWorker.Run",
+      {"KW_SEM_WORKER=" + mode, "KW_SEM_PORT=" + std::to_string(port), "KW_SEM_NAME=" + name});
 }
 
 // One round of the contention tests: hold permits while counting the holders in the server,
@@ -180,6 +180,134 @@ TEST_P(SemaphoreTest, ThreadsAndProcessesNeverOutnumberThePermits) {
 }
 
 KEYWARDEN_BOTH_SERVERS(SemaphoreTest);
+
+using PermitExpirableSemaphoreTest = testing::BothServersTest;
+
+// The sorted-set member of a permit id: its bytes.
+std::string id_bytes(const std::string& id) {
+  std::string out;
+  for (size_t i = 0; i + 1 < id.size(); i += 2) {
+    out.push_back(static_cast<char>(std::stoi(id.substr(i, 2), nullptr, 16)));
+  }
+  return out;
+}
+
+TEST_P(PermitExpirableSemaphoreTest, IdsAreUniqueAndReleasedOnce) {
+  Client client(options());
+  PermitExpirableSemaphore semaphore = client.get_permit_expirable_semaphore(name("pes"));
+  client.command("DEL", semaphore.name(), semaphore.timeout_key());
+  EXPECT_EQ(semaphore.timeout_key(), "{" + semaphore.name() + "}:timeout");
+  EXPECT_EQ(semaphore.channel(), "redisson_sc:{" + semaphore.name() + "}");
+  EXPECT_FALSE(semaphore.try_acquire());
+  EXPECT_TRUE(semaphore.try_set_permits(3));
+  EXPECT_FALSE(semaphore.try_set_permits(5));
+  std::string leased = semaphore.acquire(60s);
+  std::set<std::string> ids{semaphore.acquire(), leased, semaphore.try_acquire().value()};
+  EXPECT_EQ(ids.size(), 3u);
+  for (const auto& id : ids) EXPECT_EQ(id.size(), 32u) << id;
+  EXPECT_FALSE(semaphore.try_acquire());
+  EXPECT_FALSE(semaphore.try_acquire(50ms));
+  EXPECT_EQ(semaphore.available_permits(), 0);
+  // Redisson's layout: the id's bytes scored by the lease's end in Unix ms (server time).
+  EXPECT_EQ(client.command("ZCARD", semaphore.timeout_key()).integer(), 3);
+  Reply time = client.command("TIME");
+  int64_t now_ms = std::stoll(time.elements()[0].str()) * 1000;
+  int64_t ends =
+      std::stoll(client.command("ZSCORE", semaphore.timeout_key(), id_bytes(leased)).str());
+  EXPECT_GT(ends, now_ms + 55000);
+  EXPECT_LE(ends, now_ms + 61000);
+  for (const auto& id : ids) semaphore.release(id);
+  EXPECT_EQ(semaphore.available_permits(), 3);
+  EXPECT_THROW(semaphore.release(*ids.begin()), UnknownPermitError);
+  EXPECT_FALSE(semaphore.try_release(*ids.begin()));
+  EXPECT_FALSE(semaphore.try_release("not an id"));
+  EXPECT_THROW(semaphore.release("0123456789abcdef0123456789abcdef"), UnknownPermitError);
+  EXPECT_THROW(semaphore.acquire(0ms), std::invalid_argument);
+  EXPECT_THROW(semaphore.try_set_permits(-1), std::invalid_argument);
+  EXPECT_EQ(semaphore.available_permits(), 3);
+}
+
+TEST_P(PermitExpirableSemaphoreTest, LeaselessPermitIsScoredNeverAndWaiterIsWokenByRelease) {
+  Client client(options());
+  PermitExpirableSemaphore semaphore = client.get_permit_expirable_semaphore(name("pes"));
+  client.command("DEL", semaphore.name(), semaphore.timeout_key());
+  ASSERT_TRUE(semaphore.try_set_permits(1));
+  std::string held = semaphore.acquire();
+  EXPECT_EQ(client.command("ZSCORE", semaphore.timeout_key(), id_bytes(held)).str(),
+            "922337203685477");
+  std::optional<std::string> got;
+  std::thread waiter(
+      [&] { got = client.get_permit_expirable_semaphore(semaphore.name()).try_acquire(5s); });
+  std::this_thread::sleep_for(100ms);
+  Clock::time_point released = Clock::now();
+  semaphore.release(held);
+  waiter.join();
+  ASSERT_TRUE(got.has_value());
+  EXPECT_NE(*got, held);
+  EXPECT_LT(Clock::now() - released, 2s);
+  semaphore.release(*got);
+}
+
+TEST_P(PermitExpirableSemaphoreTest, LeaseEndReturnsThePermitAndWakesAWaiter) {
+  Client client(options());
+  PermitExpirableSemaphore semaphore = client.get_permit_expirable_semaphore(name("pes"));
+  client.command("DEL", semaphore.name(), semaphore.timeout_key());
+  ASSERT_TRUE(semaphore.try_set_permits(1));
+  Clock::time_point start = Clock::now();
+  std::string expiring = semaphore.acquire(300ms);
+  // Nobody releases: the waiter sleeps until the lease end the server reported.
+  std::optional<std::string> got = semaphore.try_acquire(5s, 10s);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_GE(Clock::now() - start, 250ms);
+  EXPECT_LT(Clock::now() - start, 2s);
+  EXPECT_THROW(semaphore.release(expiring), UnknownPermitError);
+  EXPECT_FALSE(semaphore.update_lease_time(expiring, 10s));
+  EXPECT_EQ(semaphore.available_permits(), 0);
+  semaphore.release(*got);
+  EXPECT_EQ(semaphore.available_permits(), 1);
+}
+
+TEST_P(PermitExpirableSemaphoreTest, UpdateLeaseTimeExtendsAndShortens) {
+  Client client(options());
+  PermitExpirableSemaphore semaphore = client.get_permit_expirable_semaphore(name("pes"));
+  client.command("DEL", semaphore.name(), semaphore.timeout_key());
+  ASSERT_TRUE(semaphore.try_set_permits(1));
+  std::string id = semaphore.acquire(200ms);
+  EXPECT_TRUE(semaphore.update_lease_time(id, 10s));
+  std::this_thread::sleep_for(400ms);
+  EXPECT_EQ(semaphore.available_permits(), 0);  // the old lease would have ended
+  EXPECT_FALSE(semaphore.try_acquire());
+  EXPECT_TRUE(semaphore.update_lease_time(id, 100ms));
+  EXPECT_TRUE(semaphore.try_acquire(5s).has_value());
+  EXPECT_FALSE(semaphore.update_lease_time("0123456789abcdef0123456789abcdef", 1s));
+  EXPECT_THROW(semaphore.update_lease_time(id, 0ms), std::invalid_argument);
+}
+
+TEST_P(PermitExpirableSemaphoreTest, KilledHolderProcessPermitComesBackWithinLeasePlusOneSecond) {
+  Client client(options());
+  PermitExpirableSemaphore semaphore = client.get_permit_expirable_semaphore(name("pes"));
+  client.command("DEL", semaphore.name(), semaphore.timeout_key(), semaphore.name() + ":held");
+  ASSERT_TRUE(semaphore.try_set_permits(1));
+  pid_t holder = spawn_worker("hold", options().port, semaphore.name());
+  ASSERT_GT(holder, 0);
+  auto give_up = Clock::now() + 5s;
+  while (client.command("EXISTS", semaphore.name() + ":held").integer() == 0 &&
+         Clock::now() < give_up) {
+    std::this_thread::sleep_for(10ms);
+  }
+  Clock::time_point held = Clock::now();
+  ASSERT_EQ(semaphore.available_permits(), 0);
+  ::kill(holder, SIGKILL);
+  EXPECT_EQ(wait_exit_code(holder), 128 + SIGKILL);
+  std::optional<std::string> got = semaphore.try_acquire(3s);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_LT(Clock::now() - held, 2s);  // the worker's lease (1 s) + 1 s
+  std::string dead = client.command("GET", semaphore.name() + ":held").str();
+  EXPECT_FALSE(semaphore.try_release(dead));
+  semaphore.release(*got);
+}
+
+KEYWARDEN_BOTH_SERVERS(PermitExpirableSemaphoreTest);
 
 }  // namespace
 }  // namespace keywarden
