@@ -21,7 +21,9 @@
 // Waiters never poll: they sleep until a message on the channel (a release, new permits) or,
 // for expirable permits, until the earliest lease end the server reported, so a crashed
 // holder's permit reaches a waiter when its lease ends without anybody releasing it. A waiter
-// that needs more permits than a message offers tries once per message and sleeps again.
+// that needs more permits than a message offers tries once per message and sleeps again. A
+// PermitExpirableSemaphore acquire whose reply times out gives back the permit it may have
+// taken before throwing.
 //
 // Counts below zero throw std::invalid_argument (Redisson's IllegalArgumentException); zero
 // permits are acquired and released at once without a round trip, as in Redisson. Handles are

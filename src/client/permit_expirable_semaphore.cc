@@ -191,10 +191,21 @@ std::optional<std::string> PermitExpirableSemaphore::acquire_for(
   std::optional<std::string> acquired;
   auto attempt = [&]() -> std::optional<int64_t> {
     std::string id = new_permit_id();
-    int64_t result =
-        service_->client()
-            .eval_sha(acquire_script(), {name_, timeout_key_, channel_}, {lease_arg, id})
-            .integer();
+    int64_t result;
+    try {
+      result = service_->client()
+                   .eval_sha(acquire_script(), {name_, timeout_key_, channel_}, {lease_arg, id})
+                   .integer();
+    } catch (const TimeoutError&) {
+      // The script may have run and taken a permit nobody will ever hear of (a lease-less
+      // one would never come back): give it back if it did.
+      try {
+        service_->client().eval_sha(release_script(), {name_, timeout_key_, channel_}, {id});
+      } catch (const Error&) {
+        // Unreachable server: the permit stays taken (its lease, if any, still ends).
+      }
+      throw;
+    }
     if (result == kAcquired) {
       acquired = hex_encode(id);
       return std::nullopt;

@@ -71,6 +71,14 @@ TEST(SemaphoreWorker, Run) {
 
 using SemaphoreTest = testing::BothServersTest;
 
+// EVALSHA calls since the last CONFIG RESETSTAT, per the server's INFO commandstats.
+int64_t script_calls(Client& client) {
+  std::string info = client.command("INFO", "commandstats").str();
+  size_t at = info.find("cmdstat_evalsha:calls=");
+  if (at == std::string::npos) return 0;
+  return std::stoll(info.substr(at + std::string("cmdstat_evalsha:calls=").size()));
+}
+
 TEST_P(SemaphoreTest, SetAddDrainAndCount) {
   Client client(options());
   Semaphore semaphore = client.get_semaphore(name("sem"));
@@ -123,9 +131,14 @@ TEST_P(SemaphoreTest, WaiterForSeveralPermitsSleepsUntilEnoughAreReleased) {
   });
   std::this_thread::sleep_for(150ms);
   EXPECT_FALSE(acquired);
+  // Asleep, not polling: no script runs while nothing happens, one try per release message.
+  client.command("CONFIG", "RESETSTAT");
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(script_calls(client), 0);
   semaphore.release(1);
   std::this_thread::sleep_for(150ms);
-  EXPECT_FALSE(acquired);  // one permit is not enough: it went back to sleep
+  EXPECT_FALSE(acquired);              // one permit is not enough: it went back to sleep
+  EXPECT_LE(script_calls(client), 2);  // the release and the waiter's one try
   EXPECT_EQ(semaphore.available_permits(), 1);
   Clock::time_point released = Clock::now();
   semaphore.release(1);
