@@ -19,8 +19,9 @@
 //   reentrant Lock's holds do (Redisson gives each hold its own), so the handle's local
 //   deadline is never later than the server's. The hash's PEXPIRE never drops below a
 //   remaining hold's lease (Redisson's watchdog and write reentry may shorten or stretch it).
-// - The watchdog renews only this client's own read holds' timeout keys, and a renewal that
-//   finds them gone reports the loss instead of re-arming the hash.
+// - The watchdog renews only this client's own read holds' timeout keys (as Redisson's
+//   ReadLockTask does now), and a renewal that finds them gone reports the loss and removes
+//   the stale reader instead of re-arming the hash.
 // - Releasing a hold that ran out reports a loss (on_lost, or on_error) rather than passing
 //   as a successful unlock; a release that finds reader fields whose holds all ran out
 //   removes them, so a crashed reader never outlives the lock's last live reader.

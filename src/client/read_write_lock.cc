@@ -192,8 +192,10 @@ redis.call('set', KEYS[4], result, 'px', ARGV[5])
 return result
 )";
 
-// The watchdog's renewals (see LockProtocol::renew_script). The timeout keys are named from
-// the lock name here, the way tagged() does in C++, since the batch passes only names.
+// The watchdog's renewals (see LockProtocol::renew_script). The timeout keys and the channel
+// are named from the lock name here, the way tagged() does in C++, since the batch passes only
+// names. A reader whose timeout keys are gone has lost its holds: they are removed (and the
+// waiters told when no live reader remains) and the reply is 0.
 constexpr const char* kReadRenew = R"(
 local function tagged(name)
   local open = string.find(name, '{', 1, true)
@@ -222,6 +224,22 @@ for i = 1, #KEYS do
         redis.call('pexpire', KEYS[i], ARGV[1])
       end
       out[i] = 1
+    else
+      -- Our holds ran out: they stop counting now, not when the hash expires, and when no
+      -- live reader is left the waiters are told.
+      for n = 1, count do
+        redis.call('del', prefix .. n)
+      end
+      redis.call('hdel', KEYS[i], ARGV[i + 1])
+      if redis.call('hget', KEYS[i], 'mode') == 'read' then
+        local longest = longest_read(KEYS[i], tagged(KEYS[i]))
+        if longest > 0 then
+          redis.call('pexpire', KEYS[i], longest)
+        else
+          redis.call('del', KEYS[i])
+          redis.call('publish', 'redisson_rwlock:' .. tagged(KEYS[i]), '0')
+        end
+      end
     end
   end
 end
@@ -320,7 +338,7 @@ class ReadProtocol : public ReadWriteProtocol {
   ReadProtocol()
       : acquire_(kReadAcquire),
         release_(std::string(kLongestRead) + kReadRelease),
-        renew_(kReadRenew),
+        renew_(std::string(kLongestRead) + kReadRenew),
         is_locked_(kReadIsLocked) {}
 
   std::optional<int64_t> try_acquire(LockService& service, LockState& state,

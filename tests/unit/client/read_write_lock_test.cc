@@ -312,6 +312,43 @@ TEST_P(ReadWriteLockTest, WatchdogKeepsAReadLockAcrossLeases) {
   writer.unlock();
 }
 
+TEST_P(ReadWriteLockTest, RenewalFindingTheReadHoldsGoneFiresNotOwner) {
+  ClientOptions o = options();
+  o.lock_watchdog_timeout = 300ms;
+  Client client(o);
+  ReadWriteLock party = client.get_read_write_lock(name());
+  Lock reader = party.read_lock();
+  LostLog lost;
+  reader.on_lost(lost.callback());
+  reader.lock();
+  // The hold's timeout key goes (as if its lease had run out) while the hash stays.
+  client.command("DEL", timeout_key(name(), party.owner(), 1));
+  EXPECT_EQ(lost.wait(3s), LockLostReason::kNotOwner);
+  EXPECT_FALSE(reader.valid());
+  EXPECT_NO_THROW(reader.unlock());
+  EXPECT_EQ(client.command("EXISTS", name()).integer(), 0);  // the stale reader was removed
+}
+
+TEST_P(ReadWriteLockTest, HandlesOfOneOwnerAddUpTheirHolds) {
+  Client client(options());
+  ReadWriteLock party = client.get_read_write_lock(name());
+  Lock first = party.read_lock();
+  first.lock();
+  {
+    Lock second = party.read_lock();
+    second.lock();
+    second.lock();
+    EXPECT_EQ(first.hold_count(), 3);  // the owner's count on the server
+    second.unlock();
+    EXPECT_EQ(first.hold_count(), 2);
+  }  // the destructor drops only the holds of `second`
+  EXPECT_EQ(first.hold_count(), 1);
+  EXPECT_TRUE(first.valid());
+  first.unlock();
+  EXPECT_EQ(client.command("EXISTS", name()).integer(), 0);
+  EXPECT_THROW(first.unlock(), NotOwnerError);
+}
+
 TEST_P(ReadWriteLockTest, LeaseExpiryOfAReadHoldFiresOnLostAndUnlockDoesNotThrow) {
   Client client(options());
   ReadWriteLock party = client.get_read_write_lock(name());
