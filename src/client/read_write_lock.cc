@@ -356,8 +356,7 @@ class ReadProtocol : public ReadWriteProtocol {
   }
 
   void release_all(LockService& service, const LockState& state) const override {
-    drop(service, state, service.watchdog_timeout(), service.next_request(), local_holds(state),
-         0);
+    drop(service, state, service.watchdog_timeout(), service.next_request(), local_holds(state), 0);
   }
 
   bool force_unlock(LockService& service, const LockState& state) const override {
@@ -375,8 +374,7 @@ class ReadProtocol : public ReadWriteProtocol {
              const std::string& request, int64_t count, int64_t after) const {
     const std::string latch = "redisson_unlock_latch:" + tagged(state.name) + ":" + request;
     return service.client().eval_sha(
-        release_,
-        {state.name, state.channel, timeout_prefix(state), tagged(state.name), latch},
+        release_, {state.name, state.channel, timeout_prefix(state), tagged(state.name), latch},
         {kReadMessage, std::to_string(lease.count()), state.owner, "publish",
          std::to_string(service.request_memory().count()), std::to_string(count),
          std::to_string(after)});
@@ -412,8 +410,7 @@ class WriteProtocol : public ReadWriteProtocol {
   }
 
   void release_all(LockService& service, const LockState& state) const override {
-    drop(service, state, service.watchdog_timeout(), service.next_request(), local_holds(state),
-         0);
+    drop(service, state, service.watchdog_timeout(), service.next_request(), local_holds(state), 0);
   }
 
   bool force_unlock(LockService& service, const LockState& state) const override {
@@ -470,8 +467,6 @@ ReadWriteLock::ReadWriteLock(std::shared_ptr<detail::LockService> service, std::
 
 Lock ReadWriteLock::read_lock() { return Lock(service_, name_, detail::read_protocol(), owner_); }
 
-Lock ReadWriteLock::write_lock() {
-  return Lock(service_, name_, detail::write_protocol(), owner_);
-}
+Lock ReadWriteLock::write_lock() { return Lock(service_, name_, detail::write_protocol(), owner_); }
 
 }  // namespace keywarden

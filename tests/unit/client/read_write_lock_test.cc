@@ -169,8 +169,9 @@ TEST_P(ReadWriteLockTest, BothSidesAreReentrant) {
   reader.lock();
   reader.lock();
   EXPECT_EQ(reader.hold_count(), 2);
-  EXPECT_EQ(client.command("EXISTS", timeout_key(name(), party.owner(), 1),
-                           timeout_key(name(), party.owner(), 2))
+  EXPECT_EQ(client
+                .command("EXISTS", timeout_key(name(), party.owner(), 1),
+                         timeout_key(name(), party.owner(), 2))
                 .integer(),
             2);
   EXPECT_GT(reader.remaining_lease(), 25s);
@@ -381,8 +382,7 @@ TEST_P(ReadWriteLockTest, ForceUnlockTellsTheHoldersOfThatMode) {
   Lock other_reader = other.read_lock();
   EXPECT_TRUE(other_reader.force_unlock());
   EXPECT_EQ(lost.wait(1s), LockLostReason::kForceUnlocked);
-  EXPECT_EQ(client.command("EXISTS", name(), timeout_key(name(), party.owner(), 1)).integer(),
-            0);
+  EXPECT_EQ(client.command("EXISTS", name(), timeout_key(name(), party.owner(), 1)).integer(), 0);
   EXPECT_NO_THROW(reader.unlock());
 }
 
@@ -408,8 +408,9 @@ TEST_P(ReadWriteLockTest, StandardAdaptorsAndDestructorRelease) {
     reader.lock();
     reader.lock();
   }
-  EXPECT_EQ(client.command("EXISTS", name(), timeout_key(name(), party.owner(), 1),
-                           timeout_key(name(), party.owner(), 2))
+  EXPECT_EQ(client
+                .command("EXISTS", name(), timeout_key(name(), party.owner(), 1),
+                         timeout_key(name(), party.owner(), 2))
                 .integer(),
             0);
   ReadWriteLock other = client.get_read_write_lock(name());
