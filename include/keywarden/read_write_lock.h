@@ -15,10 +15,10 @@
 // Where we deliberately differ from Redisson:
 // - An upgrade (this owner holds read locks and asks for the write lock) throws
 //   LockUpgradeError at once; Redisson waits for itself forever (issue #4796).
-// - All read holds of one owner share one lease, re-armed by each acquire and release, as a
-//   reentrant Lock's holds do (Redisson gives each hold its own), so the handle's local
-//   deadline is never later than the server's. The hash's PEXPIRE never drops below a
-//   remaining hold's lease (Redisson's watchdog and write reentry may shorten or stretch it).
+// - Each acquire and release re-arms the owner's remaining read holds to last at least the
+//   lease, as a reentrant Lock's holds are (Redisson leaves each hold its own), so the
+//   handle's local deadline is never later than the server's. The hash's PEXPIRE never drops below
+//   a remaining hold's lease (Redisson's watchdog and write reentry may shorten or stretch it).
 // - The watchdog renews only this client's own read holds' timeout keys (as Redisson's
 //   ReadLockTask does now), and a renewal that finds them gone reports the loss and removes
 //   the stale reader instead of re-arming the hash.

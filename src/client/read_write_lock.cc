@@ -42,8 +42,9 @@ end
 )";
 
 // Read acquire. In read mode, with no mode, or while this owner holds the write lock (a
-// downgrade), add one hold: its timeout key, and the owner's other holds re-armed to the same
-// lease; the hash lives at least as long. Else reply the hash's PTTL.
+// downgrade), add one hold: its timeout key, and the owner's other holds re-armed to last at
+// least as long (never shortened: another handle of this owner may hold with a longer
+// lease); so does the hash. Else reply the hash's PTTL.
 // KEYS: hash, this owner's timeout prefix; ARGV: lease ms, owner, owner's write field.
 constexpr const char* kReadAcquire = R"(
 local mode = redis.call('hget', KEYS[1], 'mode')
@@ -65,7 +66,9 @@ count = count + 1
 redis.call('hset', KEYS[1], ARGV[2], count)
 redis.call('set', KEYS[2] .. ':' .. count, 1, 'px', ARGV[1])
 for n = 1, count - 1 do
-  redis.call('pexpire', KEYS[2] .. ':' .. n, ARGV[1])
+  if redis.call('pttl', KEYS[2] .. ':' .. n) < tonumber(ARGV[1]) then
+    redis.call('pexpire', KEYS[2] .. ':' .. n, ARGV[1])
+  end
 end
 if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then
   redis.call('pexpire', KEYS[1], ARGV[1])
@@ -73,12 +76,13 @@ end
 return nil
 )";
 
-// Read release: drop ARGV[6] holds of this owner (its remaining holds re-armed), then in read
-// mode shrink the hash's life to its longest live hold, or delete it and publish when none is
-// left. nil: this owner had no live hold; else 1 when the handle has no hold left (ARGV[7] is
-// its count after this release), 0 when it has. A latch answers a retried request the same.
-// KEYS: hash, channel, this owner's timeout prefix, `{name}`, latch; ARGV: message, lease ms,
-// owner, publish command, latch ttl ms, holds to drop, handle's holds after.
+// Read release: drop ARGV[6] holds of this owner (its remaining holds re-armed to at least the
+// lease, as a reentrant Lock's release does), then in read mode shrink the hash's life to its
+// longest live hold, or delete it and publish when none is left. nil: this owner had no live hold;
+// else 1 when the handle has no hold left (ARGV[7] is its count after this release), 0 when it has.
+// A latch answers a retried request the same. KEYS: hash, channel, this owner's timeout prefix,
+// `{name}`, latch; ARGV: message, lease ms, owner, publish command, latch ttl ms, holds to drop,
+// handle's holds after.
 constexpr const char* kReadRelease = R"(
 local done = redis.call('get', KEYS[5])
 if done ~= false then
@@ -96,7 +100,9 @@ end
 if left > 0 then
   redis.call('hset', KEYS[1], ARGV[3], left)
   for n = 1, left do
-    redis.call('pexpire', KEYS[3] .. ':' .. n, ARGV[2])
+    if redis.call('pttl', KEYS[3] .. ':' .. n) < tonumber(ARGV[2]) then
+      redis.call('pexpire', KEYS[3] .. ':' .. n, ARGV[2])
+    end
   end
 elseif count > 0 then
   redis.call('hdel', KEYS[1], ARGV[3])
@@ -215,8 +221,11 @@ for i = 1, #KEYS do
     local prefix = tagged(KEYS[i]) .. ':' .. ARGV[i + 1] .. ':rwlock_timeout:'
     local alive = true
     for n = 1, count do
-      if redis.call('pexpire', prefix .. n, ARGV[1]) == 0 then
+      local ttl = redis.call('pttl', prefix .. n)
+      if ttl == -2 then
         alive = false
+      elseif ttl < tonumber(ARGV[1]) then
+        redis.call('pexpire', prefix .. n, ARGV[1])
       end
     end
     if alive then

@@ -334,7 +334,7 @@ TEST_P(ReadWriteLockTest, HandlesOfOneOwnerAddUpTheirHolds) {
   Client client(options());
   ReadWriteLock party = client.get_read_write_lock(name());
   Lock first = party.read_lock();
-  first.lock();
+  first.lock(60s);
   {
     Lock second = party.read_lock();
     second.lock();
@@ -344,6 +344,9 @@ TEST_P(ReadWriteLockTest, HandlesOfOneOwnerAddUpTheirHolds) {
     EXPECT_EQ(first.hold_count(), 2);
   }  // the destructor drops only the holds of `second`
   EXPECT_EQ(first.hold_count(), 1);
+  // Their 30 s leases never shortened the longer lease of `first`.
+  EXPECT_GT(client.command("PTTL", timeout_key(name(), party.owner(), 1)).integer(), 45000);
+  EXPECT_GT(first.remaining_lease(), 45s);
   EXPECT_TRUE(first.valid());
   first.unlock();
   EXPECT_EQ(client.command("EXISTS", name()).integer(), 0);
