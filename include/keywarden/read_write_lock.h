@@ -43,7 +43,8 @@ class LockService;
 }  // namespace detail
 
 // write_lock() asked by an owner that holds read locks and not the write lock: waiting could
-// only deadlock (the writer would wait for its own readers), so it fails at once. Release the
+// only deadlock (the writer would wait for its own readers), so every acquiring call (lock,
+// try_lock, try_lock_for...) throws it at once rather than wait or answer false. Release the
 // read holds first, or take the write lock before the read lock (downgrade).
 class LockUpgradeError : public Error {
  public:
