@@ -352,7 +352,9 @@ void Lock::unlock() {
 
 bool Lock::force_unlock() {
   bool was_held = state_->protocol->force_unlock(*service_, *state_);
-  service_->force_unlocked(state_->name);
+  // Only a deletion ends holds: a read-write lock's force_unlock of the side not holding it
+  // deletes nothing, and the other side's holders keep their lock.
+  if (was_held) service_->force_unlocked(state_->name);
   return was_held;
 }
 
