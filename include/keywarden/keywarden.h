@@ -2,8 +2,11 @@
 #pragma once
 
 #include "keywarden/client.h"
+#include "keywarden/count_down_latch.h"
 #include "keywarden/errors.h"
 #include "keywarden/lock.h"
 #include "keywarden/options.h"
+#include "keywarden/read_write_lock.h"
 #include "keywarden/reply.h"
+#include "keywarden/semaphore.h"
 #include "keywarden/subscriber.h"
