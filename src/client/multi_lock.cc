@@ -97,8 +97,10 @@ bool MultiLock::acquire(std::optional<Milliseconds> wait, std::optional<Millisec
   // Waits for one member alone (nothing else held), up to the time left.
   auto wait_member = [&](Lock& member) {
     if (unbounded) {
-      if (lease) member.lock(*lease);
-      else member.lock();
+      if (lease)
+        member.lock(*lease);
+      else
+        member.lock();
       return true;
     }
     Milliseconds remaining = left();

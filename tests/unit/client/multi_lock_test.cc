@@ -1,6 +1,8 @@
 // keywarden::MultiLock against a keywarden-server and a stock redis-server: all-or-nothing,
 // waiting for a busy member, no deadlock between overlapping MultiLocks taken in opposite
 // orders, contention without lost updates, standard lock adaptors and on_lost.
+#include "keywarden/multi_lock.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "keywarden/keywarden.h"
-#include "keywarden/multi_lock.h"
 #include "lock_test_support.h"
 
 namespace keywarden {
