@@ -22,6 +22,15 @@
 // 10 s lease). Without a lease the watchdog of each node's Client keeps it, and on_lost fires
 // as soon as fewer than a quorum of nodes still hold it.
 //
+// Differences from Redisson, on purpose: Redisson's MultiLock waits for a busy member while
+// keeping the others (two MultiLocks can then block each other until their waits run out) and
+// its lock() retries in cycles of N x 1.5 s; ours never waits while holding. Redisson's RedLock
+// (deprecated there) is a MultiLock trying nodes one after another with a wait of
+// remaining/N each and no validity check; ours asks all nodes at once and checks the validity
+// as the Redlock spec says. A RedLock already held by this handle counts a further
+// acquisition locally (no round trip, no lease reset). The keys and channels are those of
+// each member Lock (Redisson's), so Java and C++ clients exclude each other member by member.
+//
 // Known limits (see docs/locks.md; Kleppmann, "How to do distributed locking", and antirez,
 // "Is Redlock safe?"): Redlock's safety assumes bounded network delay, bounded process pauses
 // and bounded clock drift on the servers; a GC pause or SIGSTOP after the validity check, a
