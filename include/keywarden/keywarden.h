@@ -5,6 +5,7 @@
 #include "keywarden/count_down_latch.h"
 #include "keywarden/errors.h"
 #include "keywarden/lock.h"
+#include "keywarden/multi_lock.h"
 #include "keywarden/options.h"
 #include "keywarden/read_write_lock.h"
 #include "keywarden/reply.h"
