@@ -351,8 +351,11 @@ void Lock::unlock() {
 }
 
 bool Lock::force_unlock() {
+  // Only the holds taken before the delete are lost: the waiter it wakes may hold anew (often
+  // before this returns), and that hold must not be written off.
+  detail::LockService::Held before = service_->holders(state_->name);
   bool was_held = state_->protocol->force_unlock(*service_, *state_);
-  service_->force_unlocked(state_->name);
+  service_->force_unlocked(before);
   return was_held;
 }
 
