@@ -111,15 +111,13 @@ std::optional<int64_t> FencedLock::try_lock_and_get_token(Milliseconds wait) {
   return held_token();
 }
 
-std::optional<int64_t> FencedLock::try_lock_and_get_token(Milliseconds wait,
-                                                          Milliseconds lease) {
+std::optional<int64_t> FencedLock::try_lock_and_get_token(Milliseconds wait, Milliseconds lease) {
   if (!acquire(wait, lease)) return std::nullopt;
   return held_token();
 }
 
 int64_t FencedLock::token() const {
-  Reply reply = service_->client().command(
-      "GET", detail::FencedProtocol::token_key(state_->name));
+  Reply reply = service_->client().command("GET", detail::FencedProtocol::token_key(state_->name));
   return reply.is_null() ? 0 : std::stoll(reply.str());
 }
 

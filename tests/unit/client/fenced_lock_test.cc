@@ -159,6 +159,30 @@ TEST_P(FencedLockTest, ForceUnlockAndTokensUnderContention) {
   admin.unlock();
 }
 
+TEST_P(FencedLockTest, WaiterWokenByForceUnlockKeepsItsNewHold) {
+  Client client(options());
+  FencedLock holder = client.get_fenced_lock(name());
+  FencedLock admin = client.get_fenced_lock(name());
+  FencedLock waiter = client.get_fenced_lock(name());
+  testing::LostLog holder_lost, waiter_lost;
+  holder.on_lost(holder_lost.callback());
+  waiter.on_lost(waiter_lost.callback());
+  int64_t first = holder.lock_and_get_token();
+  std::atomic<int64_t> got{0};
+  std::thread t([&] { got = waiter.lock_and_get_token(); });
+  std::this_thread::sleep_for(100ms);  // the waiter is subscribed by now
+  EXPECT_TRUE(admin.force_unlock());
+  t.join();
+  EXPECT_GT(got.load(), first);
+  ASSERT_TRUE(holder_lost.wait(1s).has_value());
+  // Only the hold that existed before the delete is lost; the one it let in stays.
+  EXPECT_EQ(waiter_lost.count(), 0u);
+  EXPECT_TRUE(waiter.valid());
+  EXPECT_TRUE(waiter.is_held());
+  EXPECT_NO_THROW(waiter.unlock());
+  EXPECT_FALSE(waiter.is_locked());
+}
+
 KEYWARDEN_BOTH_SERVERS(FencedLockTest);
 
 }  // namespace
