@@ -43,8 +43,11 @@ int64_t queue_length(Client& client, const std::string& name) {
   return client.command("LLEN", queue_key(name)).integer();
 }
 
-// A no-op unless started by the KilledWaiter test: joins the queue of KW_FAIR_NAME with a
-// queue timeout of KW_FAIR_QUEUE_TIMEOUT ms and waits there until killed.
+constexpr int kWorkerRounds = 15;
+
+// A no-op unless started by a test: KW_FAIR_MODE "wait" joins the queue of KW_FAIR_NAME with a
+// queue timeout of KW_FAIR_QUEUE_TIMEOUT ms and waits there until killed; "count" increments
+// the counter `<name>:counter` kWorkerRounds times under the lock.
 TEST(FairLockWorker, Run) {
   const char* port = std::getenv("KW_FAIR_PORT");
   if (port == nullptr) GTEST_SKIP() << "runs only as a worker process";
@@ -52,7 +55,17 @@ TEST(FairLockWorker, Run) {
   ClientOptions o;
   o.port = std::atoi(port);
   Client client(o);
-  FairLock lock = client.get_fair_lock(std::getenv("KW_FAIR_NAME"));
+  const std::string lock_name = std::getenv("KW_FAIR_NAME");
+  FairLock lock = client.get_fair_lock(lock_name);
+  if (std::string(std::getenv("KW_FAIR_MODE")) == "count") {
+    for (int i = 0; i < kWorkerRounds; ++i) {
+      std::lock_guard<FairLock> guard(lock);
+      Reply value = client.command("GET", lock_name + ":counter");
+      int64_t n = value.is_null() ? 0 : std::stoll(value.str());
+      client.command("SET", lock_name + ":counter", n + 1);
+    }
+    return;
+  }
   lock.set_queue_timeout(Lock::Milliseconds(std::atoi(std::getenv("KW_FAIR_QUEUE_TIMEOUT"))));
   lock.lock();
   std::this_thread::sleep_for(30s);  // killed long before, unless the test broke
@@ -196,8 +209,9 @@ TEST_P(FairLockTest, KilledWaiterIsSkippedAfterItsQueueTimeout) {
   FairLock holder = client.get_fair_lock(name());
   holder.lock();
   pid_t worker = testing::spawn_test_process(
-      "FairLockWorker.Run", {"KW_FAIR_PORT=" + std::to_string(options().port),
-                             "KW_FAIR_NAME=" + name(), "KW_FAIR_QUEUE_TIMEOUT=600"});
+      "FairLockWorker.Run",
+      {"KW_FAIR_PORT=" + std::to_string(options().port), "KW_FAIR_NAME=" + name(),
+       "KW_FAIR_MODE=wait", "KW_FAIR_QUEUE_TIMEOUT=600"});
   ASSERT_GT(worker, 0);
   ASSERT_TRUE(eventually([&] { return queue_length(client, name()) == 1; }));
   Waiters waiters(client, name());
@@ -278,6 +292,23 @@ TEST_P(FairLockTest, ContentionLosesNoUpdates) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(client.command("GET", counter).str(), std::to_string(kThreads * kRounds));
   EXPECT_FALSE(client.get_fair_lock(name()).is_locked());
+  EXPECT_EQ(queue_length(client, name()), 0);
+}
+
+TEST_P(FairLockTest, ProcessesIncrementACounterWithoutLostUpdates) {
+  Client client(options());
+  client.command("DEL", name() + ":counter");
+  constexpr int kProcesses = 3;
+  std::vector<pid_t> workers;
+  for (int i = 0; i < kProcesses; ++i) {
+    workers.push_back(testing::spawn_test_process(
+        "FairLockWorker.Run", {"KW_FAIR_PORT=" + std::to_string(options().port),
+                               "KW_FAIR_NAME=" + name(), "KW_FAIR_MODE=count"}));
+    ASSERT_GT(workers.back(), 0);
+  }
+  for (pid_t pid : workers) EXPECT_EQ(wait_exit_code(pid), 0);
+  EXPECT_EQ(client.command("GET", name() + ":counter").str(),
+            std::to_string(kProcesses * kWorkerRounds));
   EXPECT_EQ(queue_length(client, name()), 0);
 }
 

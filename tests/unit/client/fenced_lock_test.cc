@@ -5,8 +5,11 @@
 #include "keywarden/fenced_lock.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -19,6 +22,26 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+
+constexpr int kWorkerRounds = 15;
+
+// A no-op unless started by a test: takes the fenced lock KW_FENCED_NAME kWorkerRounds times
+// and, under it, appends its token to the list `<name>:tokens`.
+TEST(FencedLockWorker, Run) {
+  const char* port = std::getenv("KW_FENCED_PORT");
+  if (port == nullptr) GTEST_SKIP() << "runs only as a worker process";
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test that started it
+  ClientOptions o;
+  o.port = std::atoi(port);
+  Client client(o);
+  const std::string lock_name = std::getenv("KW_FENCED_NAME");
+  FencedLock lock = client.get_fenced_lock(lock_name);
+  for (int i = 0; i < kWorkerRounds; ++i) {
+    int64_t token = lock.lock_and_get_token();
+    client.command("RPUSH", lock_name + ":tokens", token);
+    lock.unlock();
+  }
+}
 
 using FencedLockTest = testing::BothServersTest;
 
@@ -157,6 +180,26 @@ TEST_P(FencedLockTest, ForceUnlockAndTokensUnderContention) {
   EXPECT_EQ(*reason, LockLostReason::kForceUnlocked);
   EXPECT_GT(admin.lock_and_get_token(), token);
   admin.unlock();
+}
+
+TEST_P(FencedLockTest, TokensIncreaseAcrossProcesses) {
+  Client client(options());
+  client.command("DEL", name() + ":tokens");
+  constexpr int kProcesses = 3;
+  std::vector<pid_t> workers;
+  for (int i = 0; i < kProcesses; ++i) {
+    workers.push_back(testing::spawn_test_process(
+        "FencedLockWorker.Run",
+        {"KW_FENCED_PORT=" + std::to_string(options().port), "KW_FENCED_NAME=" + name()}));
+    ASSERT_GT(workers.back(), 0);
+  }
+  for (pid_t pid : workers) EXPECT_EQ(testing::wait_exit_code(pid), 0);
+  // Appended under the lock, so in grant order: each larger than the one before.
+  Reply tokens = client.command("LRANGE", name() + ":tokens", 0, -1);
+  ASSERT_EQ(tokens.size(), size_t{kProcesses * kWorkerRounds});
+  for (size_t i = 1; i < tokens.size(); ++i) {
+    EXPECT_GT(std::stoll(tokens.elements()[i].str()), std::stoll(tokens.elements()[i - 1].str()));
+  }
 }
 
 TEST_P(FencedLockTest, WaiterWokenByForceUnlockKeepsItsNewHold) {
