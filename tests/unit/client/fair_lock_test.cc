@@ -137,7 +137,8 @@ TEST_P(FairLockTest, RedissonLayoutWithDeadlinesFromTheServerClock) {
   // Giving up left nothing behind.
   EXPECT_EQ(queue_length(client, name()), 0);
   EXPECT_EQ(client.command("ZCARD", timeout_key(name())).integer(), 0);
-  std::thread t([&] { waiter.lock(); });
+  // Bounded, and a jthread: a failed assertion below ends the test instead of hanging it.
+  std::jthread t([&] { EXPECT_TRUE(waiter.try_lock_for(15s)); });
   ASSERT_TRUE(eventually([&] { return queue_length(client, name()) == 1; }));
   EXPECT_EQ(client.command("LINDEX", queue_key(name()), 0).str(), waiter.owner());
   // The waiter's place is kept until the server's now + the queue timeout (5 s).
@@ -202,6 +203,36 @@ TEST_P(FairLockTest, WaiterThatGivesUpLeavesTheQueueAndDoesNotBlockTheNext) {
   ASSERT_EQ(waiters.order(), std::vector<int>{0});
   // Woken by the hand-off message: its heartbeat (20 s) is far away.
   EXPECT_LT(waiters.granted(0) - released, 2s);
+}
+
+TEST_P(FairLockTest, WaiterFailingWhileQueuedLeavesTheQueue) {
+  Client client(options());
+  FairLock holder = client.get_fair_lock(name());
+  FairLock waiter = client.get_fair_lock(name());
+  testing::LostLog lost;
+  holder.on_lost(lost.callback());
+  holder.lock();
+  std::atomic<int> failed{0};
+  std::jthread t([&] {
+    try {
+      waiter.lock();  // ends either way: its heartbeat (5 s / 3) retries and fails too
+    } catch (const ServerError&) {
+      failed = 1;
+    }
+  });
+  const std::string channel = "redisson_lock__channel:{" + name() + "}:" + waiter.owner();
+  ASSERT_TRUE(eventually(
+      [&] { return client.command("PUBSUB", "NUMSUB", channel).elements().at(1).integer() == 1; }));
+  // The lock key turns into a string: the waiter's next attempt (woken here) gets WRONGTYPE.
+  client.command("SET", name(), "not a hash");
+  client.command("PUBLISH", channel, 0);
+  t.join();
+  EXPECT_EQ(failed.load(), 1);
+  EXPECT_EQ(queue_length(client, name()), 0);
+  EXPECT_EQ(client.command("ZCARD", timeout_key(name())).integer(), 0);
+  client.command("DEL", name());
+  EXPECT_NO_THROW(holder.unlock());  // the loss goes to on_lost
+  EXPECT_EQ(lost.count(), 1u);
 }
 
 TEST_P(FairLockTest, KilledWaiterIsSkippedAfterItsQueueTimeout) {

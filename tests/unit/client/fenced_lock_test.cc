@@ -212,7 +212,7 @@ TEST_P(FencedLockTest, WaiterWokenByForceUnlockKeepsItsNewHold) {
   waiter.on_lost(waiter_lost.callback());
   int64_t first = holder.lock_and_get_token();
   std::atomic<int64_t> got{0};
-  std::thread t([&] { got = waiter.lock_and_get_token(); });
+  std::jthread t([&] { got = waiter.lock_and_get_token(); });
   std::this_thread::sleep_for(100ms);  // the waiter is subscribed by now
   EXPECT_TRUE(admin.force_unlock());
   t.join();
