@@ -4,6 +4,8 @@
 #include "keywarden/client.h"
 #include "keywarden/count_down_latch.h"
 #include "keywarden/errors.h"
+#include "keywarden/fair_lock.h"
+#include "keywarden/fenced_lock.h"
 #include "keywarden/lock.h"
 #include "keywarden/multi_lock.h"
 #include "keywarden/options.h"

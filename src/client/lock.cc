@@ -351,10 +351,13 @@ void Lock::unlock() {
 }
 
 bool Lock::force_unlock() {
+  // Only the holds taken before the delete are lost: the waiter it wakes may hold anew (often
+  // before this returns), and that hold must not be written off.
+  detail::LockService::Held before = service_->holders(state_->name);
   bool was_held = state_->protocol->force_unlock(*service_, *state_);
   // Only a deletion ends holds: a read-write lock's force_unlock of the side not holding it
   // deletes nothing, and the other side's holders keep their lock.
-  if (was_held) service_->force_unlocked(state_->name);
+  if (was_held) service_->force_unlocked(before);
   return was_held;
 }
 

@@ -141,10 +141,16 @@ void LockService::lose(const std::shared_ptr<LockState>& state, uint64_t epoch,
   }
 }
 
-void LockService::force_unlocked(const std::string& name) {
-  for (auto& [state, epoch] : snapshot()) {
-    if (state->name == name) lose(state, epoch, LockLostReason::kForceUnlocked);
+LockService::Held LockService::holders(const std::string& name) {
+  Held out;
+  for (auto& item : snapshot()) {
+    if (item.first->name == name) out.push_back(item);
   }
+  return out;
+}
+
+void LockService::force_unlocked(const Held& holds) {
+  for (auto& [state, epoch] : holds) lose(state, epoch, LockLostReason::kForceUnlocked);
 }
 
 std::shared_ptr<ChannelEntry> LockService::join_channel(const std::string& channel) {

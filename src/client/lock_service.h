@@ -167,16 +167,18 @@ class LockService {
   void drop(LockState* state);
   // Ends the hold `state` had at `epoch` (if it still has it) and tells its on_lost.
   void lose(const std::shared_ptr<LockState>& state, uint64_t epoch, LockLostReason reason);
-  // Every handle of this client holding `name` lost it to force_unlock().
-  void force_unlocked(const std::string& name);
+  // The holds (handle, epoch) this client's handles have on `name` now.
+  using Held = std::vector<std::pair<std::shared_ptr<LockState>, uint64_t>>;
+  Held holders(const std::string& name);
+  // Those holds were lost to force_unlock() (a hold begun since, by a waiter the force woke,
+  // is left alone).
+  void force_unlocked(const Held& holds);
 
   // Subscribes (once per channel, refcounted) and returns once the server confirmed.
   std::shared_ptr<ChannelEntry> join_channel(const std::string& channel);
   void leave_channel(const std::string& channel);
 
  private:
-  using Held = std::vector<std::pair<std::shared_ptr<LockState>, uint64_t>>;
-
   Subscriber& subscriber();
   Held snapshot();
   void renew(const Held& held);

@@ -1,0 +1,232 @@
+// keywarden::FencedLock against a keywarden-server and a stock redis-server: tokens strictly
+// increase with each new holder (across handles and clients, and across a lease that ran
+// out), a re-entry returns the current token, and the Lock behaviours still hold (exclusion,
+// a waiter woken by the release, Redisson's key layout).
+#include "keywarden/fenced_lock.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "keywarden/keywarden.h"
+#include "lock_test_support.h"
+
+namespace keywarden {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kWorkerRounds = 15;
+
+// A no-op unless started by a test: takes the fenced lock KW_FENCED_NAME kWorkerRounds times
+// and, under it, appends its token to the list `<name>:tokens`.
+TEST(FencedLockWorker, Run) {
+  const char* port = std::getenv("KW_FENCED_PORT");
+  if (port == nullptr) GTEST_SKIP() << "runs only as a worker process";
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test that started it
+  ClientOptions o;
+  o.port = std::atoi(port);
+  Client client(o);
+  const std::string lock_name = std::getenv("KW_FENCED_NAME");
+  FencedLock lock = client.get_fenced_lock(lock_name);
+  for (int i = 0; i < kWorkerRounds; ++i) {
+    int64_t token = lock.lock_and_get_token();
+    client.command("RPUSH", lock_name + ":tokens", token);
+    lock.unlock();
+  }
+}
+
+using FencedLockTest = testing::BothServersTest;
+
+std::string token_key(const std::string& name) { return "redisson_lock_token:{" + name + "}"; }
+
+TEST_P(FencedLockTest, TokensIncreaseAcrossHandlesAndClients) {
+  Client first(options());
+  Client second(options());
+  FencedLock a = first.get_fenced_lock(name());
+  FencedLock b = first.get_fenced_lock(name());
+  FencedLock c = second.get_fenced_lock(name());
+  EXPECT_EQ(a.token(), 0);
+  int64_t last = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (FencedLock* lock : {&a, &b, &c}) {
+      int64_t token = lock->lock_and_get_token();
+      EXPECT_GT(token, last);
+      EXPECT_EQ(lock->token(), token);
+      last = token;
+      lock->unlock();
+    }
+  }
+  // Redisson's layout: the counter is a plain integer beside the lock hash.
+  EXPECT_EQ(first.command("GET", token_key(name())).str(), std::to_string(last));
+  EXPECT_EQ(first.command("TTL", token_key(name())).integer(), -1);
+}
+
+TEST_P(FencedLockTest, ReentryReturnsTheCurrentToken) {
+  Client client(options());
+  FencedLock lock = client.get_fenced_lock(name());
+  int64_t outer = lock.lock_and_get_token();
+  EXPECT_EQ(lock.lock_and_get_token(), outer);
+  EXPECT_EQ(lock.try_lock_and_get_token(), std::optional<int64_t>(outer));
+  EXPECT_EQ(lock.hold_count(), 3);
+  EXPECT_EQ(lock.token(), outer);
+  lock.unlock();
+  lock.unlock();
+  lock.unlock();
+  EXPECT_FALSE(lock.is_locked());
+  EXPECT_GT(lock.lock_and_get_token(), outer);
+  lock.unlock();
+}
+
+TEST_P(FencedLockTest, NextHolderAfterAnExpiredLeaseGetsALargerToken) {
+  Client client(options());
+  FencedLock first = client.get_fenced_lock(name());
+  FencedLock second = client.get_fenced_lock(name());
+  testing::LostLog lost;
+  first.on_lost(lost.callback());
+  std::optional<int64_t> stale = first.try_lock_and_get_token(0ms, 200ms);
+  ASSERT_TRUE(stale.has_value());
+  // No release is published: the waiter sleeps until the lease's end.
+  std::optional<int64_t> fresh = second.try_lock_and_get_token(3s);
+  ASSERT_TRUE(fresh.has_value());
+  EXPECT_GT(*fresh, *stale);
+  EXPECT_EQ(second.token(), *fresh);
+  ASSERT_TRUE(lost.wait(1s).has_value());
+  EXPECT_NO_THROW(first.unlock());  // acknowledges the reported loss
+  second.unlock();
+}
+
+TEST_P(FencedLockTest, HandlesExcludeEachOther) {
+  Client client(options());
+  FencedLock a = client.get_fenced_lock(name());
+  FencedLock b = client.get_fenced_lock(name());
+  ASSERT_TRUE(a.try_lock_and_get_token().has_value());
+  int64_t counter = a.token();
+  EXPECT_FALSE(b.try_lock_and_get_token().has_value());
+  EXPECT_FALSE(b.try_lock_and_get_token(50ms).has_value());
+  EXPECT_FALSE(b.try_lock());
+  // A failed attempt takes no token.
+  EXPECT_EQ(a.token(), counter);
+  EXPECT_THROW(b.unlock(), NotOwnerError);
+  // The lock hash is the reentrant lock's: one field per owner holding the count.
+  Reply fields = client.command("HGETALL", name());
+  ASSERT_EQ(fields.map_size(), 1u);
+  EXPECT_EQ(fields.key(0).str(), a.owner());
+  a.unlock();
+  EXPECT_TRUE(b.try_lock_and_get_token(0ms, 5s).has_value());
+  b.unlock();
+}
+
+TEST_P(FencedLockTest, WaiterIsWokenByUnlockWithTheNextToken) {
+  Client client(options());
+  FencedLock holder = client.get_fenced_lock(name());
+  FencedLock waiter = client.get_fenced_lock(name());
+  int64_t held = holder.lock_and_get_token();  // 30 s watchdog lease
+  std::atomic<int64_t> got{0};
+  Clock::time_point granted;
+  std::thread t([&] {
+    got = waiter.lock_and_get_token();
+    granted = Clock::now();
+  });
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(got.load(), 0);
+  Clock::time_point released = Clock::now();
+  holder.unlock();
+  t.join();
+  EXPECT_LT(granted - released, 2s);
+  EXPECT_EQ(got.load(), held + 1);
+  waiter.unlock();
+}
+
+TEST_P(FencedLockTest, ForceUnlockAndTokensUnderContention) {
+  Client client(options());
+  constexpr int kThreads = 3;
+  constexpr int kRounds = 10;
+  std::mutex mutex;
+  std::vector<int64_t> tokens;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      FencedLock lock = client.get_fenced_lock(name());
+      for (int i = 0; i < kRounds; ++i) {
+        int64_t token = lock.lock_and_get_token();
+        {
+          std::lock_guard<std::mutex> guard(mutex);
+          tokens.push_back(token);
+        }
+        lock.unlock();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  // Appended under the lock, so in grant order: each larger than the one before.
+  ASSERT_EQ(tokens.size(), size_t{kThreads * kRounds});
+  for (size_t i = 1; i < tokens.size(); ++i) EXPECT_GT(tokens[i], tokens[i - 1]);
+  FencedLock holder = client.get_fenced_lock(name());
+  FencedLock admin = client.get_fenced_lock(name());
+  testing::LostLog lost;
+  holder.on_lost(lost.callback());
+  int64_t token = holder.lock_and_get_token();
+  EXPECT_TRUE(admin.force_unlock());
+  auto reason = lost.wait(1s);
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_EQ(*reason, LockLostReason::kForceUnlocked);
+  EXPECT_GT(admin.lock_and_get_token(), token);
+  admin.unlock();
+}
+
+TEST_P(FencedLockTest, TokensIncreaseAcrossProcesses) {
+  Client client(options());
+  client.command("DEL", name() + ":tokens");
+  constexpr int kProcesses = 3;
+  std::vector<pid_t> workers;
+  for (int i = 0; i < kProcesses; ++i) {
+    workers.push_back(testing::spawn_test_process(
+        "FencedLockWorker.Run",
+        {"KW_FENCED_PORT=" + std::to_string(options().port), "KW_FENCED_NAME=" + name()}));
+    ASSERT_GT(workers.back(), 0);
+  }
+  for (pid_t pid : workers) EXPECT_EQ(testing::wait_exit_code(pid), 0);
+  // Appended under the lock, so in grant order: each larger than the one before.
+  Reply tokens = client.command("LRANGE", name() + ":tokens", 0, -1);
+  ASSERT_EQ(tokens.size(), size_t{kProcesses * kWorkerRounds});
+  for (size_t i = 1; i < tokens.size(); ++i) {
+    EXPECT_GT(std::stoll(tokens.elements()[i].str()), std::stoll(tokens.elements()[i - 1].str()));
+  }
+}
+
+TEST_P(FencedLockTest, WaiterWokenByForceUnlockKeepsItsNewHold) {
+  Client client(options());
+  FencedLock holder = client.get_fenced_lock(name());
+  FencedLock admin = client.get_fenced_lock(name());
+  FencedLock waiter = client.get_fenced_lock(name());
+  testing::LostLog holder_lost, waiter_lost;
+  holder.on_lost(holder_lost.callback());
+  waiter.on_lost(waiter_lost.callback());
+  int64_t first = holder.lock_and_get_token();
+  std::atomic<int64_t> got{0};
+  std::jthread t([&] { got = waiter.lock_and_get_token(); });
+  std::this_thread::sleep_for(100ms);  // the waiter is subscribed by now
+  EXPECT_TRUE(admin.force_unlock());
+  t.join();
+  EXPECT_GT(got.load(), first);
+  ASSERT_TRUE(holder_lost.wait(1s).has_value());
+  // Only the hold that existed before the delete is lost; the one it let in stays.
+  EXPECT_EQ(waiter_lost.count(), 0u);
+  EXPECT_TRUE(waiter.valid());
+  EXPECT_TRUE(waiter.is_held());
+  EXPECT_NO_THROW(waiter.unlock());
+  EXPECT_FALSE(waiter.is_locked());
+}
+
+KEYWARDEN_BOTH_SERVERS(FencedLockTest);
+
+}  // namespace
+}  // namespace keywarden
