@@ -226,6 +226,36 @@ TEST_P(FencedLockTest, WaiterWokenByForceUnlockKeepsItsNewHold) {
   EXPECT_FALSE(waiter.is_locked());
 }
 
+// The resource-side check docs/locks.md shows: a write carrying a smaller token than the
+// largest seen is refused, so a holder that lost its lease cannot overwrite its successor.
+TEST_P(FencedLockTest, ResourceCheckRefusesTheStaleHoldersWrite) {
+  const Script fenced_write(R"(
+local seen = tonumber(redis.call('get', KEYS[2]) or '0')
+if tonumber(ARGV[1]) < seen then
+  return redis.error_reply('STALE fencing token ' .. ARGV[1] .. ' < ' .. seen)
+end
+redis.call('set', KEYS[2], ARGV[1])
+redis.call('set', KEYS[1], ARGV[2])
+return 'OK'
+)");
+  Client client(options());
+  const std::string data = name("data"), fence = name("fence");
+  client.command("DEL", data, fence);
+  FencedLock first = client.get_fenced_lock(name());
+  FencedLock second = client.get_fenced_lock(name());
+  first.on_lost([](LockLostReason) {});
+  std::optional<int64_t> stale = first.try_lock_and_get_token(0ms, 200ms);
+  ASSERT_TRUE(stale.has_value());
+  std::optional<int64_t> fresh = second.try_lock_and_get_token(3s);  // after the lease ran out
+  ASSERT_TRUE(fresh.has_value());
+  client.eval_sha(fenced_write, {data, fence}, {std::to_string(*fresh), "from second"});
+  EXPECT_THROW(client.eval_sha(fenced_write, {data, fence}, {std::to_string(*stale), "stale"}),
+               ServerError);
+  EXPECT_EQ(client.command("GET", data).str(), "from second");
+  first.unlock();  // acknowledges the loss
+  second.unlock();
+}
+
 KEYWARDEN_BOTH_SERVERS(FencedLockTest);
 
 }  // namespace
