@@ -37,7 +37,7 @@ std::string tagged(const std::string& name);
 class LockProtocol;
 
 struct LockState {
-  std::mutex mutex;
+  mutable std::mutex mutex;  // guards the fields below name/owner/channel
   const LockProtocol* protocol = nullptr;
   std::string name;
   std::string owner;    // "<client id>:<owner id>", the identity this handle holds under

@@ -312,7 +312,7 @@ std::string write_field(const LockState& state) { return state.owner + ":write";
 
 // The handle's holds: the owner's count on the server is the sum over its handles.
 int64_t local_holds(const LockState& state) {
-  std::lock_guard<std::mutex> guard(const_cast<std::mutex&>(state.mutex));
+  std::lock_guard<std::mutex> guard(state.mutex);
   return state.holds;
 }
 
@@ -329,7 +329,20 @@ class ReadWriteProtocol : public LockProtocol {
     return "redisson_rwlock:" + tagged(name);
   }
 
+  ReleaseOutcome release(LockService& service, const LockState& state, Milliseconds lease,
+                         const std::string& request) const override {
+    return outcome_of(drop(service, state, lease, request, 1, local_holds(state) - 1));
+  }
+
+  void release_all(LockService& service, const LockState& state) const override {
+    drop(service, state, service.watchdog_timeout(), service.next_request(), local_holds(state), 0);
+  }
+
  protected:
+  // Drops `count` of this handle's holds, `after` of them staying; the release script's reply.
+  virtual Reply drop(LockService& service, const LockState& state, Milliseconds lease,
+                     const std::string& request, int64_t count, int64_t after) const = 0;
+
   bool force(LockService& service, const LockState& state, const char* mode,
              const char* message) const {
     return service.client()
@@ -359,15 +372,6 @@ class ReadProtocol : public ReadWriteProtocol {
     return reply.integer();
   }
 
-  ReleaseOutcome release(LockService& service, const LockState& state, Milliseconds lease,
-                         const std::string& request) const override {
-    return outcome_of(drop(service, state, lease, request, 1, local_holds(state) - 1));
-  }
-
-  void release_all(LockService& service, const LockState& state) const override {
-    drop(service, state, service.watchdog_timeout(), service.next_request(), local_holds(state), 0);
-  }
-
   bool force_unlock(LockService& service, const LockState& state) const override {
     return force(service, state, "read", kReadMessage);
   }
@@ -380,7 +384,7 @@ class ReadProtocol : public ReadWriteProtocol {
 
  private:
   Reply drop(LockService& service, const LockState& state, Milliseconds lease,
-             const std::string& request, int64_t count, int64_t after) const {
+             const std::string& request, int64_t count, int64_t after) const override {
     const std::string latch = "redisson_unlock_latch:" + tagged(state.name) + ":" + request;
     return service.client().eval_sha(
         release_, {state.name, state.channel, timeout_prefix(state), tagged(state.name), latch},
@@ -413,15 +417,6 @@ class WriteProtocol : public ReadWriteProtocol {
     return reply.integer();
   }
 
-  ReleaseOutcome release(LockService& service, const LockState& state, Milliseconds lease,
-                         const std::string& request) const override {
-    return outcome_of(drop(service, state, lease, request, 1, local_holds(state) - 1));
-  }
-
-  void release_all(LockService& service, const LockState& state) const override {
-    drop(service, state, service.watchdog_timeout(), service.next_request(), local_holds(state), 0);
-  }
-
   bool force_unlock(LockService& service, const LockState& state) const override {
     return force(service, state, "write", kWriteMessage);
   }
@@ -441,7 +436,7 @@ class WriteProtocol : public ReadWriteProtocol {
 
  private:
   Reply drop(LockService& service, const LockState& state, Milliseconds lease,
-             const std::string& request, int64_t count, int64_t after) const {
+             const std::string& request, int64_t count, int64_t after) const override {
     const std::string latch = "redisson_unlock_latch:" + tagged(state.name) + ":" + request;
     return service.client().eval_sha(
         release_, {state.name, state.channel, tagged(state.name), latch},
