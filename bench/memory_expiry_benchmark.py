@@ -11,9 +11,9 @@ The benchmarks of issue 5, one section each (select with --only, comma separated
   loop (p50 / p99 / max latency from the first deadline until none is left). RSS and DBSIZE
   are sampled for the plot (``--plot``).
 * ``sparse``: M keys with deadlines 2-3 s ahead among N keys with a 1 h TTL: due keys still
-  held W s after the last deadline (W = 20, 3 with --quick), and when they were all gone.
-* ``events``: the ``mass`` and ``sparse`` runs again (fresh servers) with a subscriber on
-  ``__keyevent@0__:expired`` (``CONFIG SET notify-keyspace-events Ex``). Key names carry their
+  held W s after the last deadline (W = 20, 2 with --quick), and when they were all gone.
+* ``events``: the ``mass`` and ``sparse`` runs again (fresh servers) with a subscriber process
+  on ``__keyevent@0__:expired`` (``CONFIG SET notify-keyspace-events Ex``). Key names carry their
   deadline in ms since the epoch; lag = arrival (wall clock of the subscriber) - deadline.
   A key whose event never came within the wait counts as a lag longer than the wait.
 * ``lru``: ``maxmemory`` fixed, ``allkeys-lru``, a cache-aside workload: keys drawn with
@@ -29,8 +29,8 @@ Every section starts both servers fresh (``--save '' --appendonly no``, 127.0.0.
 and runs keywarden then redis. Markdown tables on stdout (keywarden ÷ redis ratios), progress
 on stderr, ``--json FILE`` for every figure.
 
-    /usr/bin/python3 bench/memory_expiry_benchmark.py                    # full run, ~5 minutes
-    /usr/bin/python3 bench/memory_expiry_benchmark.py --quick            # smoke run, < 1 minute
+    /usr/bin/python3 bench/memory_expiry_benchmark.py                    # full run, 5-6 minutes
+    /usr/bin/python3 bench/memory_expiry_benchmark.py --quick            # smoke run, 30-45 s
     /usr/bin/python3 bench/memory_expiry_benchmark.py --only mass,sparse --json out.json
 
 The server under test is --keywarden, else $KEYWARDEN_SERVER, else
@@ -379,59 +379,91 @@ def latency_stats(starts, lats, t_from: float, t_to: float) -> dict:
 # expired-event subscriber (a thread reading raw bytes; parsed afterwards)
 # --------------------------------------------------------------------------------------------
 
-class ExpiredSubscriber:
-    CHANNEL = b"__keyevent@0__:expired"
+CHANNEL = b"__keyevent@0__:expired"
 
-    def __init__(self, port: int):
-        self.conn = Conn(port)
-        self.conn.call("CONFIG", "SET", "notify-keyspace-events", "Ex")
-        # a reader that falls behind for a moment must not be cut off (1M events ~ 70 MB)
-        self.conn.call("CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 0 0")
-        self.conn.sock.sendall(encode("SUBSCRIBE", self.CHANNEL))
-        r = self.conn.reply()
-        if not (isinstance(r, list) and r[0] == b"subscribe"):
-            raise RuntimeError(f"SUBSCRIBE failed: {r!r}")
-        self.conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
-        self.chunks: list[bytes] = [bytes(self.conn.buf[self.conn.pos:])]
-        self.times: list[float] = [time.time()]
-        self.running = True
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
 
-    def _run(self) -> None:
-        sock = self.conn.sock
-        sock.settimeout(0.2)
-        while self.running:
-            try:
-                chunk = sock.recv(1 << 20)
-            except socket.timeout:
-                continue
-            except OSError:
-                break
+def subscriber_worker(port: int, out_path: str, max_seconds: float) -> int:
+    """Subscribes to CHANNEL, prints "ready", then reads raw bytes (stamping each read with the
+    wall clock) until a line arrives on stdin and nothing more came for 0.3 s, or max_seconds
+    pass. Writes the read count, the end offset and time of each read, then the bytes."""
+    _die_with_parent()
+    conn = Conn(port)
+    conn.call("CONFIG", "SET", "notify-keyspace-events", "Ex")
+    # a reader that falls behind for a moment must not be cut off (1M events ~ 70 MB)
+    conn.call("CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 0 0")
+    conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    conn.sock.sendall(encode("SUBSCRIBE", CHANNEL))
+    r = conn.reply()
+    if not (isinstance(r, list) and r[0] == b"subscribe"):
+        raise SystemExit(f"SUBSCRIBE failed: {r!r}")
+    data = bytearray(conn.buf[conn.pos:])
+    ends, times = array.array("q", [len(data)]), array.array("d", [time.time()])
+    sock, stdin_fd = conn.sock, sys.stdin.fileno()
+    print("ready", flush=True)
+    deadline = time.monotonic() + max_seconds
+    stopping = False
+    while time.monotonic() < deadline:
+        ready = select.select([sock] if stopping else [sock, stdin_fd], [], [],
+                              0.3 if stopping else 0.5)[0]
+        if sock in ready:
+            chunk = sock.recv(1 << 20)
             t = time.time()
             if not chunk:
                 break
-            self.chunks.append(chunk)
-            self.times.append(t)
+            data += chunk
+            ends.append(len(data))
+            times.append(t)
+        elif stopping:
+            break  # asked to stop, and 0.3 s without a byte
+        if stdin_fd in ready:
+            os.read(stdin_fd, 4096)
+            stopping = True
+    with open(out_path, "wb") as f:
+        array.array("q", [len(ends)]).tofile(f)
+        ends.tofile(f)
+        times.tofile(f)
+        f.write(data)
+    return 0
+
+
+class ExpiredSubscriber:
+    """A subscriber to CHANNEL in a separate process (its reads are timed without sharing the
+    GIL or the loop with the driver); the messages are parsed after it stops."""
+
+    def __init__(self, port: int, max_seconds: float = 600):
+        fd, self.path = tempfile.mkstemp(prefix="kw-membench-sub-")
+        os.close(fd)
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--subscriber-worker", str(port),
+             self.path, str(max_seconds)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True)
+        if self.proc.stdout.readline().strip() != "ready":
+            raise RuntimeError("subscriber worker did not start")
 
     def stop(self) -> dict[bytes, float]:
-        """Stops reading; returns key -> arrival time (epoch seconds)."""
-        self.running = False
-        self.thread.join(5)
-        self.conn.close()
-        data = b"".join(self.chunks)
-        ends, total = [], 0
-        for c in self.chunks:
-            total += len(c)
-            ends.append(total)
+        """Stops reading (after a pause in the traffic); returns key -> arrival (epoch s)."""
+        try:
+            self.proc.stdin.write("stop\n")
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        self.proc.wait(120)
+        with open(self.path, "rb") as f:
+            count = array.array("q")
+            count.fromfile(f, 1)
+            ends, times = array.array("q"), array.array("d")
+            ends.fromfile(f, count[0])
+            times.fromfile(f, count[0])
+            data = f.read()
+        os.unlink(self.path)
         arrivals = {}
         pattern = re.compile(rb"\*3\r\n\$7\r\nmessage\r\n\$%d\r\n%s\r\n\$(\d+)\r\n"
-                             % (len(self.CHANNEL), re.escape(self.CHANNEL)))
+                             % (len(CHANNEL), re.escape(CHANNEL)))
+        last = len(ends) - 1
         for m in pattern.finditer(data):
             n = int(m.group(1))
             key = data[m.end():m.end() + n]
-            end = m.end() + n + 2
-            arrivals[key] = self.times[min(len(ends) - 1, bisect.bisect_left(ends, end))]
+            arrivals[key] = times[min(last, bisect.bisect_left(ends, m.end() + n + 2))]
         return arrivals
 
 
@@ -537,7 +569,7 @@ def section_mass(args, server: Server, subscribe: bool = False) -> dict:
         while time.monotonic() < tail_end:
             samples.append(((now_ms() - last) / 1000, server.rss(), conn.call("DBSIZE") - 1))
             time.sleep(poll)
-        result = {"keys": n, "errors": errors,
+        result = {"keys": n, "errors": errors, "spread": spread,
                   "load_margin_s": (first - loaded_at) / 1000,
                   "reclaim_s": None if gone_ms is None else (gone_ms - last) / 1000,
                   "held_at_timeout": None if gone_ms is not None else samples[-1][2],
@@ -845,6 +877,8 @@ def report_mass(res, args) -> str:
     for label, key in (("GET p50 while expiring", "p50_ms"), ("GET p99 while expiring", "p99_ms"),
                        ("GET max while expiring", "max_ms")):
         rows.append(row(label, r["latency"][key], k["latency"][key], ",.2f", " ms"))
+    rows.append(row("GET p99 in the second before (baseline)", r["latency_before"]["p99_ms"],
+                    k["latency_before"]["p99_ms"], ",.2f", " ms"))
     rows.append(row("GET max in the second before (baseline)", r["latency_before"]["max_ms"],
                     k["latency_before"]["max_ms"], ",.2f", " ms"))
     rows.append(row("GETs per second in that window", r["latency"]["rate"], k["latency"]["rate"],
@@ -958,16 +992,18 @@ def plot_mass(res, path: str) -> bool:
         xs = [x[0] for x in s]
         ax_mem.plot(xs, [x[1] / 2**20 for x in s], label=name, color=colors[name])
         ax_keys.plot(xs, [x[2] for x in s], label=name, color=colors[name])
+    spread = res["redis"].get("spread", 3.0)
     for ax in (ax_mem, ax_keys):
+        ax.set_xlim(left=-spread - 1.5)
+        ax.axvline(-spread, color="gray", linestyle=":", linewidth=0.8)
         ax.axvline(0, color="gray", linestyle="--", linewidth=0.8)
-        ax.axvline(-3, color="gray", linestyle=":", linewidth=0.8)
         ax.grid(True, alpha=0.3)
         ax.legend()
     n = res["redis"]["keys"]
     ax_mem.set_ylabel("RSS (MB)")
     ax_keys.set_ylabel("keys held (DBSIZE)")
-    ax_keys.set_xlabel("seconds from the last deadline (deadlines spread over −3 … 0)")
-    ax_mem.set_title(f"Mass expiry: {n:,} keys, TTLs spread over 3 s, never touched")
+    ax_keys.set_xlabel(f"seconds from the last deadline (deadlines spread over −{spread:g} … 0)")
+    ax_mem.set_title(f"Mass expiry: {n:,} keys, TTLs spread over {spread:g} s, never touched")
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.savefig(path, dpi=100)
@@ -1000,6 +1036,8 @@ class fresh:
 
 
 def main() -> int:
+    if len(sys.argv) == 5 and sys.argv[1] == "--subscriber-worker":
+        return subscriber_worker(int(sys.argv[2]), sys.argv[3], float(sys.argv[4]))
     if len(sys.argv) >= 5 and sys.argv[1] == "--probe-worker":
         return probe_worker(int(sys.argv[2]), sys.argv[3], float(sys.argv[4]), *sys.argv[5:])
     parser = argparse.ArgumentParser(
