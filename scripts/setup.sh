@@ -9,6 +9,7 @@ packages=(
   liblua5.1-0-dev lua-cjson-dev lua-bitop-dev   # Lua 5.1 as Redis embeds it, with cjson and bit
   redis-server redis-tools          # the reference server the tests and benchmarks compare with
   python3 python3-redis python3-pytest
+  python3-matplotlib                # the plots of bench/memory_expiry_benchmark.py
 )
 
 missing=()
