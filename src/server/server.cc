@@ -625,10 +625,17 @@ void Server::before_sleep() {
       if (Connection* resumed = connection(id)) resumed->resume();
     }
   }
+  // Active expiry: one slice now when keys are due, and no sleep past the next deadline (no
+  // sleep at all while a backlog of due keys remains), so keys go about a millisecond after
+  // their deadline and a backlog drains between client requests.
   Keyspace& keyspace = state_.keyspace();
   if (keyspace.has_due_keys(clock_.wall_ms())) {
-    keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, settings_.hz);
+    keyspace.active_expire_slice();
     state_.propagator().flush();
+  }
+  if (int64_t deadline_ms = keyspace.next_expiry_deadline_ms(); deadline_ms != INT64_MAX) {
+    const ClockReading now = clock_.read();
+    loop_.wake_by(now.monotonic_us + std::max<int64_t>(0, deadline_ms + 1 - now.wall_ms) * 1000);
   }
   flush_pending_writes();
   for (uint64_t id : closed_connections_) connections_.erase(id);
@@ -668,8 +675,6 @@ void Server::close_idle_clients() {
 
 void Server::cron() {
   ++cron_loops_;
-  state_.keyspace().active_expire_cycle(Keyspace::CycleKind::kSlow, settings_.hz);
-  state_.propagator().flush();
   // Incremental rehashing gets a millisecond per database with a resize in progress.
   for (int i = 0; i < state_.keyspace().database_count(); ++i) {
     EntryTable& table = state_.keyspace().db(i).table();

@@ -4,12 +4,11 @@
 
 namespace keywarden {
 namespace {
-// Budget figures follow Redis so that operators' intuitions about `hz` and
-// `active-expire-effort` carry over.
-constexpr int64_t kSlowCyclePercent = 25;
-constexpr int64_t kFastCycleUs = 1000;
+// A slice at active-expire-effort 1; each further step adds a quarter. Short enough that a
+// request arriving during a slice waits well under a millisecond.
+constexpr int64_t kSliceUs = 250;
 constexpr int kDeletionsPerClockCheck = 32;
-// How far the due-key count walks the index when a cycle ran out of time.
+// How far the due-key count walks the index when a slice ran out of time.
 constexpr int64_t kStaleCountLimit = 1000;
 }  // namespace
 
@@ -47,21 +46,22 @@ bool Keyspace::has_due_keys(int64_t now_ms) const {
   return false;
 }
 
-void Keyspace::active_expire_cycle(CycleKind kind, int hz) {
-  if (!expiry_settings_.active_expire_enabled) return;
-  const int64_t start_us = clock_.monotonic_us();
+int64_t Keyspace::slice_budget_us() const {
   const int effort = std::clamp(expiry_settings_.effort, 1, 10) - 1;
-  int64_t budget_us;
-  if (kind == CycleKind::kFast) {
-    const int64_t fast_us = kFastCycleUs + kFastCycleUs / 4 * effort;
-    // Like Redis, no fast cycle more often than every other fast-cycle length.
-    if (start_us < last_fast_cycle_us_ + 2 * fast_us) return;
-    last_fast_cycle_us_ = start_us;
-    budget_us = fast_us;
-  } else {
-    budget_us = (kSlowCyclePercent + 2 * effort) * 1'000'000 / std::max(hz, 1) / 100;
-  }
+  return kSliceUs * (4 + effort) / 4;
+}
 
+int64_t Keyspace::next_expiry_deadline_ms() const {
+  if (!expiry_settings_.active_expire_enabled) return INT64_MAX;
+  int64_t earliest = INT64_MAX;
+  for (const auto& db : databases_) earliest = std::min(earliest, db->expiry_index().front_deadline());
+  return earliest;
+}
+
+bool Keyspace::active_expire_slice() {
+  if (!expiry_settings_.active_expire_enabled) return false;
+  const int64_t start_us = clock_.monotonic_us();
+  const int64_t budget_us = slice_budget_us();
   const int64_t now_ms = clock_.wall_ms();
   bool out_of_time = false;
   int deletions_since_check = 0;
@@ -97,6 +97,7 @@ void Keyspace::active_expire_cycle(CycleKind kind, int hz) {
   }
   expiry_stats_.stale_percent = expiry_stats_.stale_percent * 0.95 + stale * 0.05;
   expiry_stats_.cycle_cpu_us += clock_.monotonic_us() - start_us;
+  return out_of_time && has_due_keys(now_ms);
 }
 
 }  // namespace keywarden

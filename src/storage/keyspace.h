@@ -1,11 +1,13 @@
-// All databases of the server and the active expiry cycle that walks them.
+// All databases of the server and the active expiry that walks them.
 //
-// The active cycle takes due keys from the front of each database's expiry index until none
-// is due or its CPU budget is spent. It runs in two forms, as Redis's does: a slow cycle from
-// the server cron (`hz` times a second, up to 25% + 2% per extra `active-expire-effort` step of
-// each tick) and a fast cycle before the event loop sleeps (about a millisecond), so that
-// memory returns promptly without a single tick ever stalling clients. The clock is read every
-// few deletions; deletions themselves are O(log n) in the index.
+// Active expiry takes due keys from the front of each database's expiry index, in slices: a
+// slice deletes until nothing is due or its budget is spent (250 us at active-expire-effort 1,
+// 25% more per step), reading the clock every few deletions. The event loop runs one slice
+// before it sleeps, does not sleep while keys are still due, and otherwise sleeps no later
+// than the earliest deadline (next_expiry_deadline_ms). So a key is reclaimed, and its
+// `expired` event fired, about a millisecond after its deadline, a backlog of due keys is
+// drained at full speed between client requests, and no slice stalls clients for longer than
+// its budget. Deletions themselves are O(log n) in the index.
 #pragma once
 
 #include <cstdint>
@@ -20,8 +22,8 @@ namespace keywarden {
 
 struct ExpiryStats {
   uint64_t expired_keys = 0;           // lazy + active
-  uint64_t time_cap_reached_count = 0;  // active cycles that ran out of budget
-  int64_t cycle_cpu_us = 0;            // time spent in active cycles
+  uint64_t time_cap_reached_count = 0;  // active slices that ran out of budget
+  int64_t cycle_cpu_us = 0;            // time spent in active slices
   double stale_percent = 0;            // running estimate of due keys left behind, in %
 };
 
@@ -48,9 +50,14 @@ class Keyspace final : public KeyspaceListener {
   // Where expired and (later) evicted deletions are reported; may be null.
   void set_listener(KeyspaceListener* listener) { listener_ = listener; }
 
-  enum class CycleKind { kSlow, kFast };
-  // Runs one active expiry cycle. `hz` sizes the slow cycle's budget.
-  void active_expire_cycle(CycleKind kind, int hz);
+  // Runs one slice of active expiry; true when keys are still due after it (the caller
+  // should run another soon). Does nothing while active expiry is disabled.
+  bool active_expire_slice();
+  // A slice's budget at the effort in force.
+  int64_t slice_budget_us() const;
+  // The earliest deadline of any volatile key, for the event loop's wake-up; INT64_MAX when
+  // there is none or active expiry is disabled.
+  int64_t next_expiry_deadline_ms() const;
   // True when some database has a key due at `now_ms` (cheap: one look at each index front).
   bool has_due_keys(int64_t now_ms) const;
 
@@ -73,7 +80,6 @@ class Keyspace final : public KeyspaceListener {
   std::mt19937_64 rng_;
   uint32_t new_entry_access_clock_ = 0;
   int next_cycle_db_ = 0;
-  int64_t last_fast_cycle_us_ = 0;
 };
 
 }  // namespace keywarden

@@ -201,7 +201,7 @@ class CommandHarness {
   void advance_ms(int64_t ms) { clock.advance_ms(ms); }
   // One full slow active-expiry cycle.
   void active_expire() {
-    state.keyspace().active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+    state.keyspace().active_expire_slice();
     state.propagator().flush();
   }
 

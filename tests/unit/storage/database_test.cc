@@ -431,7 +431,7 @@ Population populate(Keyspace& keyspace, int64_t now, const std::vector<int>& dat
   return population;
 }
 
-TEST(KeyspaceTest, SlowCycleRemovesEveryDueKeyAcrossDatabasesAndNoneEarly) {
+TEST(KeyspaceTest, SliceRemovesEveryDueKeyAcrossDatabasesAndNoneEarly) {
   ManualClock clock(kNow);
   Keyspace keyspace(16, clock);
   RecordingListener listener;
@@ -440,8 +440,8 @@ TEST(KeyspaceTest, SlowCycleRemovesEveryDueKeyAcrossDatabasesAndNoneEarly) {
   EXPECT_TRUE(keyspace.has_due_keys(kNow));
   EXPECT_FALSE(keyspace.has_due_keys(kNow - 1400));
 
-  // The manual clock does not move during the cycle, so the budget is never spent.
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  // The manual clock does not move during the slice, so the budget is never spent.
+  EXPECT_FALSE(keyspace.active_expire_slice());
 
   for (int index : {0, 3, 15}) {
     EXPECT_EQ(keys_of(keyspace.db(index)), population.surviving[index]) << "db " << index;
@@ -458,11 +458,11 @@ TEST(KeyspaceTest, SlowCycleRemovesEveryDueKeyAcrossDatabasesAndNoneEarly) {
   EXPECT_EQ(keyspace.expiry_stats().time_cap_reached_count, 0u);
   EXPECT_EQ(keyspace.expiry_stats().stale_percent, 0.0);
 
-  // Another cycle at the same time finds nothing; one millisecond later "exactly-now" goes.
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  // Another slice at the same time finds nothing; one millisecond later "exactly-now" goes.
+  keyspace.active_expire_slice();
   EXPECT_EQ(listener.expired.size(), 600u);
   clock.advance_ms(1);
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  keyspace.active_expire_slice();
   EXPECT_EQ(listener.expired.size(), 603u);
   for (int index : {0, 3, 15}) EXPECT_EQ(keyspace.db(index).find_raw("exactly-now"), nullptr);
   EXPECT_EQ(keyspace.total_keys(), 3u * 200u);
@@ -476,69 +476,45 @@ TEST(KeyspaceTest, DisabledActiveExpireRemovesNothing) {
   populate(keyspace, kNow, {0, 1});
   const size_t before = keyspace.total_keys();
   keyspace.expiry_settings().active_expire_enabled = false;  // DEBUG SET-ACTIVE-EXPIRE 0
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
+  EXPECT_FALSE(keyspace.active_expire_slice());
   clock.advance_ms(10'000);
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
+  EXPECT_FALSE(keyspace.active_expire_slice());
   EXPECT_EQ(keyspace.total_keys(), before);
+  // Nothing for the event loop to wake up for either.
+  EXPECT_EQ(keyspace.next_expiry_deadline_ms(), INT64_MAX);
   EXPECT_TRUE(listener.expired.empty());
   EXPECT_EQ(keyspace.expiry_stats().expired_keys, 0u);
   // Lazy expiry still works.
   EXPECT_EQ(keyspace.db(0).lookup("due:0", clock.wall_ms()), nullptr);
   EXPECT_EQ(listener.expired.size(), 1u);
-  // Enabled again, the next cycle reclaims the rest.
+  // Enabled again, the next slice reclaims the rest.
   keyspace.expiry_settings().active_expire_enabled = true;
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  keyspace.active_expire_slice();
   EXPECT_EQ(keyspace.total_keys(), 2u * 100u);  // only the persistent keys remain
 }
 
-TEST(KeyspaceTest, FastCycleRunsAtMostOncePerWindow) {
+TEST(KeyspaceTest, NextExpiryDeadlineIsTheEarliestOfAllDatabases) {
   ManualClock clock(kNow);
-  Keyspace keyspace(1, clock);
-  Database& db = keyspace.db(0);
-  auto add_due = [&](const std::string& key) {
-    db.set_expiry(db.add(key, string_value("v")), clock.wall_ms() - 1);
-  };
-
-  add_due("a");
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
-  EXPECT_EQ(db.find_raw("a"), nullptr);
-
-  // Within two fast-cycle lengths (2 ms at effort 1) of the last start, it does not run.
-  add_due("b");
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
-  EXPECT_NE(db.find_raw("b"), nullptr);
-  clock.advance_us(1999);
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
-  EXPECT_NE(db.find_raw("b"), nullptr);
-  clock.advance_us(1);
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
-  EXPECT_EQ(db.find_raw("b"), nullptr);
-
-  // The slow cycle is not held back by the fast cycle's window.
-  add_due("c");
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
-  EXPECT_EQ(db.find_raw("c"), nullptr);
-
-  // A higher effort lengthens the fast cycle and its window: 1 ms + 25% per step.
-  // The window is measured from the last start with the length now in force (3.25 ms).
-  keyspace.expiry_settings().effort = 10;
-  clock.advance_us(2 * 3250 - 1);
-  add_due("d");
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
-  EXPECT_NE(db.find_raw("d"), nullptr);
-  clock.advance_us(1);
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
-  EXPECT_EQ(db.find_raw("d"), nullptr);
-  add_due("e");
-  clock.advance_us(2 * 3250 - 1);
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
-  EXPECT_NE(db.find_raw("e"), nullptr);
-  clock.advance_us(1);
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
-  EXPECT_EQ(db.find_raw("e"), nullptr);
-  EXPECT_EQ(keyspace.expiry_stats().expired_keys, 5u);
+  Keyspace keyspace(3, clock);
+  EXPECT_EQ(keyspace.next_expiry_deadline_ms(), INT64_MAX);
+  Database& later = keyspace.db(0);
+  Database& sooner = keyspace.db(2);
+  later.set_expiry(later.add("later", string_value("v")), kNow + 500);
+  EXPECT_EQ(keyspace.next_expiry_deadline_ms(), kNow + 500);
+  Entry* entry = sooner.add("sooner", string_value("v"));
+  sooner.set_expiry(entry, kNow + 20);
+  EXPECT_EQ(keyspace.next_expiry_deadline_ms(), kNow + 20);
+  // Due only once its deadline has passed: a slice at the deadline keeps it.
+  clock.advance_ms(20);
+  EXPECT_FALSE(keyspace.active_expire_slice());
+  EXPECT_NE(sooner.find_raw("sooner"), nullptr);
+  clock.advance_ms(1);
+  EXPECT_FALSE(keyspace.active_expire_slice());
+  EXPECT_EQ(sooner.find_raw("sooner"), nullptr);
+  EXPECT_EQ(keyspace.next_expiry_deadline_ms(), kNow + 500);
+  // PERSIST leaves nothing to wake up for.
+  later.set_expiry(later.find_raw("later"), kNoExpiry);
+  EXPECT_EQ(keyspace.next_expiry_deadline_ms(), INT64_MAX);
 }
 
 // Adds `count` keys to `db`, all due at `deadline`.
@@ -549,67 +525,58 @@ void add_volatile_keys(Database& db, int count, int64_t deadline, const std::str
   }
 }
 
-// How many deletions a cycle makes before its budget check trips: the clock is checked every
+// How many deletions a slice makes before its budget check trips: the clock is checked every
 // 32 deletions, and each read moves it by `tick_us`.
-int64_t deletions_per_cycle(int64_t budget_us, int64_t tick_us) {
+int64_t deletions_per_slice(int64_t budget_us, int64_t tick_us) {
   return 32 * ((budget_us + tick_us - 1) / tick_us);
 }
 
-TEST(KeyspaceTest, BudgetScalesWithHzAndEffort) {
-  struct Case {
-    Keyspace::CycleKind kind;
-    int hz;
-    int effort;
-    int64_t budget_us;
-  };
-  // Slow: (25% + 2% per effort step above 1) of a 1/hz tick. Fast: 1 ms + 25% per step.
-  const Case cases[] = {
-      {Keyspace::CycleKind::kSlow, 10, 1, 25'000},  {Keyspace::CycleKind::kSlow, 100, 1, 2'500},
-      {Keyspace::CycleKind::kSlow, 10, 10, 43'000}, {Keyspace::CycleKind::kSlow, 1, 1, 250'000},
-      {Keyspace::CycleKind::kFast, 10, 1, 1'000},   {Keyspace::CycleKind::kFast, 10, 5, 2'000},
-  };
-  for (const Case& c : cases) {
-    TickingClock clock(100);
+TEST(KeyspaceTest, SliceBudgetScalesWithEffort) {
+  // 250 us at effort 1, 25% more per step.
+  const std::pair<int, int64_t> cases[] = {{1, 250}, {5, 500}, {10, 812}};
+  for (const auto& [effort, budget_us] : cases) {
+    TickingClock clock(10);
     Keyspace keyspace(1, clock);
-    keyspace.expiry_settings().effort = c.effort;
-    const int64_t expected = deletions_per_cycle(c.budget_us, 100);
+    keyspace.expiry_settings().effort = effort;
+    EXPECT_EQ(keyspace.slice_budget_us(), budget_us);
+    const int64_t expected = deletions_per_slice(budget_us, 10);
     add_volatile_keys(keyspace.db(0), static_cast<int>(expected) + 500, kNow - 1, "k");
-    keyspace.active_expire_cycle(c.kind, c.hz);
+    EXPECT_TRUE(keyspace.active_expire_slice()) << "keys are left: another slice is wanted";
     EXPECT_EQ(keyspace.expiry_stats().expired_keys, static_cast<uint64_t>(expected))
-        << "hz " << c.hz << " effort " << c.effort;
+        << "effort " << effort;
     EXPECT_EQ(keyspace.expiry_stats().time_cap_reached_count, 1u);
     EXPECT_EQ(keyspace.db(0).size(), 500u);
   }
 }
 
 TEST(KeyspaceTest, ExpiryStatsCounters) {
-  TickingClock clock(1000);
+  TickingClock clock(10);
   Keyspace keyspace(2, clock);
   add_volatile_keys(keyspace.db(0), 2000, kNow - 1, "due");
   add_volatile_keys(keyspace.db(0), 2000, kNow + 60'000, "later");
-  // One slow cycle at hz 10 (25 ms budget) deletes 800 and runs out of time.
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  // One slice (250 us budget) deletes 800 and runs out of time.
+  keyspace.active_expire_slice();
   const ExpiryStats& stats = keyspace.expiry_stats();
   EXPECT_EQ(stats.expired_keys, 800u);
   EXPECT_EQ(stats.time_cap_reached_count, 1u);
-  // 26 clock reads while deleting (start + 25 checks) and one at the end: 26 ticks of 1 ms.
-  EXPECT_EQ(stats.cycle_cpu_us, 26'000);
+  // 26 clock reads while deleting (start + 25 checks) and one at the end: 26 ticks of 10 us.
+  EXPECT_EQ(stats.cycle_cpu_us, 260);
   // 1200 due of 3200 volatile left (37.5%), folded into the running estimate at 5%.
   EXPECT_DOUBLE_EQ(stats.stale_percent, 0.05 * 100.0 * 1000 / 3200);  // count capped at 1000
   const double first_estimate = stats.stale_percent;
 
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  keyspace.active_expire_slice();
   EXPECT_EQ(stats.expired_keys, 1600u);
   EXPECT_EQ(stats.time_cap_reached_count, 2u);
   EXPECT_GT(stats.stale_percent, first_estimate);
 
   // The last 400 fit in the budget: no time cap, and the estimate decays.
   const double second_estimate = stats.stale_percent;
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  keyspace.active_expire_slice();
   EXPECT_EQ(stats.expired_keys, 2000u);
   EXPECT_EQ(stats.time_cap_reached_count, 2u);
   EXPECT_DOUBLE_EQ(stats.stale_percent, second_estimate * 0.95);
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  keyspace.active_expire_slice();
   EXPECT_DOUBLE_EQ(stats.stale_percent, second_estimate * 0.95 * 0.95);
   EXPECT_EQ(keyspace.db(0).size(), 2000u);
 
@@ -619,11 +586,12 @@ TEST(KeyspaceTest, ExpiryStatsCounters) {
   EXPECT_EQ(stats.expired_keys, 2001u);
 }
 
-// A million keys expiring in the same second are reclaimed over many cycles, each of which
-// stops at its budget; no cycle deletes more than its share, and nothing is left behind.
-TEST(KeyspaceTest, MillionKeyMassExpiryIsDrainedInBoundedCycles) {
+// A million keys expiring in the same second are reclaimed over many slices, each of which
+// stops at its budget and asks for another; no slice deletes more than its share, and nothing
+// is left behind.
+TEST(KeyspaceTest, MillionKeyMassExpiryIsDrainedInBoundedSlices) {
   constexpr int kKeys = 1'000'000;
-  constexpr int64_t kTickUs = 1000;
+  constexpr int64_t kTickUs = 10;
   TickingClock clock(kTickUs);
   Keyspace keyspace(3, clock);
   CountingListener listener;
@@ -638,45 +606,34 @@ TEST(KeyspaceTest, MillionKeyMassExpiryIsDrainedInBoundedCycles) {
   add_volatile_keys(keyspace.db(1), 100, kNow + 5000, "later");
 
   // Nothing is due yet.
-  keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
+  EXPECT_FALSE(keyspace.active_expire_slice());
   EXPECT_EQ(listener.count, 0u);
+  EXPECT_EQ(keyspace.next_expiry_deadline_ms(), kNow);
   clock.advance_ms(1001);  // everything in db 0 and db 2 is due now
 
-  const int64_t slow_share = deletions_per_cycle(25'000, kTickUs);  // 800 at hz 10
-  const int64_t fast_share = deletions_per_cycle(1'000, kTickUs);   // 32
+  const int64_t share = deletions_per_slice(250, kTickUs);  // 800
   const uint64_t total_due = kKeys + 5000;
   uint64_t previous = 0;
-  int slow_cycles = 0;
-  int fast_cycles = 0;
-  int full_cycles = 0;
-  while (listener.count < total_due) {
-    ASSERT_LT(slow_cycles, 2000) << "mass expiry does not drain";
-    keyspace.active_expire_cycle(Keyspace::CycleKind::kSlow, 10);
-    ++slow_cycles;
-    const uint64_t slow_deleted = listener.count - previous;
-    ASSERT_LE(slow_deleted, static_cast<uint64_t>(slow_share)) << "slow cycle " << slow_cycles;
-    if (slow_deleted == static_cast<uint64_t>(slow_share)) ++full_cycles;
+  int slices = 0;
+  bool wants_more = true;
+  while (wants_more) {
+    ASSERT_LT(slices, 5000) << "mass expiry does not drain";
+    wants_more = keyspace.active_expire_slice();
+    ++slices;
+    ASSERT_LE(listener.count - previous, static_cast<uint64_t>(share)) << "slice " << slices;
     previous = listener.count;
-    // Between ticks the event loop runs fast cycles; they are bounded too.
-    for (int i = 0; i < 3; ++i) {
-      clock.advance_monotonic_us(5000);
-      keyspace.active_expire_cycle(Keyspace::CycleKind::kFast, 10);
-      ++fast_cycles;
-      ASSERT_LE(listener.count - previous, static_cast<uint64_t>(fast_share));
-      previous = listener.count;
-    }
   }
   EXPECT_EQ(listener.count, total_due);
   EXPECT_EQ(keyspace.expiry_stats().expired_keys, total_due);
-  // Every cycle but the last ran into its budget; 1,005,000 keys at 800 + 3 * 32 per round.
-  EXPECT_EQ(slow_cycles, static_cast<int>((total_due + 895) / 896));
-  EXPECT_GE(full_cycles, slow_cycles - 1);
-  EXPECT_GE(keyspace.expiry_stats().time_cap_reached_count, static_cast<uint64_t>(slow_cycles));
+  // Every slice but the last ran into its budget.
+  EXPECT_EQ(slices, static_cast<int>((total_due + share - 1) / share));
+  EXPECT_GE(keyspace.expiry_stats().time_cap_reached_count, static_cast<uint64_t>(slices - 1));
   EXPECT_EQ(db.size(), 0u);
   EXPECT_TRUE(db.expiry_index().empty());
   EXPECT_EQ(keyspace.db(2).size(), 0u);
   EXPECT_EQ(keyspace.db(1).size(), 100u);  // not due: untouched
   EXPECT_FALSE(keyspace.has_due_keys(clock.wall_ms()));
+  EXPECT_EQ(keyspace.next_expiry_deadline_ms(), kNow + 5000);
 }
 
 }  // namespace
