@@ -56,6 +56,8 @@ class Evictor {
     if (pending_) perform();
   }
   bool pending() const { return pending_; }
+  // Makes the cron evict without waiting for a command (CONFIG SET maxmemory, as Redis does).
+  void schedule() { pending_ = enabled(); }
 
   // Whether `command` with `args` is refused when memory is over the limit (denyoom): its
   // flags, its script's flags for EVAL/FCALL, any queued command's for EXEC.

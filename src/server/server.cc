@@ -351,7 +351,8 @@ void Server::register_config() {
   c.add_integer("slowlog-max-len", &settings_.slowlog_max_len, 0, kMax);
   c.add_integer("latency-monitor-threshold", &settings_.latency_monitor_threshold, 0, kMax);
   EvictionSettings& eviction = state_.eviction().settings();
-  c.add_memory("maxmemory", &eviction.maxmemory, 0, kMax);
+  c.add_memory("maxmemory", &eviction.maxmemory, 0, kMax, 0,
+               [this] { state_.eviction().schedule(); });
   c.add_enum("maxmemory-policy", &command.maxmemory_policy,
              {{"volatile-lru", kMaxmemoryVolatileLru},
               {"volatile-lfu", kMaxmemoryVolatileLfu},

@@ -97,8 +97,13 @@ EvictionVictim EvictionPool::choose(Keyspace& keyspace, EvictionPolicy policy, i
     sample_.resize(static_cast<size_t>(samples));
     size_t taken;
     if (policy.volatile_only) {
+      // Every volatile key when there are no more than the samples asked for, otherwise
+      // uniform draws (a repeat is ignored by offer()).
+      const ExpiryIndex& index = db.expiry_index();
       taken = std::min(sample_.size(), size);
-      for (size_t k = 0; k < taken; ++k) sample_[k] = db.expiry_index().at(keyspace.rng()() % size);
+      for (size_t k = 0; k < taken; ++k) {
+        sample_[k] = index.at(size <= sample_.size() ? k : keyspace.rng()() % size);
+      }
     } else {
       taken = db.table().sample(std::span<Entry*>(sample_), keyspace.rng());
     }

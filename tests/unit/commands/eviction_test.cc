@@ -347,6 +347,19 @@ TEST_F(EvictionTest, TenacityBoundsTheTimeOfOneEviction) {
   EXPECT_FALSE(h.state.eviction().pending());
 }
 
+TEST_F(EvictionTest, ScheduledEvictionRunsWithoutACommand) {
+  for (int i = 0; i < 20; ++i) h.call("SET k" + std::to_string(i) + " v");
+  limit_keys(5, kMaxmemoryAllKeysRandom);
+  h.state.eviction().schedule();  // what CONFIG SET maxmemory does
+  EXPECT_TRUE(h.state.eviction().pending());
+  h.state.eviction().run_pending();  // the cron
+  EXPECT_EQ(keys(), 5u);
+  EXPECT_FALSE(h.state.eviction().pending());
+  h.state.eviction().settings().maxmemory = 0;
+  h.state.eviction().schedule();
+  EXPECT_FALSE(h.state.eviction().pending());
+}
+
 TEST_F(EvictionTest, ExceededTimeIsMeasuredWhileOverTheLimit) {
   h.call("SET a 1");
   h.call("SET b 1");
