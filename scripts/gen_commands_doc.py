@@ -21,13 +21,12 @@ REPO = Path(__file__).resolve().parent.parent
 # Commands whose behaviour differs from Redis 7.0 in a way a user could notice.
 NOTES = {
     "client": "CLIENT SETINFO and CLIENT NO-TOUCH answered as Redis 7.2 does (7.0 lacks them); "
-              "TRACKING and CACHING not yet.",
+              "TRACKING and CACHING not yet. NO-EVICT sets the flag only: client eviction "
+              "(maxmemory-clients) is not built.",
     "flushall": "ASYNC frees synchronously until lazy free arrives (issue 5).",
     "flushdb": "ASYNC frees synchronously until lazy free arrives (issue 5).",
     "unlink": "Frees synchronously until lazy free arrives (issue 5).",
     "script|debug": "NO is accepted; the Lua debugger (YES, SYNC) is not built.",
-    "eval": "Scripts are not refused under maxmemory yet (no maxmemory enforcement until issue "
-            "5); allow-oom is parsed.",
     "function|dump": "Library code is written uncompressed (Redis LZF-compresses long code); "
                      "both servers load either payload.",
     "function|list": "Libraries in name order and functions in registration order (Redis: hash "

@@ -97,6 +97,10 @@ int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_
     refuse(session, command, reply, errors::kNoAuth);
     return 0;
   }
+  // With no maxmemory this is the whole cost: one comparison.
+  if (server_.eviction().enabled() && !admit_under_maxmemory(session, command, args, reply)) {
+    return 0;
+  }
   // RESP3 delivers messages as push frames, so a subscribed RESP3 client may run anything.
   if (session.resp == 2 && session.subscribed() && !allowed_when_subscribed(*command)) {
     std::string text(errors::kSubscribedModePrefix);
@@ -136,6 +140,38 @@ int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_
   session.last_command = command;
   server_.propagator().flush();
   return elapsed_us;
+}
+
+bool Dispatcher::admit_under_maxmemory(ClientSession& session, Command* command,
+                                       std::span<const std::string_view> args,
+                                       ReplyWriter& reply) {
+  // Not while a busy script lets other clients in: its effects must not mix with the DELs.
+  if (!server_.busy_reply().empty()) return true;
+  const bool in_multi = session.transaction.in_multi();
+  // Refused for being in MULTI further on, before any memory check, as in Redis.
+  if (in_multi && command->has(kNoMulti)) return true;
+  Evictor& evictor = server_.eviction();
+  const bool out_of_memory = evictor.perform() == Evictor::Result::kFail;
+  if (out_of_memory) {
+    // Queueing can take unbounded memory, so inside MULTI everything but what ends the
+    // transaction is refused; EXEC only when a queued command is denyoom.
+    bool refused = in_multi && !is_command(command, "exec") && !is_command(command, "discard") &&
+                   !is_command(command, "quit") && !is_command(command, "reset");
+    if (!refused) refused = evictor.denies_oom(*command, args, session);
+    if (refused) {
+      refuse(session, command, reply, errors::kOom);
+      return false;
+    }
+  }
+  if (command->parent == nullptr) {
+    const std::string_view name = command->spec->name;
+    // A script judges its first write by the memory state when it started (so does EXEC for
+    // the scripts it runs), not by what its own Lua stack has used since.
+    if (name.starts_with("eval") || name.starts_with("fcall") || name == "exec") {
+      evictor.set_script_oom(out_of_memory);
+    }
+  }
+  return true;
 }
 
 void Dispatcher::execute_queued(ClientSession& session, QueuedCommand& queued,

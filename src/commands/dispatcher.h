@@ -65,6 +65,11 @@ class Dispatcher {
   void refuse(ClientSession& session, Command* command, ReplyWriter& reply,
               std::string_view text);
 
+  // maxmemory: evicts as the policy says and refuses a command that may not run while memory
+  // stays over the limit (-OOM). False when refused.
+  bool admit_under_maxmemory(ClientSession& session, Command* command,
+                             std::span<const std::string_view> args, ReplyWriter& reply);
+
   static void count_call(const Command& command, int64_t elapsed_us, bool failed);
 
   ServerState& server_;

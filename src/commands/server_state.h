@@ -9,6 +9,7 @@
 
 #include "commands/blocking.h"
 #include "commands/command_table.h"
+#include "commands/eviction.h"
 #include "commands/propagation.h"
 #include "commands/transactions.h"
 #include "common/clock.h"
@@ -109,6 +110,8 @@ class ServerState final : public KeyspaceListener {
   BlockingRegistry& blocking() { return blocking_; }
   // Channels, patterns and their subscribers; keyspace notifications are published here.
   PubSub& pubsub() { return pubsub_; }
+  // maxmemory, its policy's evictions and the memory gauge they read (eviction.h).
+  Evictor& eviction() { return eviction_; }
   // The dispatcher that runs commands on this state (EXEC runs its queue through it).
   Dispatcher* dispatcher() const { return dispatcher_; }
   void set_dispatcher(Dispatcher* dispatcher) { dispatcher_ = dispatcher; }
@@ -124,7 +127,7 @@ class ServerState final : public KeyspaceListener {
   void count_error(std::string_view text);
 
   void key_expired(int db, std::string_view key) override;
-  // Where eviction reports each key it removes, once eviction exists: fires `evicted`.
+  // Where eviction reports each key it removes: fires `evicted`.
   void key_evicted(int db, std::string_view key);
 
   // Publishes a keyspace notification of class `event_class` (a NotifyClass bit) for `key`
@@ -149,6 +152,7 @@ class ServerState final : public KeyspaceListener {
   WatchRegistry watches_;
   BlockingRegistry blocking_;
   PubSub pubsub_;
+  Evictor eviction_{*this};
   Dispatcher* dispatcher_ = nullptr;
   ScriptEngine* scripting_ = nullptr;
   std::string_view busy_reply_;

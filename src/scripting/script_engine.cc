@@ -79,6 +79,50 @@ ScriptEngine::ScriptEngine(ServerState& server) : server_(server) {
   script_session_.authenticated = true;
   script_session_.script_client = true;
   open_state();
+  server_.eviction().set_script_oom_rule(
+      [this](const Command& command, std::span<const std::string_view> args) {
+        return script_denies_oom(command, args);
+      });
+}
+
+int ScriptEngine::script_denies_oom(const Command& command,
+                                    std::span<const std::string_view> args) {
+  if (command.parent != nullptr || args.size() < 2) return -1;
+  const std::string_view name = command.spec->name;
+  uint32_t flags;
+  if (name == "fcall" || name == "fcall_ro") {
+    auto found = functions_.find(std::string(args[1]));
+    if (found == functions_.end()) return -1;
+    flags = found->second.flags;
+  } else if (name == "eval" || name == "eval_ro" || name == "evalsha" || name == "evalsha_ro") {
+    const bool by_sha = name.starts_with("evalsha");
+    auto found = scripts_.find(by_sha ? lowercase(args[1]) : sha1_hex(args[1]));
+    if (found != scripts_.end()) {
+      flags = found->second.flags;
+    } else {
+      // Not compiled yet: the shebang alone says, as Redis reads it before running.
+      ScriptShebang shebang;
+      std::string error;
+      if (by_sha || !parse_script_shebang(args[1], &shebang, &error)) return -1;
+      flags = shebang.flags;
+    }
+  } else {
+    return -1;
+  }
+  if (flags & kScriptEvalCompatMode) return -1;
+  // no-writes implies allow-oom.
+  return (flags & (kScriptAllowOom | kScriptNoWrites)) == 0 ? 1 : 0;
+}
+
+bool ScriptEngine::oom_allows_start(CommandContext& ctx, uint32_t flags) {
+  run_flags_ = flags;
+  if ((flags & (kScriptEvalCompatMode | kScriptAllowOom | kScriptNoWrites)) != 0) return true;
+  const Evictor& evictor = server_.eviction();
+  if (!evictor.enabled() || !evictor.script_oom()) return true;
+  ctx.error(
+      "OOM allow-oom flag is not set on the script, can not run it when used memory > "
+      "'maxmemory'");
+  return false;
 }
 
 ScriptEngine::~ScriptEngine() {
@@ -284,6 +328,7 @@ void ScriptEngine::eval(CommandContext& ctx, bool by_sha, bool read_only) {
       return;
     }
   }
+  if (!oom_allows_start(ctx, script->flags)) return;
   if (read_only && (script->flags & kScriptEvalCompatMode) == 0 &&
       (script->flags & kScriptNoWrites) == 0) {
     ctx.error("ERR Can not execute a script with write flag using *_ro command.");
@@ -440,6 +485,17 @@ bool ScriptEngine::call_command(lua_State* lua) {
     // Counted now, as Redis counts a refused command, and not again when passed on.
     server_.count_error("ERR");
     push_error_table(lua, refused);
+    lua_pushboolean(lua, 1);
+    lua_setfield(lua, -2, kIgnoreErrorStats);
+    return false;
+  }
+  // Over maxmemory when the script started, its first write that may grow memory is refused
+  // (after one write it cannot stop half-way), unless the script declared allow-oom.
+  const Evictor& evictor = server_.eviction();
+  if (command->has(kDenyOom) && !run_->wrote && (run_flags_ & kScriptAllowOom) == 0 &&
+      evictor.enabled() && evictor.script_oom()) {
+    server_.count_error(errors::kOom);
+    push_error_table(lua, "-" + std::string(errors::kOom));
     lua_pushboolean(lua, 1);
     lua_setfield(lua, -2, kIgnoreErrorStats);
     return false;

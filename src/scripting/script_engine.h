@@ -106,6 +106,11 @@ class ScriptEngine {
   size_t functions_lua_memory_bytes() const { return lua_memory_bytes(functions_lua_); }
 
  private:
+  // maxmemory rules for scripts (Redis 7.0's): whether EVAL…/FCALL… with `args` is denyoom by
+  // its script's declared flags (1, 0, or -1 when it has none or is unknown), and whether a
+  // script with `flags` may start while memory was over the limit (replies -OOM when not).
+  int script_denies_oom(const Command& command, std::span<const std::string_view> args);
+  bool oom_allows_start(CommandContext& ctx, uint32_t flags);
   struct CachedScript {
     std::string body;
     int function_ref;  // in the Lua registry
@@ -223,6 +228,8 @@ class ScriptEngine {
   std::function<void()> busy_handler_;
   MonitorFeed monitor_feed_;
   Run* run_ = nullptr;
+  // The flags of the script about to run or running (allow-oom decides its first write).
+  uint32_t run_flags_ = 0;
   // The script's own client and what redis.call reuses between calls.
   ClientSession script_session_;
   std::vector<std::string_view> call_args_;

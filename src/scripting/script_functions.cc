@@ -457,6 +457,7 @@ void ScriptEngine::fcall(CommandContext& ctx, bool read_only) {
   size_t key_count;
   if (!parse_key_count(ctx, "ERR Bad number of keys provided", &key_count)) return;
   const Function& function = found->second;
+  if (!oom_allows_start(ctx, function.flags)) return;
   const bool no_writes = (function.flags & kScriptNoWrites) != 0;
   if (read_only && !no_writes) {
     ctx.error("ERR Can not execute a script with write flag using *_ro command.");

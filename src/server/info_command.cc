@@ -255,7 +255,7 @@ void memory_section(InfoText& info, Server& server) {
 
   const size_t system_memory =
       static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  const int64_t maxmemory = server.settings().maxmemory;
+  const int64_t maxmemory = server.state().eviction().settings().maxmemory;
   ConfigDirective* policy = server.config().find("maxmemory-policy");
 
   info.section("Memory");
@@ -378,10 +378,10 @@ void stats_section(InfoText& info, Server& server) {
   info.fixed2("expired_stale_perc", expiry.stale_percent);
   info.field("expired_time_cap_reached_count", expiry.time_cap_reached_count);
   info.field("expire_cycle_cpu_milliseconds", expiry.cycle_cpu_us / 1000);
-  info.field("evicted_keys", 0);
+  info.field("evicted_keys", server.state().eviction().evicted_keys());
   info.field("evicted_clients", 0);
-  info.field("total_eviction_exceeded_time", 0);
-  info.field("current_eviction_exceeded_time", 0);
+  info.field("total_eviction_exceeded_time", server.state().eviction().total_exceeded_ms());
+  info.field("current_eviction_exceeded_time", server.state().eviction().current_exceeded_ms());
   info.field("keyspace_hits", stats.keyspace_hits);
   info.field("keyspace_misses", stats.keyspace_misses);
   const PubSub& pubsub = server.state().pubsub();

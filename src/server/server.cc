@@ -216,6 +216,9 @@ Server::Server() : state_(clock_, 16), dispatcher_(state_) {
       });
   register_eval_commands(state_.commands());
   register_config();
+  // Eviction counts what Redis counts: used memory less the buffers it leaves out
+  // (mem_not_counted_for_evict: replication backlog, AOF buffer; none exist yet).
+  state_.eviction().set_memory_gauge([this] { return used_memory(); });
   start_time_ms_ = clock_.wall_ms();
 }
 
@@ -347,7 +350,9 @@ void Server::register_config() {
   c.add_integer("slowlog-log-slower-than", &settings_.slowlog_log_slower_than, -1, kMax);
   c.add_integer("slowlog-max-len", &settings_.slowlog_max_len, 0, kMax);
   c.add_integer("latency-monitor-threshold", &settings_.latency_monitor_threshold, 0, kMax);
-  c.add_memory("maxmemory", &settings_.maxmemory, 0, kMax);
+  EvictionSettings& eviction = state_.eviction().settings();
+  c.add_memory("maxmemory", &eviction.maxmemory, 0, kMax, 0,
+               [this] { state_.eviction().schedule(); });
   c.add_enum("maxmemory-policy", &command.maxmemory_policy,
              {{"volatile-lru", kMaxmemoryVolatileLru},
               {"volatile-lfu", kMaxmemoryVolatileLfu},
@@ -373,7 +378,8 @@ void Server::register_config() {
   c.add_alias("zset-max-listpack-entries", "zset-max-ziplist-entries");
   c.add_memory("zset-max-listpack-value", &command.zset_limits.max_listpack_value, 0, kMax);
   c.add_alias("zset-max-listpack-value", "zset-max-ziplist-value");
-  c.add_integer("maxmemory-samples", &settings_.maxmemory_samples, 1, 64);
+  c.add_integer("maxmemory-samples", &eviction.samples, 1, 64);
+  c.add_integer("maxmemory-eviction-tenacity", &eviction.tenacity, 0, 100);
   // Class letters (notifications.h), printed back in Redis's order.
   c.add({"notify-keyspace-events", {}, 0,
          [&command] { return format_notify_flags(command.notify_keyspace_events); },
@@ -675,6 +681,9 @@ void Server::close_idle_clients() {
 
 void Server::cron() {
   ++cron_loops_;
+  // An eviction that ran past maxmemory-eviction-tenacity's time limit goes on here.
+  state_.eviction().run_pending();
+  state_.propagator().flush();
   // Incremental rehashing gets a millisecond per database with a resize in progress.
   for (int i = 0; i < state_.keyspace().database_count(); ++i) {
     EntryTable& table = state_.keyspace().db(i).table();

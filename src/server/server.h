@@ -62,8 +62,6 @@ struct ServerSettings {
   int64_t slowlog_log_slower_than = 10000;
   int64_t slowlog_max_len = 128;
   int64_t latency_monitor_threshold = 0;
-  int64_t maxmemory = 0;
-  int64_t maxmemory_samples = 5;
   // Indexed by OutputClass.
   OutputBufferLimit output_buffer_limits[3] = {
       {0, 0, 0}, {256LL << 20, 64LL << 20, 60}, {32LL << 20, 8LL << 20, 60}};

@@ -31,6 +31,8 @@ class ExpiryIndex {
   // The entry with the earliest deadline; nullptr when empty.
   Entry* front() const { return heap_.empty() ? nullptr : heap_[0].entry; }
   int64_t front_deadline() const { return heap_.empty() ? INT64_MAX : heap_[0].deadline_ms; }
+  // The entry in heap slot `index` (< size()): eviction samples volatile keys uniformly here.
+  Entry* at(size_t index) const { return heap_[index].entry; }
 
   // How many entries have a deadline before `now_ms`, counting at most `limit`. The heap
   // order lets the walk skip every subtree whose root is not due, so the cost is the count.

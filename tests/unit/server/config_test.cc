@@ -512,6 +512,7 @@ TEST(ServerConfigTest, SetGetOnTheRealDirectives) {
   patterns = {"maxmemory*", "*memory"};
   EXPECT_EQ(as_map(server.config().get(patterns)),
             (std::map<std::string, std::string>{{"maxmemory", "1024"},
+                                                {"maxmemory-eviction-tenacity", "10"},
                                                 {"maxmemory-policy", "noeviction"},
                                                 {"maxmemory-samples", "5"}}));
 }
