@@ -28,6 +28,7 @@
 #include "scripting/eval_commands.h"
 #include "scripting/script_engine.h"
 #include "server/server_families.h"
+#include "storage/memory_accounting.h"
 
 namespace keywarden {
 namespace {
@@ -694,6 +695,7 @@ void Server::cron() {
   stats.last_ops_count = state_.stats().total_commands_processed;
   stats.last_input_bytes = stats.net_input_bytes;
   stats.last_output_bytes = stats.net_output_bytes;
+  memory::refresh();
   peak_memory_ = std::max(peak_memory_, used_memory());
 }
 
@@ -896,12 +898,6 @@ void Server::record_command_latency(const Command& command, int64_t duration_us)
   network_stats_.command_latency[&command].record(duration_us * 1000);
 }
 
-size_t Server::used_memory() const {
-  // Resident set size from /proc: a faithful figure until allocator accounting arrives.
-  std::ifstream statm("/proc/self/statm");
-  size_t pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
-}
+size_t Server::used_memory() const { return memory::used_bytes(); }
 
 }  // namespace keywarden

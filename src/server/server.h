@@ -197,7 +197,8 @@ class Server final : public ServerHost {
   bool pause_write_only() const { return pause_write_only_; }
   bool clients_paused_for(const Command& command) const;
 
-  // Memory figures for INFO (process RSS and an estimate of live data).
+  // Live bytes held from the allocator (storage/memory_accounting.h): a few loads, cheap
+  // enough to check before every command.
   size_t used_memory() const;
   size_t peak_memory() const { return peak_memory_; }
   // used_memory() when the server started listening (INFO used_memory_startup).
