@@ -306,6 +306,8 @@ void Server::register_config() {
   c.add_alias("busy-reply-threshold", "lua-time-limit");
   c.add_int("databases", &settings_.databases, 1, INT32_MAX, kConfigImmutable);
   c.add_int("active-expire-effort", &expiry.effort, 1, 10);
+  c.add_bool("jemalloc-bg-thread", &jemalloc_bg_thread_, 0,
+             [this] { memory::set_background_purge(jemalloc_bg_thread_); });
   c.add_bool("lazyfree-lazy-expire", &command.lazyfree_lazy_expire);
   c.add_bool("lazyfree-lazy-user-del", &command.lazyfree_lazy_user_del);
   c.add_bool("lazyfree-lazy-user-flush", &command.lazyfree_lazy_user_flush);
@@ -700,6 +702,7 @@ void Server::cron() {
 }
 
 void Server::run() {
+  memory::set_background_purge(jemalloc_bg_thread_);
   startup_memory_ = used_memory();
   apply_hz();
   loop_.set_timer(1'000'000 / std::max(settings_.hz, 1), [this] { cron(); });

@@ -259,6 +259,7 @@ class Server final : public ServerHost {
   bool shutting_down_ = false;
   size_t peak_memory_ = 0;
   size_t startup_memory_ = 0;
+  bool jemalloc_bg_thread_ = true;  // CONFIG jemalloc-bg-thread
   std::string run_id_;
   std::string replication_id_;
   int64_t cron_loops_ = 0;

@@ -177,6 +177,14 @@ bool purge() {
 #endif
 }
 
+void set_background_purge(bool enabled) {
+#if defined(KEYWARDEN_JEMALLOC)
+  mallctl("background_thread", nullptr, nullptr, &enabled, sizeof(enabled));
+#else
+  (void)enabled;
+#endif
+}
+
 ThreadMemoryAccount::ThreadMemoryAccount() {
   for (int i = 0; i < kSlots; ++i) {
     bool expected = false;

@@ -61,6 +61,11 @@ std::string malloc_stats_text();
 // False when the allocator refused.
 bool purge();
 
+// jemalloc's background purging thread (Redis's jemalloc-bg-thread, on by default): without
+// it, pages freed by a mass expiry or a FLUSHALL go back to the system only as later
+// allocations tick the arena's decay clock, so an idle server keeps them. No-op with libc.
+void set_background_purge(bool enabled);
+
 // Held for its whole life by a thread other than the command thread that allocates or frees
 // data, so that its balance counts in used_bytes(). publish() (after each unit of work) makes
 // the balance visible; destruction folds the final balance in for good. At most 30 at once.

@@ -142,3 +142,14 @@ def test_malloc_stats_and_purge_answer(keywarden, reference_redis):
         assert b"Version:" in text and b"Allocated:" in text
     else:
         assert text == b"Stats not supported for the current allocator"
+
+
+def test_jemalloc_bg_thread_config_matches_redis(keywarden, reference_redis):
+    for args in [("CONFIG", "GET", "jemalloc-bg-thread"),
+                 ("CONFIG", "SET", "jemalloc-bg-thread", "no"),
+                 ("CONFIG", "GET", "jemalloc-bg-thread"),
+                 ("CONFIG", "SET", "jemalloc-bg-thread", "maybe"),
+                 ("CONFIG", "SET", "jemalloc-bg-thread", "yes"),
+                 ("CONFIG", "GET", "jemalloc-bg-thread")]:
+        with keywarden.raw() as kw, reference_redis.raw() as ref:
+            assert kw.execute_raw(*args) == ref.execute_raw(*args), args
