@@ -6,7 +6,8 @@ library, so the same code is measured three times) and reports:
   - RSS growth per key after loading 1M keys `key:NNNNNNN` -> 10-byte value, then per key for
     1M more with EX 3600 (the issue-5 memory rows);
   - the share of that growth still resident 12 s after FLUSHALL;
-  - redis-benchmark SET and GET throughput with -P 16.
+  - redis-benchmark SET and GET with -P 16: requests per second and the server's CPU time per
+    request (the steadier figure on a shared machine).
 The binary should be built with KEYWARDEN_ALLOCATOR=libc so that the preloaded library is the
 only allocator in the process.
 
@@ -101,17 +102,30 @@ def memory(binary: str, allocator: str, keys: int) -> tuple[float, float, float]
         process.wait()
 
 
+def cpu_ns(pid: int) -> int:
+    """The server's CPU time so far: the first field of schedstat, summed over its threads."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/schedstat") as schedstat:
+            total += int(schedstat.read().split()[0])
+    return total
+
+
 def throughput(binary: str, allocator: str, requests: int) -> dict[str, float]:
+    """req/s and the server's CPU ns per request, for SET then GET."""
     process, port = start(binary, allocator)
     try:
-        out = subprocess.run(["redis-benchmark", "-p", str(port), "-t", "set,get", "-P", "16",
-                              "-n", str(requests), "-r", "1000000", "-q"],
-                             capture_output=True, text=True, check=True).stdout
         rates = {}
-        for line in out.replace("\r", "\n").splitlines():
-            if "requests per second" in line:
-                name, rest = line.split(":", 1)
-                rates[name.strip()] = float(rest.split()[0])
+        for test in ("set", "get"):
+            before = cpu_ns(process.pid)
+            out = subprocess.run(["redis-benchmark", "-p", str(port), "-t", test, "-P", "16",
+                                  "-n", str(requests), "-r", "1000000", "-q"],
+                                 capture_output=True, text=True, check=True).stdout
+            used = cpu_ns(process.pid) - before
+            for line in out.replace("\r", "\n").splitlines():
+                if "requests per second" in line:
+                    rates[f"{test.upper()} req/s"] = float(line.split(":", 1)[1].split()[0])
+            rates[f"{test.upper()} CPU ns/req"] = used / requests
         return rates
     finally:
         process.terminate()
@@ -134,7 +148,7 @@ def main() -> None:
             print(f"  {allocator:11s} no TTL {plain:6.1f} B   EX 3600 {ttl:6.1f} B   "
                   f"still held 12 s after FLUSHALL {held * 100:5.1f}%")
     if not options.skip_throughput:
-        print(f"redis-benchmark -P 16 -n {options.requests}, requests/s "
+        print(f"redis-benchmark -P 16 -n {options.requests} "
               f"(median of {options.rounds}, rounds interleaved)")
         best: dict[str, dict[str, list[float]]] = {a: {} for a in ALLOCATORS}
         for _ in range(options.rounds):
@@ -143,7 +157,7 @@ def main() -> None:
                     best[allocator].setdefault(name, []).append(rate)
         for allocator, rates in best.items():
             print(f"  {allocator:11s} " + "   ".join(
-                f"{k} {statistics.median(v):10.0f}" for k, v in rates.items()))
+                f"{k} {statistics.median(v):8.0f}" for k, v in rates.items()))
 
 
 if __name__ == "__main__":

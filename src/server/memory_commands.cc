@@ -211,6 +211,11 @@ void memory_doctor_command(CommandContext& ctx) {
     finding("Big client buffers: clients hold " + std::to_string(m.clients / m.client_count) +
             " bytes each on average (CLIENT LIST shows which; big pipelines or slow readers).");
   }
+  if (m.lua_caches > (1u << 20)) {
+    finding("Many scripts: the EVAL script cache holds " + std::to_string(m.lua_caches) +
+            " bytes; scripts built with literal arguments instead of KEYS/ARGV fill it "
+            "(SCRIPT FLUSH empties it).");
+  }
   if (report.empty()) {
     report = "No memory problems detected: " + std::to_string(m.used) + " bytes allocated, " +
              std::to_string(m.rss) + " bytes resident (ratio " + format_fixed2(fragmentation) +

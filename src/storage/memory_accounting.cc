@@ -15,7 +15,9 @@
 #include <malloc.h>
 #endif
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+// libasan's allocator statistics (GCC ships no header for its interface).
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
+extern "C" size_t __sanitizer_get_heap_size();
 #endif
 
 namespace keywarden::memory {
@@ -29,6 +31,9 @@ constexpr int kSlots = 30;
 std::array<std::atomic<int64_t>, kSlots> published_balances{};
 std::array<std::atomic<bool>, kSlots> slot_used{};
 std::atomic<int64_t> retired_balance{0};
+// One past the highest slot ever taken, so that a server without background threads reads
+// no slot at all.
+std::atomic<int> slot_limit{0};
 thread_local int current_slot = -1;
 
 #if defined(KEYWARDEN_JEMALLOC)
@@ -101,7 +106,8 @@ size_t used_bytes() {
 #else
 #if defined(KEYWARDEN_JEMALLOC)
   int64_t total = thread_balance() + retired_balance.load(std::memory_order_relaxed);
-  for (int i = 0; i < kSlots; ++i) {
+  const int limit = slot_limit.load(std::memory_order_acquire);
+  for (int i = 0; i < limit; ++i) {
     if (i != current_slot) total += published_balances[i].load(std::memory_order_relaxed);
   }
   return total > 0 ? static_cast<size_t>(total) : 0;
@@ -131,6 +137,11 @@ AllocatorStats allocator_stats() {
   stats.allocated = read_size("stats.allocated");
   stats.active = read_size("stats.active");
   stats.resident = read_size("stats.resident");
+#elif defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer replaces malloc: glibc's figures would be zero.
+  stats.allocated = __sanitizer_get_current_allocated_bytes();
+  stats.active = __sanitizer_get_heap_size();
+  stats.resident = process_rss();
 #else
   const struct mallinfo2 info = mallinfo2();
   stats.allocated = info.uordblks + info.hblkhd;
@@ -192,6 +203,10 @@ ThreadMemoryAccount::ThreadMemoryAccount() {
       slot_ = i;
       current_slot = i;
       publish();
+      int limit = slot_limit.load(std::memory_order_relaxed);
+      while (limit < i + 1 &&
+             !slot_limit.compare_exchange_weak(limit, i + 1, std::memory_order_release)) {
+      }
       return;
     }
   }
