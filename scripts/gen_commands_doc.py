@@ -36,14 +36,20 @@ NOTES = {
     "publish": "Propagated to the AOF path like any write (no replica-only target yet).",
     "config|rewrite": "client-output-buffer-limit is written as one line for all classes; "
                       "string values are written unquoted.",
-    "info": "Memory figures come from RSS until allocator accounting (issue 5).",
+    "info": "used_memory is jemalloc's exact count of live bytes (Lua's heap included, which "
+            "Redis leaves out); overhead and dataset split keywarden's own structures.",
     "shutdown": "Nothing to save yet: SAVE/NOSAVE are accepted; persistence is issue 7.",
     "sadd": "Small sets of strings use Redis 7.2's listpack encoding (set-max-listpack-entries/"
             "-value); 7.0 reports hashtable.",
     "memory|usage": "Counts what the key costs keywarden (its allocation, payload and index "
                     "shares), exactly, so SAMPLES changes nothing.",
-    "memory|malloc-stats": "Answers as Redis built without jemalloc does.",
-    "memory|stats": "Allocator figures from glibc; fragmentation fields are estimates.",
+    "memory|malloc-stats": "jemalloc's malloc_stats_print report, as Redis; a libc build "
+                           "answers as Redis built without jemalloc does.",
+    "memory|stats": "allocator.* and fragmentation from jemalloc, as Redis; db.N overhead is "
+                    "keywarden's bucket array and expiry index, not Redis's dict sizes.",
+    "memory|purge": "Flushes the thread cache and purges every jemalloc arena; a libc build "
+                    "calls malloc_trim(0).",
+    "memory|doctor": "Redis's checks and thresholds on the same figures, in keywarden's words.",
     "lpush": "list-compress-depth is accepted but nodes are never compressed.",
     "spop": "With a count, propagated as SREMs in MULTI/EXEC or a DEL, as 7.0; other commands "
             "with several effects are not wrapped yet.",

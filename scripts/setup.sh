@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
+  libjemalloc-dev                   # the server's allocator (used_memory, MEMORY STATS)
   liblua5.1-0-dev lua-cjson-dev lua-bitop-dev   # Lua 5.1 as Redis embeds it, with cjson and bit
   redis-server redis-tools          # the reference server the tests and benchmarks compare with
   python3 python3-redis python3-pytest

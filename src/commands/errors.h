@@ -183,6 +183,8 @@ inline constexpr std::string_view kSlowlogCount =
     "ERR count should be greater than or equal to -1";
 inline constexpr std::string_view kFunctionFlushMode =
     "ERR FUNCTION FLUSH only supports SYNC|ASYNC option";
+// MEMORY PURGE when jemalloc refuses.
+inline constexpr std::string_view kPurgeFailed = "ERR Error purging dirty pages";
 
 // "ERR unknown command 'foo', with args beginning with: 'a' 'b' "
 std::string unknown_command(std::string_view name, const std::string_view* args, size_t count);

@@ -7,14 +7,12 @@
 // that parsers find every name; the figures keywarden does have are its own, measured the
 // same way where it can be (rates over the last cron samples, exact average TTL from the
 // expiry index instead of Redis's sampled estimate).
-#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <climits>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -25,6 +23,7 @@
 #include "scripting/script_engine.h"
 #include "server/server.h"
 #include "server/server_families.h"
+#include "storage/memory_accounting.h"
 
 namespace keywarden {
 namespace {
@@ -126,13 +125,6 @@ std::string format_timeval(const timeval& time) {
   return buffer;
 }
 
-size_t process_rss() {
-  std::ifstream statm("/proc/self/statm");
-  size_t pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
-}
-
 std::string executable_path() {
   char path[PATH_MAX];
   ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
@@ -221,8 +213,9 @@ void clients_section(InfoText& info, Server& server) {
 }
 
 void memory_section(InfoText& info, Server& server) {
+  const memory::AllocatorStats allocator = memory::allocator_stats();
   const size_t used = server.used_memory();
-  const size_t rss = process_rss();
+  const size_t rss = memory::process_rss();
   const size_t peak = std::max(server.peak_memory(), used);
   const size_t startup = server.startup_memory();
 
@@ -241,11 +234,9 @@ void memory_section(InfoText& info, Server& server) {
   const size_t dataset = used > overhead ? used - overhead : 0;
   const size_t net_usage = used > startup ? used - startup : 1;
 
-  // glibc's view of its heap: bytes handed out, and bytes it holds from the system.
-  const struct mallinfo2 heap = mallinfo2();
-  const size_t allocated = heap.uordblks + heap.hblkhd;
-  const size_t active = heap.arena + heap.hblkhd;
-  const size_t resident = rss;
+  const size_t allocated = allocator.allocated;
+  const size_t active = allocator.active;
+  const size_t resident = allocator.resident;
   auto ratio = [](size_t a, size_t b) {
     return b == 0 ? 0.0 : static_cast<double>(static_cast<float>(a) / static_cast<float>(b));
   };
@@ -253,8 +244,7 @@ void memory_section(InfoText& info, Server& server) {
     return static_cast<int64_t>(a) - static_cast<int64_t>(b);
   };
 
-  const size_t system_memory =
-      static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t system_memory = memory::total_system_memory();
   const int64_t maxmemory = server.state().eviction().settings().maxmemory;
   ConfigDirective* policy = server.config().find("maxmemory-policy");
 
@@ -310,7 +300,7 @@ void memory_section(InfoText& info, Server& server) {
   info.field("mem_clients_normal", clients_memory);
   info.field("mem_cluster_links", 0);
   info.field("mem_aof_buffer", 0);
-  info.field("mem_allocator", "libc");
+  info.field("mem_allocator", memory::allocator_name());
   info.field("active_defrag_running", 0);
   info.field("lazyfree_pending_objects", 0);
   info.field("lazyfreed_objects", 0);

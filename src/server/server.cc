@@ -28,6 +28,7 @@
 #include "scripting/eval_commands.h"
 #include "scripting/script_engine.h"
 #include "server/server_families.h"
+#include "storage/memory_accounting.h"
 
 namespace keywarden {
 namespace {
@@ -308,6 +309,8 @@ void Server::register_config() {
   c.add_alias("busy-reply-threshold", "lua-time-limit");
   c.add_int("databases", &settings_.databases, 1, INT32_MAX, kConfigImmutable);
   c.add_int("active-expire-effort", &expiry.effort, 1, 10);
+  c.add_bool("jemalloc-bg-thread", &jemalloc_bg_thread_, 0,
+             [this] { memory::set_background_purge(jemalloc_bg_thread_); });
   c.add_bool("lazyfree-lazy-expire", &command.lazyfree_lazy_expire);
   c.add_bool("lazyfree-lazy-user-del", &command.lazyfree_lazy_user_del);
   c.add_bool("lazyfree-lazy-user-flush", &command.lazyfree_lazy_user_flush);
@@ -708,10 +711,12 @@ void Server::cron() {
   stats.last_ops_count = state_.stats().total_commands_processed;
   stats.last_input_bytes = stats.net_input_bytes;
   stats.last_output_bytes = stats.net_output_bytes;
+  memory::refresh();
   peak_memory_ = std::max(peak_memory_, used_memory());
 }
 
 void Server::run() {
+  memory::set_background_purge(jemalloc_bg_thread_);
   startup_memory_ = used_memory();
   apply_hz();
   loop_.set_timer(1'000'000 / std::max(settings_.hz, 1), [this] { cron(); });
@@ -910,12 +915,6 @@ void Server::record_command_latency(const Command& command, int64_t duration_us)
   network_stats_.command_latency[&command].record(duration_us * 1000);
 }
 
-size_t Server::used_memory() const {
-  // Resident set size from /proc: a faithful figure until allocator accounting arrives.
-  std::ifstream statm("/proc/self/statm");
-  size_t pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
-}
+size_t Server::used_memory() const { return memory::used_bytes(); }
 
 }  // namespace keywarden

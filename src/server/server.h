@@ -195,7 +195,8 @@ class Server final : public ServerHost {
   bool pause_write_only() const { return pause_write_only_; }
   bool clients_paused_for(const Command& command) const;
 
-  // Memory figures for INFO (process RSS and an estimate of live data).
+  // Live bytes held from the allocator (storage/memory_accounting.h): a few loads, cheap
+  // enough to check before every command.
   size_t used_memory() const;
   size_t peak_memory() const { return peak_memory_; }
   // used_memory() when the server started listening (INFO used_memory_startup).
@@ -256,6 +257,7 @@ class Server final : public ServerHost {
   bool shutting_down_ = false;
   size_t peak_memory_ = 0;
   size_t startup_memory_ = 0;
+  bool jemalloc_bg_thread_ = true;  // CONFIG jemalloc-bg-thread
   std::string run_id_;
   std::string replication_id_;
   int64_t cron_loops_ = 0;

@@ -78,3 +78,78 @@ def test_doctor_and_malloc_stats_are_text(keywarden):
     with keywarden.raw() as conn:
         assert isinstance(conn.execute("MEMORY", "DOCTOR"), bytes)
         assert isinstance(conn.execute("MEMORY", "MALLOC-STATS"), bytes)
+
+
+def info_memory(conn) -> list[tuple[str, str]]:
+    text = conn.execute("INFO", "memory").decode()
+    return [tuple(line.split(":", 1)) for line in text.split("\r\n") if line and ":" in line]
+
+
+def test_info_memory_fields_and_order_match_redis(keywarden, reference_redis):
+    with keywarden.raw() as kw, reference_redis.raw() as ref:
+        assert [name for name, _ in info_memory(kw)] == [name for name, _ in info_memory(ref)]
+        fields = dict(info_memory(kw))
+        assert int(fields["used_memory"]) > 0
+        assert int(fields["allocator_allocated"]) > 0
+        assert int(fields["allocator_active"]) >= int(fields["allocator_allocated"]) // 2
+        assert fields["mem_allocator"] in ("libc",) or fields["mem_allocator"].startswith(
+            "jemalloc-")
+
+
+def test_memory_stats_keys_match_redis(keywarden, reference_redis):
+    names = []
+    for server in (keywarden, reference_redis):
+        with server.raw() as conn:
+            conn.execute("SET", "a", "1")
+            conn.execute("SELECT", "3")
+            conn.execute("SET", "b", "1", "EX", "100")
+            names.append(conn.execute("MEMORY", "STATS")[0::2])
+    assert names[0] == names[1]
+
+
+def used_memory(conn) -> int:
+    return int(dict(info_memory(conn))["used_memory"])
+
+
+def test_used_memory_grows_with_data_and_falls_after_flushall(keywarden):
+    with keywarden.raw() as conn:
+        conn.execute("FLUSHALL")
+        empty = used_memory(conn)
+        for start in range(0, 100_000, 1000):
+            for i in range(start, start + 1000):
+                conn.send_command("SET", f"key:{i:07d}", "v" * 10)
+            conn.read_replies(1000)
+        loaded = used_memory(conn)
+        # 100k small keys: at least their bytes, and not absurdly more.
+        assert 2_000_000 < loaded - empty < 40_000_000, (empty, loaded)
+        stats = dict(zip(*[iter(conn.execute("MEMORY", "STATS"))] * 2))
+        assert stats[b"total.allocated"] >= loaded - 1_000_000
+        assert stats[b"keys.count"] == 100_000
+        assert conn.execute("FLUSHALL") == b"OK"
+        assert used_memory(conn) < empty + (loaded - empty) // 4, (empty, loaded)
+
+
+def test_malloc_stats_and_purge_answer(keywarden, reference_redis):
+    with keywarden.raw() as conn:
+        allocator = dict(info_memory(conn))["mem_allocator"]
+        text = conn.execute("MEMORY", "MALLOC-STATS")
+        assert conn.execute("MEMORY", "PURGE") == b"OK"
+    if allocator.startswith("jemalloc"):
+        # The same report as a jemalloc-built redis-server.
+        with reference_redis.raw() as ref:
+            expected = ref.execute("MEMORY", "MALLOC-STATS")
+        assert text.splitlines()[0] == expected.splitlines()[0]
+        assert b"Version:" in text and b"Allocated:" in text
+    else:
+        assert text == b"Stats not supported for the current allocator"
+
+
+def test_jemalloc_bg_thread_config_matches_redis(keywarden, reference_redis):
+    for args in [("CONFIG", "GET", "jemalloc-bg-thread"),
+                 ("CONFIG", "SET", "jemalloc-bg-thread", "no"),
+                 ("CONFIG", "GET", "jemalloc-bg-thread"),
+                 ("CONFIG", "SET", "jemalloc-bg-thread", "maybe"),
+                 ("CONFIG", "SET", "jemalloc-bg-thread", "yes"),
+                 ("CONFIG", "GET", "jemalloc-bg-thread")]:
+        with keywarden.raw() as kw, reference_redis.raw() as ref:
+            assert kw.execute_raw(*args) == ref.execute_raw(*args), args

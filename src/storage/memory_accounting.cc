@@ -1,0 +1,230 @@
+// Memory accounting through jemalloc's per-thread counters, or glibc's heap figures.
+#include "storage/memory_accounting.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+
+#if defined(KEYWARDEN_JEMALLOC)
+#include <jemalloc/jemalloc.h>
+#else
+#include <malloc.h>
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+// libasan's allocator statistics (GCC ships no header for its interface).
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
+extern "C" size_t __sanitizer_get_heap_size();
+#endif
+
+namespace keywarden::memory {
+namespace {
+
+constexpr int kSlots = 30;
+
+// Balances published by other threads, and what threads that ended left behind (their
+// allocations freed by others, or still live). Signed: a thread that frees what another
+// allocated has a negative balance.
+std::array<std::atomic<int64_t>, kSlots> published_balances{};
+std::array<std::atomic<bool>, kSlots> slot_used{};
+std::atomic<int64_t> retired_balance{0};
+// One past the highest slot ever taken, so that a server without background threads reads
+// no slot at all.
+std::atomic<int> slot_limit{0};
+thread_local int current_slot = -1;
+
+#if defined(KEYWARDEN_JEMALLOC)
+struct ThreadCounters {
+  const uint64_t* allocated = nullptr;
+  const uint64_t* deallocated = nullptr;
+};
+
+// The pointers are per thread and stay valid for the thread's life.
+const ThreadCounters& thread_counters() {
+  thread_local ThreadCounters counters = [] {
+    ThreadCounters found;
+    uint64_t* pointer = nullptr;
+    size_t size = sizeof(pointer);
+    if (mallctl("thread.allocatedp", &pointer, &size, nullptr, 0) == 0) found.allocated = pointer;
+    size = sizeof(pointer);
+    if (mallctl("thread.deallocatedp", &pointer, &size, nullptr, 0) == 0) {
+      found.deallocated = pointer;
+    }
+    return found;
+  }();
+  return counters;
+}
+
+int64_t thread_balance() {
+  const ThreadCounters& counters = thread_counters();
+  if (counters.allocated == nullptr || counters.deallocated == nullptr) return 0;
+  return static_cast<int64_t>(*counters.allocated - *counters.deallocated);
+}
+
+size_t read_size(const char* name) {
+  size_t value = 0;
+  size_t size = sizeof(value);
+  return mallctl(name, &value, &size, nullptr, 0) == 0 ? value : 0;
+}
+#else
+int64_t thread_balance() { return 0; }
+
+std::atomic<size_t> cached_heap_bytes{0};
+
+size_t heap_bytes() {
+  const struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+}
+#endif
+
+}  // namespace
+
+std::string_view allocator_name() {
+#if defined(KEYWARDEN_JEMALLOC)
+  static const std::string name = [] {
+    const char* version = nullptr;
+    size_t size = sizeof(version);
+    if (mallctl("version", &version, &size, nullptr, 0) != 0 || version == nullptr) {
+      return std::string("jemalloc");
+    }
+    // "5.3.0-0-g54eaed1…": Redis shows the release only.
+    std::string text(version);
+    return "jemalloc-" + text.substr(0, text.find('-'));
+  }();
+  return name;
+#else
+  return "libc";
+#endif
+}
+
+size_t used_bytes() {
+#if defined(__SANITIZE_ADDRESS__)
+  return __sanitizer_get_current_allocated_bytes();
+#else
+#if defined(KEYWARDEN_JEMALLOC)
+  int64_t total = thread_balance() + retired_balance.load(std::memory_order_relaxed);
+  const int limit = slot_limit.load(std::memory_order_acquire);
+  for (int i = 0; i < limit; ++i) {
+    if (i != current_slot) total += published_balances[i].load(std::memory_order_relaxed);
+  }
+  return total > 0 ? static_cast<size_t>(total) : 0;
+#else
+  size_t cached = cached_heap_bytes.load(std::memory_order_relaxed);
+  if (cached == 0) {
+    cached = heap_bytes();
+    cached_heap_bytes.store(cached, std::memory_order_relaxed);
+  }
+  return cached;
+#endif
+#endif
+}
+
+void refresh() {
+#if !defined(KEYWARDEN_JEMALLOC)
+  cached_heap_bytes.store(heap_bytes(), std::memory_order_relaxed);
+#endif
+}
+
+AllocatorStats allocator_stats() {
+  AllocatorStats stats;
+#if defined(KEYWARDEN_JEMALLOC)
+  uint64_t epoch = 1;
+  size_t size = sizeof(epoch);
+  mallctl("epoch", &epoch, &size, &epoch, size);
+  stats.allocated = read_size("stats.allocated");
+  stats.active = read_size("stats.active");
+  stats.resident = read_size("stats.resident");
+#elif defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer replaces malloc: glibc's figures would be zero.
+  stats.allocated = __sanitizer_get_current_allocated_bytes();
+  stats.active = __sanitizer_get_heap_size();
+  stats.resident = process_rss();
+#else
+  const struct mallinfo2 info = mallinfo2();
+  stats.allocated = info.uordblks + info.hblkhd;
+  stats.active = info.arena + info.hblkhd;
+  stats.resident = process_rss();
+  cached_heap_bytes.store(stats.allocated, std::memory_order_relaxed);
+#endif
+  return stats;
+}
+
+size_t process_rss() {
+  std::ifstream statm("/proc/self/statm");
+  size_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+size_t total_system_memory() {
+  return static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+std::string malloc_stats_text() {
+#if defined(KEYWARDEN_JEMALLOC)
+  std::string text;
+  malloc_stats_print(
+      [](void* out, const char* chunk) { static_cast<std::string*>(out)->append(chunk); }, &text,
+      nullptr);
+  return text;
+#else
+  return "Stats not supported for the current allocator";
+#endif
+}
+
+bool purge() {
+#if defined(KEYWARDEN_JEMALLOC)
+  // Cached objects first, so that their pages can go too; then every arena's dirty pages.
+  mallctl("thread.tcache.flush", nullptr, nullptr, nullptr, 0);
+  char name[48];
+  snprintf(name, sizeof(name), "arena.%u.purge", static_cast<unsigned>(MALLCTL_ARENAS_ALL));
+  return mallctl(name, nullptr, nullptr, nullptr, 0) == 0;
+#else
+  malloc_trim(0);
+  return true;
+#endif
+}
+
+void set_background_purge(bool enabled) {
+#if defined(KEYWARDEN_JEMALLOC)
+  mallctl("background_thread", nullptr, nullptr, &enabled, sizeof(enabled));
+#else
+  (void)enabled;
+#endif
+}
+
+ThreadMemoryAccount::ThreadMemoryAccount() {
+  for (int i = 0; i < kSlots; ++i) {
+    bool expected = false;
+    if (slot_used[i].compare_exchange_strong(expected, true)) {
+      slot_ = i;
+      current_slot = i;
+      publish();
+      int limit = slot_limit.load(std::memory_order_relaxed);
+      while (limit < i + 1 &&
+             !slot_limit.compare_exchange_weak(limit, i + 1, std::memory_order_release)) {
+      }
+      return;
+    }
+  }
+}
+
+ThreadMemoryAccount::~ThreadMemoryAccount() {
+  if (slot_ < 0) return;
+  // Moves the final balance from the slot to the retired total in one step per atomic; a
+  // reader between the two sees the balance twice or not at all for an instant, harmless.
+  const int64_t balance = thread_balance();
+  retired_balance.fetch_add(balance, std::memory_order_relaxed);
+  published_balances[slot_].store(0, std::memory_order_relaxed);
+  current_slot = -1;
+  slot_used[slot_].store(false, std::memory_order_release);
+}
+
+void ThreadMemoryAccount::publish() {
+  if (slot_ >= 0) published_balances[slot_].store(thread_balance(), std::memory_order_relaxed);
+}
+
+}  // namespace keywarden::memory
