@@ -65,8 +65,11 @@ Evictor::Result Evictor::perform() {
     if (victim.entry == nullptr) break;  // nothing can go: fail
     key_copy_.assign(victim.entry->key());
     Database& db = keyspace.db(victim.db);
-    state_.propagator().add(victim.db, {"DEL", key_copy_});
-    db.remove(victim.entry);
+    // Under lazyfree-lazy-eviction the value goes to the lazy-free thread, and replicas are
+    // told UNLINK, as Redis does.
+    const bool lazy = keyspace.lazy_free().settings().lazy_eviction;
+    state_.propagator().add(victim.db, {lazy ? "UNLINK" : "DEL", key_copy_});
+    db.remove(victim.entry, lazy);
     ++evicted_keys_;
     ++freed;
     state_.watches().touch(db, key_copy_);

@@ -102,7 +102,7 @@ void expire_generic(CommandContext& ctx, int64_t base_ms, bool in_seconds) {
   // replica told PEXPIREAT in the past would disagree about whether the key still exists.
   // (Redis keeps the key while loading or on a replica; neither exists here yet.)
   if (deadline_ms <= ctx.now_ms) {
-    const bool lazy = ctx.server.settings().lazyfree_lazy_expire;
+    const bool lazy = ctx.server.keyspace().lazy_free().settings().lazy_expire;
     ctx.key_modified(db, key);
     db.remove(entry, lazy);
     ctx.notify(kNotifyGeneric, "del", key);

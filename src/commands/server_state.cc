@@ -23,7 +23,7 @@ void ServerState::count_error(std::string_view text) {
 }
 
 void ServerState::key_expired(int db, std::string_view key) {
-  propagator_.add(db, {settings_.lazyfree_lazy_expire ? "UNLINK" : "DEL", key});
+  propagator_.add(db, {keyspace_.lazy_free().settings().lazy_expire ? "UNLINK" : "DEL", key});
   // A deletion by expiry is a change for WATCH, as in Redis 7.0.
   watches_.touch(keyspace_.db(db), key);
   notify_keyspace_event(kNotifyExpired, "expired", key, db);

@@ -48,7 +48,6 @@ struct CommandSettings {
   std::string requirepass;
   DebugCommandAccess enable_debug_command = DebugCommandAccess::kNo;
   int64_t proto_max_bulk_len = 512LL * 1024 * 1024;
-  bool lazyfree_lazy_expire = false;
   bool lazyfree_lazy_user_del = false;
   bool lazyfree_lazy_user_flush = false;
   bool lazyfree_lazy_server_del = false;

@@ -275,7 +275,8 @@ void sort_generic(CommandContext& ctx, bool read_only) {
     }
     Value stored = Value::make_aggregate(ValueType::kList, std::move(list));
     if (destination != nullptr) {
-      db.overwrite(destination, std::move(stored), false);
+      db.overwrite(destination, std::move(stored), false,
+                   ctx.server.settings().lazyfree_lazy_server_del);
     } else {
       db.add(options.store, std::move(stored));
       ctx.notify(kNotifyNew, "new", options.store);
@@ -285,7 +286,7 @@ void sort_generic(CommandContext& ctx, bool read_only) {
     ctx.dirty(output_length);
     ctx.propagate_as_received();
   } else if (destination != nullptr) {
-    db.remove(destination);
+    db.remove(destination, ctx.server.settings().lazyfree_lazy_server_del);
     ctx.key_modified(options.store);
     ctx.notify(kNotifyGeneric, "del", options.store);
     ctx.dirty();

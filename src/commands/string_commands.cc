@@ -15,6 +15,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "commands/arg_parser.h"
@@ -73,7 +74,12 @@ bool check_string_length(CommandContext& ctx, int64_t size, int64_t append) {
 }
 
 // Replaces a key's value as SET does, in the old value's buffer when it fits.
-void overwrite_string(Database& db, Entry* entry, std::string_view bytes, bool keep_ttl) {
+// A collection it replaces is freed lazily under lazyfree-lazy-server-del, as Redis's setKey does.
+void overwrite_string(Database& db, Entry* entry, std::string_view bytes, bool keep_ttl,
+                      bool lazy) {
+  if (lazy && entry->value.type() != ValueType::kString) {
+    db.release_value(std::exchange(entry->value, Value()), true);
+  }
   entry->value.assign_string(bytes);
   if (!keep_ttl && entry->has_expiry()) db.set_expiry(entry, kNoExpiry);
 }
@@ -206,7 +212,8 @@ void set_generic(CommandContext& ctx, const StringOptions& options, std::string_
 
   Database& db = ctx.db();
   if (found) {
-    overwrite_string(db, entry, value, options.keep_ttl);
+    overwrite_string(db, entry, value, options.keep_ttl,
+                     ctx.server.settings().lazyfree_lazy_server_del);
   } else {
     entry = db.add(key, Value::make_string(value));
     ctx.notify(kNotifyNew, "new", key);
@@ -291,7 +298,7 @@ void delete_and_propagate(CommandContext& ctx, Entry* entry, bool lazy) {
   ctx.propagate({lazy ? "UNLINK" : "DEL", key});  // copies the key before it is freed
   ctx.key_modified(key);
   ctx.notify(kNotifyGeneric, "del", key);
-  ctx.db().remove(entry);
+  ctx.db().remove(entry, lazy);
   ctx.dirty();
 }
 
@@ -314,7 +321,7 @@ void getex_command(CommandContext& ctx) {
   const bool absolute = options.expire == ExpireKind::kExAt || options.expire == ExpireKind::kPxAt;
   if (absolute && deadline <= ctx.now_ms) {
     // A deadline already reached deletes the key now, as EXPIREAT does.
-    delete_and_propagate(ctx, entry, ctx.server.settings().lazyfree_lazy_expire);
+    delete_and_propagate(ctx, entry, ctx.server.keyspace().lazy_free().settings().lazy_expire);
   } else if (deadline != kNoExpiry) {
     ctx.db().set_expiry(entry, deadline);
     ctx.dirty();
@@ -362,7 +369,8 @@ void mset_generic(CommandContext& ctx, bool only_if_none_exist) {
   for (size_t i = 1; i < ctx.args.size(); i += 2) {
     Entry* entry = ctx.lookup_write(ctx.args[i]);
     if (entry != nullptr) {
-      overwrite_string(db, entry, ctx.args[i + 1], /*keep_ttl=*/false);
+      overwrite_string(db, entry, ctx.args[i + 1], /*keep_ttl=*/false,
+                       ctx.server.settings().lazyfree_lazy_server_del);
     } else {
       db.add(ctx.args[i], Value::make_string(ctx.args[i + 1]));
       ctx.notify(kNotifyNew, "new", ctx.args[i]);

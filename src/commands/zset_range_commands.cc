@@ -132,7 +132,7 @@ void store_result(CommandContext& ctx, std::string_view destination,
     // stored counts as deleted by this command.
     Entry* existing = ctx.db().find_raw(destination);
     if (existing != nullptr) {
-      ctx.db().remove(existing);
+      ctx.db().remove(existing, ctx.server.settings().lazyfree_lazy_server_del);
       ctx.dirty();
       ctx.key_modified(destination);
       ctx.notify(kNotifyGeneric, "del", destination);
@@ -144,7 +144,8 @@ void store_result(CommandContext& ctx, std::string_view destination,
   Value value = Value::make_aggregate(ValueType::kZSet, std::move(result));
   Entry* entry = ctx.lookup_write(destination);
   if (entry != nullptr) {
-    ctx.db().overwrite(entry, std::move(value), /*keep_ttl=*/false);
+    ctx.db().overwrite(entry, std::move(value), /*keep_ttl=*/false,
+                       ctx.server.settings().lazyfree_lazy_server_del);
   } else {
     ctx.db().add(destination, std::move(value));
     ctx.notify(kNotifyNew, "new", destination);

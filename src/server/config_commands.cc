@@ -32,6 +32,7 @@ void config_resetstat_command(CommandContext& ctx) {
   server.state().commands().reset_stats();
   server.state().keyspace().expiry_stats() = {};
   server.state().eviction().reset_stats();
+  server.state().keyspace().lazy_free().reset_stats();
   server.network_stats() = {};
   server.latency_events().clear();
   ctx.reply.simple_string("OK");

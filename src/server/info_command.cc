@@ -302,8 +302,9 @@ void memory_section(InfoText& info, Server& server) {
   info.field("mem_aof_buffer", 0);
   info.field("mem_allocator", memory::allocator_name());
   info.field("active_defrag_running", 0);
-  info.field("lazyfree_pending_objects", 0);
-  info.field("lazyfreed_objects", 0);
+  const LazyFree& lazy_free = server.state().keyspace().lazy_free();
+  info.field("lazyfree_pending_objects", lazy_free.pending_objects());
+  info.field("lazyfreed_objects", lazy_free.freed_objects());
 }
 
 void persistence_section(InfoText& info, Server& server) {

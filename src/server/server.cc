@@ -311,10 +311,14 @@ void Server::register_config() {
   c.add_int("active-expire-effort", &expiry.effort, 1, 10);
   c.add_bool("jemalloc-bg-thread", &jemalloc_bg_thread_, 0,
              [this] { memory::set_background_purge(jemalloc_bg_thread_); });
-  c.add_bool("lazyfree-lazy-expire", &command.lazyfree_lazy_expire);
+  LazyFreeSettings& lazy_free = state_.keyspace().lazy_free().settings();
+  c.add_bool("lazyfree-lazy-eviction", &lazy_free.lazy_eviction);
+  c.add_bool("lazyfree-lazy-expire", &lazy_free.lazy_expire);
   c.add_bool("lazyfree-lazy-user-del", &command.lazyfree_lazy_user_del);
   c.add_bool("lazyfree-lazy-user-flush", &command.lazyfree_lazy_user_flush);
   c.add_bool("lazyfree-lazy-server-del", &command.lazyfree_lazy_server_del);
+  c.add_bool("replica-lazy-flush", &lazy_free.replica_lazy_flush);
+  c.add_alias("replica-lazy-flush", "slave-lazy-flush");
   c.add_string("dir", &settings_.dir, 0, [this] {
     if (!settings_.dir.empty() && chdir(settings_.dir.c_str()) != 0) {
       log_message(LogLevel::kWarning, "Can't chdir to '" + settings_.dir + "'");

@@ -5,6 +5,8 @@
 #include <new>
 #include <utility>
 
+#include "storage/lazy_free.h"
+
 namespace keywarden {
 
 namespace access_clock {
@@ -91,8 +93,12 @@ Entry* Entry::rekey(Entry* entry, std::string_view new_key) {
   return renamed;
 }
 
-Database::Database(int index, KeyspaceListener* listener, const uint32_t* new_entry_access_clock)
-    : index_(index), listener_(listener), new_entry_access_clock_(new_entry_access_clock) {}
+Database::Database(int index, KeyspaceListener* listener, const uint32_t* new_entry_access_clock,
+                   LazyFree* lazy_free)
+    : index_(index),
+      listener_(listener),
+      new_entry_access_clock_(new_entry_access_clock),
+      lazy_free_(lazy_free) {}
 
 Database::~Database() { clear(); }
 
@@ -114,8 +120,11 @@ Entry* Database::add(std::string_view key, Value value) {
   return entry;
 }
 
-void Database::overwrite(Entry* entry, Value value, bool keep_ttl) {
-  entry->value = std::move(value);
+void Database::overwrite(Entry* entry, Value value, bool keep_ttl, bool lazy) {
+  // The old value leaves the entry before it is released, so that it is unreachable from the
+  // keyspace by the time another thread may free it.
+  Value old = std::exchange(entry->value, std::move(value));
+  release_value(std::move(old), lazy);
   if (!keep_ttl) set_expiry(entry, kNoExpiry);
 }
 
@@ -135,12 +144,18 @@ bool Database::remove(std::string_view key) {
   return true;
 }
 
+void Database::release_value(Value&& value, bool lazy) {
+  if (lazy_free_ != nullptr) {
+    lazy_free_->release(std::move(value), lazy);
+  } else {
+    Value doomed = std::move(value);
+  }
+}
+
 void Database::remove(Entry* entry, bool lazy) {
-  // `lazy`: the value may be freed off the command thread (UNLINK, lazyfree-lazy-*). Until the
-  // lazy-free worker exists every value is freed here, which changes no reply and no effect.
-  (void)lazy;
   expiry_.remove(entry);
   table_.remove(entry);
+  if (lazy) release_value(std::move(entry->value), true);
   Entry::destroy(entry);
 }
 
@@ -148,6 +163,9 @@ void Database::expire(Entry* entry) {
   expiry_.remove(entry);
   table_.remove(entry);
   if (listener_ != nullptr) listener_->key_expired(index_, entry->key());
+  if (lazy_free_ != nullptr && lazy_free_->settings().lazy_expire) {
+    release_value(std::move(entry->value), true);
+  }
   Entry::destroy(entry);
 }
 
@@ -161,8 +179,13 @@ Entry* Database::move_entry(Entry* entry, Database& target, std::string_view new
 }
 
 size_t Database::clear(bool lazy) {
-  (void)lazy;  // the lazy-free seam, as in remove()
   size_t count = table_.size();
+  if (lazy && lazy_free_ != nullptr && count > 0) {
+    // The database starts over with fresh, empty indexes; the old ones belong to the thread.
+    lazy_free_->release_entries(std::exchange(table_, EntryTable()),
+                                std::exchange(expiry_, ExpiryIndex()));
+    return count;
+  }
   expiry_.clear();
   table_.clear([](Entry* entry) { Entry::destroy(entry); });
   return count;

@@ -22,6 +22,8 @@
 
 namespace keywarden {
 
+class LazyFree;  // storage/lazy_free.h
+
 // Told of deletions that no command asked for, so the layers above can propagate and notify.
 class KeyspaceListener {
  public:
@@ -62,9 +64,10 @@ uint32_t lfu_accessed(uint32_t stamp, int64_t now_ms, int64_t log_factor, int64_
 class Database {
  public:
   // `new_entry_access_clock`, when given, is read for the access clock of every added entry
-  // (the keyspace keeps it current); without it new entries start at 0.
+  // (the keyspace keeps it current); without it new entries start at 0. `lazy_free`, when
+  // given, takes the values deleted lazily; without it every value is freed in place.
   Database(int index, KeyspaceListener* listener,
-           const uint32_t* new_entry_access_clock = nullptr);
+           const uint32_t* new_entry_access_clock = nullptr, LazyFree* lazy_free = nullptr);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -92,8 +95,9 @@ class Database {
   // Adds a key that must not exist. The new entry has no deadline; its access clock is the
   // current new-entry stamp.
   Entry* add(std::string_view key, Value value);
-  // Replaces the value of an existing entry, keeping or dropping its deadline.
-  void overwrite(Entry* entry, Value value, bool keep_ttl);
+  // Replaces the value of an existing entry, keeping or dropping its deadline. `lazy`: the old
+  // value may be freed off the command thread (lazyfree-lazy-server-del).
+  void overwrite(Entry* entry, Value value, bool keep_ttl, bool lazy = false);
   // kNoExpiry removes the deadline.
   void set_expiry(Entry* entry, int64_t deadline_ms);
 
@@ -102,14 +106,21 @@ class Database {
   bool remove(std::string_view key);
   // `lazy`: the caller allows freeing the value off the command thread (UNLINK, lazyfree-*).
   void remove(Entry* entry, bool lazy = false);
-  // Deletes an entry because its deadline passed, telling the listener.
+  // Deletes an entry because its deadline passed, telling the listener. The value is freed
+  // lazily under lazyfree-lazy-expire.
   void expire(Entry* entry);
+
+  // The one way a value that has left the keyspace is freed: on the lazy-free thread when
+  // `lazy` and the value is big enough to be worth it (see free_effort()), in place otherwise.
+  // Deletions of every kind (DEL/UNLINK, overwrites, expiry, eviction) end here.
+  void release_value(Value&& value, bool lazy);
 
   // Moves an entry into another database under a new key (RENAME, MOVE), keeping its deadline
   // and access clock. `entry` is gone afterwards; the returned entry replaces it.
   Entry* move_entry(Entry* entry, Database& target, std::string_view new_key);
 
-  // Removes every key; returns how many there were.
+  // Removes every key; returns how many there were. `lazy`: the database is empty at once and
+  // its former entries are freed on the lazy-free thread (FLUSHDB/FLUSHALL ASYNC).
   size_t clear(bool lazy = false);
   // Exchanges contents with another database (SWAPDB); indexes stay with their numbers.
   void swap_contents(Database& other);
@@ -136,6 +147,7 @@ class Database {
   int index_;
   KeyspaceListener* listener_;
   const uint32_t* new_entry_access_clock_;
+  LazyFree* lazy_free_;
   EntryTable table_;
   ExpiryIndex expiry_;
 };

@@ -19,7 +19,10 @@ Keyspace::Keyspace(int database_count, const Clock& clock)
 
 void Keyspace::set_database_count(int count) {
   databases_.clear();
-  for (int i = 0; i < count; ++i) databases_.push_back(std::make_unique<Database>(i, this, &new_entry_access_clock_));
+  for (int i = 0; i < count; ++i) {
+    databases_.push_back(
+        std::make_unique<Database>(i, this, &new_entry_access_clock_, &lazy_free_));
+  }
   next_cycle_db_ = 0;
 }
 

@@ -17,6 +17,7 @@
 
 #include "common/clock.h"
 #include "storage/database.h"
+#include "storage/lazy_free.h"
 
 namespace keywarden {
 
@@ -47,6 +48,10 @@ class Keyspace final : public KeyspaceListener {
   // Total keys in all databases.
   size_t total_keys() const;
 
+  // The lazy-free thread every database of this keyspace hands its big values to.
+  LazyFree& lazy_free() { return lazy_free_; }
+  const LazyFree& lazy_free() const { return lazy_free_; }
+
   // Where expired and (later) evicted deletions are reported; may be null.
   void set_listener(KeyspaceListener* listener) { listener_ = listener; }
 
@@ -73,6 +78,9 @@ class Keyspace final : public KeyspaceListener {
 
  private:
   const Clock& clock_;
+  // Declared before the databases so that it outlives them: their destructors may still hand
+  // it work, and it drains and joins only after.
+  LazyFree lazy_free_;
   std::vector<std::unique_ptr<Database>> databases_;
   KeyspaceListener* listener_ = nullptr;
   ExpiryStats expiry_stats_;

@@ -11,6 +11,7 @@
 #include "command_harness.h"
 #include "commands/errors.h"
 #include "commands/notifications.h"
+#include "storage/lazy_free.h"
 
 namespace keywarden {
 namespace {
@@ -261,6 +262,27 @@ TEST_F(EvictionTest, EvictionsPropagateAsDelBeforeTheCommand) {
   h.call("SET d 1");  // 3 keys: a goes, first
   EXPECT_EQ(h.take_propagated(), (std::vector<std::string>{"0:SET c 1", "0:DEL a", "0:SET d 1"}));
   EXPECT_EQ(h.dirty(), 4u);  // evictions do not count as changes (Redis does not either)
+}
+
+TEST_F(EvictionTest, LazyEvictionPropagatesUnlinkAndFreesBigValuesOnTheThread) {
+  h.state.eviction().settings().samples = 64;
+  LazyFree& lazy_free = h.state.keyspace().lazy_free();
+  lazy_free.settings().lazy_eviction = true;
+  std::string fields;
+  for (int i = 0; i < 600; ++i) fields += " f" + std::to_string(i) + " v";
+  h.call("HSET big" + fields);
+  // Past hash-max-listpack-entries (512): a hashtable, worth the thread (> 64 allocations).
+  ASSERT_EQ(h.call("OBJECT ENCODING big"), "\"hashtable\"");
+  h.advance_ms(2000);
+  h.call("SET b 1");
+  h.take_propagated();
+  limit_keys(2, kMaxmemoryAllKeysLru);
+  h.call("SET c 1");
+  h.call("SET d 1");  // 3 keys: big goes, first
+  EXPECT_EQ(h.take_propagated(),
+            (std::vector<std::string>{"0:SET c 1", "0:UNLINK big", "0:SET d 1"}));
+  lazy_free.drain();
+  EXPECT_EQ(lazy_free.freed_objects(), 1u);
 }
 
 TEST_F(EvictionTest, EvictionsFireEvictedEvents) {

@@ -172,7 +172,7 @@ TEST_F(ExpireCommands, ADeadlineAlreadyReachedDeletesAtOnce) {
   EXPECT_EQ(h.take_propagated(), Strings({"0:DEL a", "0:DEL b", "0:DEL c", "0:DEL d"}));
   // Such deletions are not expirations.
   EXPECT_EQ(h.state.keyspace().expiry_stats().expired_keys, 0u);
-  h.state.settings().lazyfree_lazy_expire = true;
+  h.state.keyspace().lazy_free().settings().lazy_expire = true;
   set("e");
   EXPECT_EQ(h.call("PEXPIRE e -1"), ":1");
   EXPECT_EQ(h.take_propagated(), Strings({"0:UNLINK e"}));
@@ -278,7 +278,7 @@ TEST_F(ExpireCommands, LazyExpiryOnAccessPropagatesDel) {
   EXPECT_EQ(h.call("GET k"), "(nil)");
   EXPECT_EQ(h.take_propagated(), Strings({"0:DEL k"}));
   EXPECT_EQ(h.state.keyspace().expiry_stats().expired_keys, 1u);
-  h.state.settings().lazyfree_lazy_expire = true;
+  h.state.keyspace().lazy_free().settings().lazy_expire = true;
   h.call("SET j v PX 10");
   h.take_propagated();
   h.advance_ms(11);

@@ -315,7 +315,7 @@ TEST_F(StringCommands, WritesOnExpiredKeysStartFresh) {
 }
 
 TEST_F(StringCommands, ExpiredDeletionsPropagateUnlinkWithLazyExpire) {
-  h.state.settings().lazyfree_lazy_expire = true;
+  h.state.keyspace().lazy_free().settings().lazy_expire = true;
   h.call("SET k v PX 1");
   h.advance_ms(2);
   EXPECT_EQ(h.call("GET k"), "(nil)");
@@ -446,7 +446,7 @@ TEST_F(StringCommands, GetexDeadlineReachedDeletes) {
   // A deadline equal to now already counts as reached.
   EXPECT_EQ(h.call("GETEX k2 PXAT 1700000000000"), "\"v\"");
   EXPECT_EQ(find("k2"), nullptr);
-  h.state.settings().lazyfree_lazy_expire = true;
+  h.state.keyspace().lazy_free().settings().lazy_expire = true;
   EXPECT_EQ(h.call("GETEX k3 PXAT 5"), "\"v\"");
   EXPECT_EQ(find("k3"), nullptr);
   EXPECT_EQ(h.take_propagated(), (Lines{"0:DEL k", "0:DEL k2", "0:UNLINK k3"}));
