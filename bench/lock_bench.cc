@@ -1,0 +1,251 @@
+// lock_bench: the C++ half of bench/lock_benchmark.py, timing keywarden::Lock against one
+// server. It prints one JSON line on stdout; the driver runs it on keywarden-server and on
+// redis-server and puts the figures side by side.
+//
+//   lock_bench uncontended --port P [--cycles N] [--warmup N] [--name NAME]
+//     One thread, one Client, one handle, watchdog lease: N lock()+unlock() cycles after the
+//     warm-up; prints the cycles per second.
+//   lock_bench handoff --port P [--contenders 8] [--seconds S] [--name NAME] [--events FILE]
+//     Each contender is a thread with its own Client and handle, looping lock() -> GET/SET of
+//     a counter key (the critical section) -> unlock() [-> sleep N µs outside the lock] until
+//     S seconds have passed. Every cycle is recorded as (contender, lock() called, lock()
+//     returned, just before unlock()); --events writes them, one line each, in CLOCK_MONOTONIC
+//     nanoseconds (std::steady_clock on Linux), the clock the Python contenders of the driver
+//     use too, so that the driver computes the hand-off latencies of both the same way. Prints
+//     the correctness counters: the counter must end equal to the cycles, and no contender may
+//     find another inside.
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "keywarden/keywarden.h"
+
+namespace {
+
+using keywarden::Client;
+using keywarden::ClientOptions;
+using keywarden::Lock;
+using keywarden::Reply;
+using Clock = std::chrono::steady_clock;
+
+struct Arguments {
+  std::string mode;
+  std::string host = "127.0.0.1";
+  int port = 6379;
+  std::string name = "lock_bench";
+  int64_t cycles = 20000;
+  int64_t warmup = 2000;
+  int contenders = 8;
+  double seconds = 5.0;
+  int64_t outside_us = 0;
+  std::string events_path;
+};
+
+[[noreturn]] void usage(const char* why) {
+  std::fprintf(stderr,
+               "lock_bench: %s\n"
+               "usage: lock_bench uncontended --port P [--host H] [--cycles N] [--warmup N] "
+               "[--name NAME]\n"
+               "       lock_bench handoff --port P [--host H] [--contenders N] [--seconds S] "
+               "[--name NAME] [--events FILE] [--outside-us N]\n",
+               why);
+  std::exit(64);
+}
+
+Arguments parse_arguments(int argc, char** argv) {
+  if (argc < 2) usage("no mode");
+  Arguments a;
+  a.mode = argv[1];
+  if (a.mode != "uncontended" && a.mode != "handoff") usage("unknown mode");
+  for (int i = 2; i < argc; i += 2) {
+    std::string flag = argv[i];
+    if (i + 1 >= argc) usage("a flag without its value");
+    const char* value = argv[i + 1];
+    if (flag == "--host") a.host = value;
+    else if (flag == "--port") a.port = std::atoi(value);
+    else if (flag == "--name") a.name = value;
+    else if (flag == "--cycles") a.cycles = std::atoll(value);
+    else if (flag == "--warmup") a.warmup = std::atoll(value);
+    else if (flag == "--contenders") a.contenders = std::atoi(value);
+    else if (flag == "--seconds") a.seconds = std::atof(value);
+    else if (flag == "--events") a.events_path = value;
+    else if (flag == "--outside-us") a.outside_us = std::atoll(value);
+    else usage("unknown flag");
+  }
+  if (a.port <= 0 || a.cycles <= 0 || a.warmup < 0 || a.contenders <= 0 || a.seconds <= 0 ||
+      a.outside_us < 0) {
+    usage("a value out of range");
+  }
+  return a;
+}
+
+ClientOptions client_options(const Arguments& a) {
+  ClientOptions o;
+  o.host = a.host;
+  o.port = a.port;
+  return o;
+}
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+int run_uncontended(const Arguments& a) {
+  Client client(client_options(a));
+  Lock lock = client.get_lock(a.name);
+  client.command("DEL", a.name);
+  for (int64_t i = 0; i < a.warmup; ++i) {
+    lock.lock();
+    lock.unlock();
+  }
+  const auto start = Clock::now();
+  for (int64_t i = 0; i < a.cycles; ++i) {
+    lock.lock();
+    lock.unlock();
+  }
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  // Left held or left behind would mean an unlock that did not happen.
+  const bool released = client.command("EXISTS", a.name).integer() == 0;
+  std::printf(
+      "{\"mode\": \"uncontended\", \"cycles\": %lld, \"seconds\": %.6f, "
+      "\"cycles_per_second\": %.1f, \"released\": %s}\n",
+      static_cast<long long>(a.cycles), elapsed, a.cycles / elapsed, released ? "true" : "false");
+  return released ? 0 : 2;
+}
+
+struct Cycle {
+  int contender;
+  int64_t called_ns;    // lock() called
+  int64_t acquired_ns;  // lock() returned
+  int64_t release_ns;   // just before unlock() sends the release
+};
+
+int run_handoff(const Arguments& a) {
+  const std::string counter_key = a.name + ":counter";
+  {
+    Client setup(client_options(a));
+    setup.command("DEL", a.name, counter_key);
+  }
+  std::vector<std::vector<Cycle>> cycles(a.contenders);
+  std::atomic<int> inside{0};
+  std::atomic<int64_t> overlaps{0};
+  std::atomic<int64_t> deadline_ns{0};
+  int64_t start_ns = 0;
+  std::atomic<int> failures{0};
+  std::mutex error_mutex;
+  std::string first_error;
+  // Every contender connects first, so no one starts while another is still connecting; the
+  // clock starts when the last one is ready.
+  auto start_clock = [&]() noexcept {
+    start_ns = now_ns();
+    deadline_ns = start_ns + static_cast<int64_t>(a.seconds * 1e9);
+  };
+  std::barrier start_line(a.contenders + 1, start_clock);
+
+  std::vector<std::thread> threads;
+  for (int id = 0; id < a.contenders; ++id) {
+    threads.emplace_back([&, id] {
+      bool arrived = false;
+      try {
+        Client client(client_options(a));
+        Lock lock = client.get_lock(a.name);
+        client.command("PING");
+        start_line.arrive_and_wait();
+        arrived = true;
+        std::vector<Cycle>& mine = cycles[id];
+        mine.reserve(1 << 16);
+        while (now_ns() < deadline_ns.load(std::memory_order_relaxed)) {
+          Cycle c{id, now_ns(), 0, 0};
+          lock.lock();
+          c.acquired_ns = now_ns();
+          if (inside.fetch_add(1) != 0) overlaps.fetch_add(1);
+          // A read-modify-write on the server that loses updates unless the lock excludes.
+          Reply value = client.command("GET", counter_key);
+          const int64_t n = value.is_null() ? 0 : std::stoll(value.str());
+          client.command("SET", counter_key, n + 1);
+          inside.fetch_sub(1);
+          c.release_ns = now_ns();
+          lock.unlock();
+          mine.push_back(c);
+          // Time outside the lock lets a woken waiter win before the releaser comes back.
+          if (a.outside_us > 0) {
+            std::this_thread::sleep_for(std::chrono::microseconds(a.outside_us));
+          }
+        }
+      } catch (const std::exception& e) {
+        failures.fetch_add(1);
+        std::lock_guard<std::mutex> guard(error_mutex);
+        if (first_error.empty()) first_error = e.what();
+        if (!arrived) start_line.arrive_and_drop();
+      }
+    });
+  }
+  start_line.arrive_and_wait();
+  for (std::thread& t : threads) t.join();
+  const int64_t end_ns = now_ns();
+
+  int64_t total = 0;
+  for (const auto& mine : cycles) total += static_cast<int64_t>(mine.size());
+  int64_t counter = -1;
+  bool released = false;
+  try {
+    Client check(client_options(a));
+    Reply value = check.command("GET", counter_key);
+    counter = value.is_null() ? 0 : std::stoll(value.str());
+    released = check.command("EXISTS", a.name).integer() == 0;
+    check.command("DEL", counter_key);
+  } catch (const std::exception& e) {
+    failures.fetch_add(1);
+    if (first_error.empty()) first_error = e.what();
+  }
+  if (!a.events_path.empty()) {
+    std::vector<Cycle> all;
+    all.reserve(total);
+    for (const auto& mine : cycles) all.insert(all.end(), mine.begin(), mine.end());
+    std::sort(all.begin(), all.end(),
+              [](const Cycle& x, const Cycle& y) { return x.acquired_ns < y.acquired_ns; });
+    std::ofstream out(a.events_path);
+    for (const Cycle& c : all) {
+      out << c.contender << ' ' << c.called_ns << ' ' << c.acquired_ns << ' ' << c.release_ns
+          << '\n';
+    }
+  }
+  std::string error_json;
+  for (char ch : first_error) {
+    if (ch == '"' || ch == '\\') error_json += '\\';
+    error_json += (ch == '\n') ? ' ' : ch;
+  }
+  std::printf(
+      "{\"mode\": \"handoff\", \"contenders\": %d, \"cycles\": %lld, \"counter\": %lld, "
+      "\"overlaps\": %lld, \"released\": %s, \"failures\": %d, \"start_ns\": %lld, "
+      "\"end_ns\": %lld, \"seconds\": %.6f, \"error\": \"%s\"}\n",
+      a.contenders, static_cast<long long>(total), static_cast<long long>(counter),
+      static_cast<long long>(overlaps.load()), released ? "true" : "false", failures.load(),
+      static_cast<long long>(start_ns), static_cast<long long>(end_ns), (end_ns - start_ns) / 1e9,
+      error_json.c_str());
+  const bool ok = failures == 0 && counter == total && overlaps == 0 && released;
+  return ok ? 0 : 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Arguments a = parse_arguments(argc, argv);
+  try {
+    return a.mode == "uncontended" ? run_uncontended(a) : run_handoff(a);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lock_bench: %s\n", e.what());
+    return 1;
+  }
+}
