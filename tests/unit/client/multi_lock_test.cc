@@ -4,8 +4,11 @@
 #include "keywarden/multi_lock.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -20,6 +23,34 @@ namespace {
 using testing::LostLog;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+
+constexpr int kMultiWorkerRounds = 20;
+
+// A no-op unless started by a test: takes the MultiLock over KW_ML_NAMES (comma separated, in
+// that order) kMultiWorkerRounds times, incrementing KW_ML_COUNTER under it.
+TEST(MultiLockWorker, Run) {
+  const char* port = std::getenv("KW_ML_PORT");
+  if (port == nullptr) GTEST_SKIP() << "runs only as a worker process";
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test that started it
+  ClientOptions o;
+  o.port = std::atoi(port);
+  Client client(o);
+  std::vector<std::string> names;
+  std::string list = std::getenv("KW_ML_NAMES");
+  for (size_t start = 0, comma; start <= list.size(); start = comma + 1) {
+    comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    names.push_back(list.substr(start, comma - start));
+  }
+  const std::string counter = std::getenv("KW_ML_COUNTER");
+  MultiLock multi = client.get_multi_lock(names);
+  for (int i = 0; i < kMultiWorkerRounds; ++i) {
+    std::lock_guard<MultiLock> guard(multi);
+    Reply value = client.command("GET", counter);
+    int64_t n = value.is_null() ? 0 : std::stoll(value.str());
+    client.command("SET", counter, n + 1);
+  }
+}
 
 class MultiLockTest : public testing::BothServersTest {
  protected:
@@ -171,6 +202,27 @@ TEST_P(MultiLockTest, StandardAdaptorsAndReentrancy) {
   for (const Lock& member : multi.locks()) EXPECT_FALSE(member.is_locked());
   EXPECT_THROW(client.get_multi_lock({keys[0], keys[0]}), std::invalid_argument);
   EXPECT_THROW(MultiLock(std::vector<Lock>{}), std::invalid_argument);
+}
+
+TEST_P(MultiLockTest, ProcessesInDifferentOrdersLoseNoUpdates) {
+  Client client(options());
+  auto keys = names(3);
+  const std::string counter = name("counter");
+  client.command("DEL", counter);
+  const std::vector<std::string> orders = {keys[0] + "," + keys[1] + "," + keys[2],
+                                           keys[2] + "," + keys[1] + "," + keys[0],
+                                           keys[1] + "," + keys[2] + "," + keys[0]};
+  std::vector<pid_t> workers;
+  for (const std::string& order : orders) {
+    workers.push_back(testing::spawn_test_process(
+        "MultiLockWorker.Run", {"KW_ML_PORT=" + std::to_string(options().port),
+                                "KW_ML_NAMES=" + order, "KW_ML_COUNTER=" + counter}));
+    ASSERT_GT(workers.back(), 0);
+  }
+  for (pid_t pid : workers) EXPECT_EQ(testing::wait_exit_code(pid), 0);
+  EXPECT_EQ(client.command("GET", counter).str(),
+            std::to_string(orders.size() * kMultiWorkerRounds));
+  for (const std::string& key : keys) EXPECT_FALSE(client.get_lock(key).is_locked());
 }
 
 KEYWARDEN_BOTH_SERVERS(MultiLockTest);

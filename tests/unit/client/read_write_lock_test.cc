@@ -29,8 +29,11 @@ std::string timeout_key(const std::string& name, const std::string& owner, int n
   return "{" + name + "}:" + owner + ":rwlock_timeout:" + std::to_string(n);
 }
 
-// A no-op unless started by a test: takes a read lock (1 s watchdog lease), writes its owner
-// to `<name>:owner` and keeps the lock until killed.
+constexpr int kRwWorkerRounds = 20;
+
+// A no-op unless started by a test: with KW_RW_MODE=count it increments a shared counter
+// under the write lock and checks it under the read lock; otherwise it takes a read lock (1 s
+// watchdog lease), writes its owner to `<name>:owner` and keeps the lock until killed.
 TEST(ReadWriteLockWorker, Run) {
   const char* port = std::getenv("KW_RW_PORT");
   if (port == nullptr) GTEST_SKIP() << "runs only as a worker process";
@@ -41,6 +44,27 @@ TEST(ReadWriteLockWorker, Run) {
   const std::string lock_name = std::getenv("KW_RW_NAME");
   Client client(o);
   ReadWriteLock rw = client.get_read_write_lock(lock_name);
+  const char* mode = std::getenv("KW_RW_MODE");
+  if (mode != nullptr && std::string(mode) == "count") {
+    // kRwWorkerRounds increments under the write lock, each checked under a read lock.
+    Lock write = rw.write_lock();
+    Lock read = rw.read_lock();
+    for (int i = 0; i < kRwWorkerRounds; ++i) {
+      {
+        std::lock_guard<Lock> guard(write);
+        Reply value = client.command("GET", lock_name + ":counter");
+        int64_t n = value.is_null() ? 0 : std::stoll(value.str());
+        client.command("SET", lock_name + ":counter", n + 1);
+        client.command("SET", lock_name + ":copy", n + 1);
+      }
+      std::lock_guard<Lock> guard(read);
+      if (client.command("GET", lock_name + ":counter").str() !=
+          client.command("GET", lock_name + ":copy").str()) {
+        std::_Exit(3);  // a reader saw a half-done write
+      }
+    }
+    return;
+  }
   Lock read = rw.read_lock();
   read.lock();
   client.command("SET", lock_name + ":owner", rw.owner());
@@ -459,6 +483,22 @@ TEST_P(ReadWriteLockTest, ReadersNeverSeeAHalfDoneWrite) {
   EXPECT_EQ(reads.load(), kReaders * kRounds);
   EXPECT_EQ(client.command("GET", a).str(), std::to_string(kWriters * kRounds));
   EXPECT_EQ(client.command("EXISTS", name()).integer(), 0);
+}
+
+TEST_P(ReadWriteLockTest, ProcessesIncrementACounterWithoutLostUpdates) {
+  Client client(options());
+  client.command("DEL", name() + ":counter", name() + ":copy");
+  constexpr int kProcesses = 3;
+  std::vector<pid_t> workers;
+  for (int i = 0; i < kProcesses; ++i) {
+    workers.push_back(testing::spawn_test_process(
+        "ReadWriteLockWorker.Run", {"KW_RW_PORT=" + std::to_string(options().port),
+                                    "KW_RW_NAME=" + name(), "KW_RW_MODE=count"}));
+    ASSERT_GT(workers.back(), 0);
+  }
+  for (pid_t pid : workers) EXPECT_EQ(testing::wait_exit_code(pid), 0);
+  EXPECT_EQ(client.command("GET", name() + ":counter").str(),
+            std::to_string(kProcesses * kRwWorkerRounds));
 }
 
 KEYWARDEN_BOTH_SERVERS(ReadWriteLockTest);
