@@ -62,6 +62,9 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_KEYWARDEN = REPO_ROOT / "build" / "src" / "server" / "keywarden-server"
+# The C++ probe (bench/latency_probe.cc); without it the probe is a Python process, whose own
+# round trip (p99 about 1 ms on a loaded 2-core machine) hides the server's.
+DEFAULT_PROBE = REPO_ROOT / "build" / "bench" / "latency_probe"
 DEFAULT_PLOT = REPO_ROOT / "docs" / "benchmarks" / "mass_expiry.png"
 HOST = "127.0.0.1"
 SECTIONS = ("memory", "mass", "sparse", "events", "lru", "lazyfree")
@@ -331,12 +334,16 @@ def probe_worker(port: int, out_path: str, max_seconds: float, *command: str) ->
 
 
 class Probe:
+    # The latency_probe binary to use (same protocol as probe_worker), or None for Python.
+    binary: str | None = None
+
     def __init__(self, port: int, *command: str, max_seconds: float = 600):
         fd, self.path = tempfile.mkstemp(prefix="kw-membench-probe-")
         os.close(fd)
+        worker = ([Probe.binary] if Probe.binary else
+                  [sys.executable, os.path.abspath(__file__), "--probe-worker"])
         self.proc = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--probe-worker", str(port), self.path,
-             str(max_seconds), *command],
+            [*worker, str(port), self.path, str(max_seconds), *command],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         if self.proc.stdout.readline().strip() != "ready":
             raise RuntimeError("probe worker did not start")
@@ -1076,6 +1083,9 @@ def main() -> int:
                         help=f"mass: PNG of RSS and keys held over time (default {DEFAULT_PLOT} "
                              f"on a full run, none with --quick)")
     parser.add_argument("--json", metavar="FILE", help="also write every figure (and samples)")
+    parser.add_argument("--probe", default=str(DEFAULT_PROBE) if DEFAULT_PROBE.exists() else "",
+                        help="latency_probe binary (built by `ninja latency_probe`); empty: "
+                             "the probe is a Python process")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: fewer keys, shorter waits; well under a minute")
     args = parser.parse_args()
@@ -1093,6 +1103,7 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown sections {unknown}; known: {', '.join(SECTIONS)}")
     fresh.binaries = {"keywarden": args.keywarden, "redis": args.redis}
+    Probe.binary = args.probe or None
 
     def on_sigterm(*_):
         raise KeyboardInterrupt()
@@ -1127,7 +1138,8 @@ def main() -> int:
           f"{'--quick, ' if args.quick else ''}{os.cpu_count()} CPUs, "
           f"{datetime.datetime.now().isoformat(timespec='minutes')}, "
           f"{time.monotonic() - started:.0f} s, load average at the start "
-          f"{load_at_start[0]:.1f} / at the end {os.getloadavg()[0]:.1f}")
+          f"{load_at_start[0]:.1f} / at the end {os.getloadavg()[0]:.1f}, "
+          f"latency probe: {'C++ (latency_probe)' if Probe.binary else 'Python'}")
     for section in SECTIONS:
         if section in results:
             print()
