@@ -406,9 +406,7 @@ void append_command(CommandContext& ctx) {
       return;
     }
     // Even an empty suffix leaves the value "raw", as Redis unshares it before appending.
-    std::string& bytes = entry->value.mutable_raw();
-    bytes.append(suffix);
-    length = bytes.size();
+    length = entry->value.append(suffix);
   }
   ctx.dirty();
   ctx.key_modified(key);
@@ -459,16 +457,13 @@ void setrange_command(CommandContext& ctx) {
     if (!check_string_length(ctx, offset, static_cast<int64_t>(patch.size()))) return;
     std::string bytes(static_cast<size_t>(offset) + patch.size(), '\0');
     std::memcpy(bytes.data() + offset, patch.data(), patch.size());
-    entry = ctx.db().add(key, Value::make_raw(std::move(bytes)));
+    entry = ctx.db().add(key, Value::make_raw(bytes));
     ctx.notify(kNotifyNew, "new", key);
   } else {
     if (!is_string(entry)) return ctx.error(errors::kWrongType);
     if (patch.empty()) return ctx.reply.integer(static_cast<int64_t>(entry->value.string_length()));
     if (!check_string_length(ctx, offset, static_cast<int64_t>(patch.size()))) return;
-    std::string& bytes = entry->value.mutable_raw();
-    const size_t end = static_cast<size_t>(offset) + patch.size();
-    if (bytes.size() < end) bytes.resize(end, '\0');
-    std::memcpy(bytes.data() + offset, patch.data(), patch.size());
+    entry->value.write_at(static_cast<size_t>(offset), patch);
   }
   ctx.dirty();
   ctx.key_modified(key);

@@ -1,6 +1,7 @@
 #include "storage/database.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -64,7 +65,7 @@ size_t allocation_size(size_t bytes) { return std::max<size_t>(32, (bytes + 8 + 
 }  // namespace
 
 size_t Database::memory_usage(const Entry* entry) const {
-  size_t bytes = allocation_size(sizeof(Entry) + entry->key().size());
+  size_t bytes = allocation_size(Entry::allocation_bytes(entry->key().size()));
   bytes += entry->value.payload_bytes();
   // One bucket pointer per key at the table's current load.
   const size_t keys = std::max<size_t>(1, table_.size());
@@ -74,9 +75,11 @@ size_t Database::memory_usage(const Entry* entry) const {
 }
 
 Entry* Entry::create(std::string_view key, Value value) {
-  void* memory = ::operator new(sizeof(Entry) + key.size());
+  void* memory = ::operator new(allocation_bytes(key.size()));
   auto* entry = new (memory) Entry(static_cast<uint32_t>(key.size()), std::move(value));
-  std::memcpy(reinterpret_cast<char*>(entry + 1), key.data(), key.size());
+  char* key_bytes = reinterpret_cast<char*>(entry) + kEntryKeyOffset;
+  assert(key_bytes == reinterpret_cast<char*>(&entry->key_size_ + 1));
+  std::memcpy(key_bytes, key.data(), key.size());
   return entry;
 }
 

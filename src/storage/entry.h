@@ -17,18 +17,22 @@ namespace keywarden {
 inline constexpr int64_t kNoExpiry = -1;
 inline constexpr uint32_t kNotInExpiryIndex = UINT32_MAX;
 
-// An entry and its key bytes are one allocation: the key follows the object in memory, so a
+// An entry and its key bytes are one allocation: the key follows the fields in memory, so a
 // lookup that reaches the entry finds the key in the same cache lines instead of chasing a
-// second pointer. Create and destroy entries only through create() and destroy().
+// second pointer. The key starts right after key_size_, in what would be the struct's tail
+// padding: 44 bytes of fields (next 8, deadline 8, expiry slot 4, access clock 4, Value 16,
+// key size 4), then the key. Create and destroy entries only through create() and destroy().
 struct Entry {
   static Entry* create(std::string_view key, Value value);
   static void destroy(Entry* entry);
   // A new entry with another key that takes over this one's value, deadline and access clock
   // (RENAME, MOVE); this entry is destroyed. The caller re-links the result.
   static Entry* rekey(Entry* entry, std::string_view new_key);
+  // Bytes requested from the allocator for an entry whose key is `key_size` bytes long.
+  static size_t allocation_bytes(size_t key_size);
 
   std::string_view key() const {
-    return {reinterpret_cast<const char*>(this + 1), key_size_};
+    return {reinterpret_cast<const char*>(&key_size_ + 1), key_size_};
   }
   bool has_expiry() const { return expire_at_ms != kNoExpiry; }
 
@@ -44,5 +48,14 @@ struct Entry {
 
   uint32_t key_size_;
 };
+
+static_assert(sizeof(Entry) == 48, "Entry: 44 bytes of fields, the key in the tail padding on");
+// Where the key bytes start: just after key_size_, the last field.
+inline constexpr size_t kEntryKeyOffset = sizeof(Entry) - sizeof(uint32_t);
+
+inline size_t Entry::allocation_bytes(size_t key_size) {
+  // Never less than the struct itself, so that a short key leaves the whole object allocated.
+  return kEntryKeyOffset + key_size < sizeof(Entry) ? sizeof(Entry) : kEntryKeyOffset + key_size;
+}
 
 }  // namespace keywarden

@@ -1,6 +1,10 @@
+// Value: the 16-byte tagged payload of a keyspace value (layout in value.h).
 #include "types/value.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cstring>
+#include <new>
 
 #include "common/number.h"
 #include "types/hash_value.h"
@@ -32,13 +36,107 @@ std::string_view encoding_name(Encoding encoding) {
   return "unknown";
 }
 
-Value::Value(const Value& other)
-    : type_(other.type_), encoding_(other.encoding_), int_(other.int_), bytes_(other.bytes_),
-      aggregate_(other.aggregate_ == nullptr ? nullptr : other.aggregate_->clone()) {}
+// A string too long to sit inline: one allocation holding this header and then the bytes.
+struct Value::HeapString {
+  size_t size;
+  size_t capacity;
+
+  char* data() { return reinterpret_cast<char*>(this + 1); }
+
+  static HeapString* create(size_t capacity) {
+    void* memory = ::operator new(sizeof(HeapString) + capacity);
+    return new (memory) HeapString{0, capacity};
+  }
+  static void destroy(HeapString* block) { ::operator delete(block); }
+};
+
+namespace {
+
+// Room for a string about to grow in place to `size` bytes: double it while small, then add
+// 1 MiB at a time (as Redis's sds does), so that a run of APPENDs is amortised linear.
+size_t grown_capacity(size_t size) {
+  constexpr size_t kLinearGrowthFrom = 1024 * 1024;
+  return size < kLinearGrowthFrom ? size * 2 : size + kLinearGrowthFrom;
+}
+
+}  // namespace
+
+Value::Value(const Value& other) {
+  switch (other.kind()) {
+    case Kind::kInt:
+    case Kind::kInline:
+      std::memcpy(payload_, other.payload_, sizeof(payload_));
+      inline_size_ = other.inline_size_;
+      tag_ = other.tag_;
+      break;
+    case Kind::kHeap: {
+      HeapString* block = other.heap();
+      store_string({block->data(), block->size},
+                   (other.tag_ & kRawBit) != 0, block->size);
+      break;
+    }
+    case Kind::kAggregate:
+      store(other.aggregate()->clone().release());
+      tag_ = other.tag_;
+      break;
+  }
+}
 
 Value& Value::operator=(const Value& other) {
   if (this != &other) *this = Value(other);
   return *this;
+}
+
+Value& Value::operator=(Value&& other) noexcept {
+  if (this != &other) {
+    release();
+    take(other);
+  }
+  return *this;
+}
+
+void Value::release() {
+  switch (kind()) {
+    case Kind::kHeap: HeapString::destroy(heap()); break;
+    case Kind::kAggregate: delete aggregate(); break;
+    case Kind::kInt:
+    case Kind::kInline: break;
+  }
+  inline_size_ = 0;
+  set_tag(ValueType::kString, Kind::kInline, /*raw=*/true);
+}
+
+void Value::take(Value& other) noexcept {
+  std::memcpy(payload_, other.payload_, sizeof(payload_));
+  inline_size_ = other.inline_size_;
+  tag_ = other.tag_;
+  other.inline_size_ = 0;
+  other.set_tag(ValueType::kString, Kind::kInline, /*raw=*/true);
+}
+
+void Value::store_string(std::string_view bytes, bool raw, size_t capacity) {
+  if (bytes.size() <= kInlineStringCapacity) {
+    if (!bytes.empty()) std::memcpy(payload_, bytes.data(), bytes.size());
+    inline_size_ = static_cast<uint8_t>(bytes.size());
+    set_tag(ValueType::kString, Kind::kInline, raw);
+    return;
+  }
+  HeapString* block = HeapString::create(capacity);
+  std::memcpy(block->data(), bytes.data(), bytes.size());
+  block->size = bytes.size();
+  store(block);
+  inline_size_ = 0;
+  set_tag(ValueType::kString, Kind::kHeap, raw);
+}
+
+Encoding Value::encoding() const {
+  switch (kind()) {
+    case Kind::kInt: return Encoding::kInt;
+    case Kind::kInline:
+    case Kind::kHeap: return (tag_ & kRawBit) != 0 ? Encoding::kRaw : Encoding::kEmbStr;
+    case Kind::kAggregate: return aggregate()->encoding();
+  }
+  return Encoding::kRaw;
 }
 
 Value Value::make_hash() {
@@ -47,8 +145,8 @@ Value Value::make_hash() {
 
 Value Value::make_aggregate(ValueType type, std::unique_ptr<Aggregate> payload) {
   Value value;
-  value.type_ = type;
-  value.aggregate_ = std::move(payload);
+  value.store(payload.release());
+  value.set_tag(type, Kind::kAggregate, /*raw=*/false);
   return value;
 }
 
@@ -60,22 +158,20 @@ Value Value::make_string(std::string_view bytes) {
 
 Value Value::make_plain_string(std::string_view bytes) {
   Value value;
-  value.encoding_ = bytes.size() <= kEmbStrMaxLength ? Encoding::kEmbStr : Encoding::kRaw;
-  value.bytes_.assign(bytes);
+  value.store_string(bytes, bytes.size() > kEmbStrMaxLength, bytes.size());
   return value;
 }
 
 Value Value::make_int(int64_t number) {
   Value value;
-  value.encoding_ = Encoding::kInt;
-  value.int_ = number;
+  value.store(number);
+  value.set_tag(ValueType::kString, Kind::kInt, /*raw=*/false);
   return value;
 }
 
-Value Value::make_raw(std::string bytes) {
+Value Value::make_raw(std::string_view bytes) {
   Value value;
-  value.encoding_ = Encoding::kRaw;
-  value.bytes_ = std::move(bytes);
+  value.store_string(bytes, /*raw=*/true, bytes.size());
   return value;
 }
 
@@ -85,43 +181,113 @@ void Value::assign_string(std::string_view bytes) {
     *this = make_int(number);
     return;
   }
-  const size_t capacity = bytes_.capacity();
-  const bool reuse = type_ == ValueType::kString && encoding_ != Encoding::kInt &&
-                     capacity >= bytes.size() && capacity <= 2 * bytes.size() + 16;
-  if (!reuse) {
-    *this = make_plain_string(bytes);
-    return;
+  const bool raw = bytes.size() > kEmbStrMaxLength;
+  if (kind() == Kind::kHeap && bytes.size() > kInlineStringCapacity) {
+    HeapString* block = heap();
+    if (block->capacity >= bytes.size() && block->capacity <= 2 * bytes.size() + 16) {
+      std::memmove(block->data(), bytes.data(), bytes.size());
+      block->size = bytes.size();
+      set_tag(ValueType::kString, Kind::kHeap, raw);
+      return;
+    }
   }
-  encoding_ = bytes.size() <= kEmbStrMaxLength ? Encoding::kEmbStr : Encoding::kRaw;
-  bytes_.assign(bytes);
+  // Built aside first: `bytes` may point into this value's own buffer.
+  *this = make_plain_string(bytes);
 }
 
 std::string_view Value::string_view(char (&scratch)[kInt64BufferSize]) const {
-  if (encoding_ != Encoding::kInt) return bytes_;
-  auto result = std::to_chars(scratch, scratch + kInt64BufferSize, int_);
-  return {scratch, static_cast<size_t>(result.ptr - scratch)};
+  switch (kind()) {
+    case Kind::kInline: return {payload_, inline_size_};
+    case Kind::kHeap: {
+      HeapString* block = heap();
+      return {block->data(), block->size};
+    }
+    case Kind::kInt: {
+      auto result = std::to_chars(scratch, scratch + kInt64BufferSize, load<int64_t>());
+      return {scratch, static_cast<size_t>(result.ptr - scratch)};
+    }
+    case Kind::kAggregate: break;
+  }
+  return {};
 }
 
 size_t Value::string_length() const {
-  if (encoding_ != Encoding::kInt) return bytes_.size();
-  char scratch[kInt64BufferSize];
-  return string_view(scratch).size();
+  switch (kind()) {
+    case Kind::kInline: return inline_size_;
+    case Kind::kHeap: return heap()->size;
+    case Kind::kInt: {
+      char scratch[kInt64BufferSize];
+      return string_view(scratch).size();
+    }
+    case Kind::kAggregate: break;
+  }
+  return 0;
 }
 
-std::string& Value::mutable_raw() {
-  if (encoding_ == Encoding::kInt) {
+char* Value::make_writable(size_t size) {
+  if (kind() == Kind::kInt) {
     char scratch[kInt64BufferSize];
-    bytes_.assign(string_view(scratch));
+    const std::string_view text = string_view(scratch);
+    store_string(text, /*raw=*/true, text.size());
   }
-  encoding_ = Encoding::kRaw;
-  return bytes_;
+  set_raw();
+  if (kind() == Kind::kInline) {
+    if (size <= kInlineStringCapacity) return payload_;
+    HeapString* block = HeapString::create(grown_capacity(size));
+    std::memcpy(block->data(), payload_, inline_size_);
+    block->size = inline_size_;
+    store(block);
+    inline_size_ = 0;
+    set_tag(ValueType::kString, Kind::kHeap, /*raw=*/true);
+    return block->data();
+  }
+  HeapString* block = heap();
+  if (block->capacity < size) {
+    HeapString* bigger = HeapString::create(grown_capacity(size));
+    std::memcpy(bigger->data(), block->data(), block->size);
+    bigger->size = block->size;
+    HeapString::destroy(block);
+    store(bigger);
+    block = bigger;
+  }
+  return block->data();
+}
+
+size_t Value::append(std::string_view suffix) {
+  const size_t old_size = string_length();
+  const size_t new_size = old_size + suffix.size();
+  char* bytes = make_writable(new_size);
+  if (!suffix.empty()) std::memcpy(bytes + old_size, suffix.data(), suffix.size());
+  if (kind() == Kind::kInline) {
+    inline_size_ = static_cast<uint8_t>(new_size);
+  } else {
+    heap()->size = new_size;
+  }
+  return new_size;
+}
+
+size_t Value::write_at(size_t offset, std::string_view patch) {
+  const size_t old_size = string_length();
+  const size_t new_size = std::max(old_size, offset + patch.size());
+  char* bytes = make_writable(new_size);
+  if (offset > old_size) std::memset(bytes + old_size, 0, offset - old_size);
+  if (!patch.empty()) std::memcpy(bytes + offset, patch.data(), patch.size());
+  if (kind() == Kind::kInline) {
+    inline_size_ = static_cast<uint8_t>(new_size);
+  } else {
+    heap()->size = new_size;
+  }
+  return new_size;
 }
 
 size_t Value::payload_bytes() const {
-  if (aggregate_ != nullptr) return aggregate_->payload_bytes();
-  if (encoding_ == Encoding::kInt) return 0;
-  // std::string keeps up to 15 bytes inline; beyond that it holds one heap block.
-  return bytes_.capacity() > 15 ? bytes_.capacity() + 1 : 0;
+  switch (kind()) {
+    case Kind::kHeap: return sizeof(HeapString) + heap()->capacity;
+    case Kind::kAggregate: return aggregate()->payload_bytes();
+    case Kind::kInt:
+    case Kind::kInline: break;
+  }
+  return 0;
 }
 
 }  // namespace keywarden

@@ -5,13 +5,23 @@
 // and report "embstr" when created in one piece at 44 bytes or less, "raw" otherwise or once
 // modified in place (APPEND, SETRANGE), because that is what Redis clients and tests observe.
 //
-// Aggregates hold their payload behind one Aggregate pointer (types/aggregate.h), so that a
-// string value stays as small and as fast as before: a hash is a HashValue, a list a ListValue,
-// a set a SetValue, a sorted set a ZSetValue, each in its own file and reached through as<T>().
-// Copying a Value copies the payload deeply (COPY); moving it moves the pointer.
+// Layout (16 bytes, so that an Entry stays small): 14 payload bytes, a length byte for inline
+// strings and one tag byte (type, which payload, and "raw" for strings). The payload is one of
+//  - the int64 itself (int encoding);
+//  - up to kInlineStringCapacity string bytes inline, no allocation (most short values);
+//  - a pointer to one heap block holding size, capacity and the bytes of a longer string;
+//  - a pointer to the Aggregate of a collection.
+// Where the bytes live is independent of the encoding Redis shows: an inline string may be
+// "raw" after APPEND, a 30-byte heap string is still "embstr" after SET.
+//
+// Aggregates hold their payload behind one Aggregate pointer (types/aggregate.h): a hash is a
+// HashValue, a list a ListValue, a set a SetValue, a sorted set a ZSetValue, each in its own
+// file and reached through as<T>(). Copying a Value copies the payload deeply (COPY); moving it
+// moves the pointer and leaves the source an empty string.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +38,8 @@ inline constexpr size_t kEmbStrMaxLength = 44;
 inline constexpr size_t kMaxIntEncodedLength = 20;
 // Enough room for any int64 in decimal.
 inline constexpr size_t kInt64BufferSize = 24;
+// The longest string a Value holds without a heap allocation.
+inline constexpr size_t kInlineStringCapacity = 14;
 
 std::string_view value_type_name(ValueType type);
 std::string_view encoding_name(Encoding encoding);
@@ -37,8 +49,9 @@ class Value {
   Value() = default;
   Value(const Value& other);
   Value& operator=(const Value& other);
-  Value(Value&&) noexcept = default;
-  Value& operator=(Value&&) noexcept = default;
+  Value(Value&& other) noexcept { take(other); }
+  Value& operator=(Value&& other) noexcept;
+  ~Value() { release(); }
 
   // A string as SET stores it: integer-encoded when possible, else embstr/raw by length.
   static Value make_string(std::string_view bytes);
@@ -46,47 +59,89 @@ class Value {
   static Value make_plain_string(std::string_view bytes);
   static Value make_int(int64_t number);
   // A raw string: what Redis holds after an in-place modification.
-  static Value make_raw(std::string bytes);
+  static Value make_raw(std::string_view bytes);
   // An empty hash in the listpack encoding.
   static Value make_hash();
   // A collection of `type` holding `payload` (whose class must match the type).
   static Value make_aggregate(ValueType type, std::unique_ptr<Aggregate> payload);
 
-  // Becomes `bytes` stored exactly as make_string() stores them, reusing this value's string
+  // Becomes `bytes` stored exactly as make_string() stores them, reusing this value's heap
   // buffer when it is large enough and not more than about twice the need: overwriting a key
   // with a value of similar size (the common SET) then costs no allocation.
   void assign_string(std::string_view bytes);
 
-  ValueType type() const { return type_; }
-  Encoding encoding() const {
-    return aggregate_ != nullptr ? aggregate_->encoding() : encoding_;
-  }
-  bool is_int() const { return encoding_ == Encoding::kInt; }
-  int64_t int_value() const { return int_; }
+  ValueType type() const { return static_cast<ValueType>(tag_ & kTypeMask); }
+  Encoding encoding() const;
+  bool is_int() const { return kind() == Kind::kInt; }
+  int64_t int_value() const { return is_int() ? load<int64_t>() : 0; }
 
   // The string's bytes; an integer is formatted into `scratch`.
   std::string_view string_view(char (&scratch)[kInt64BufferSize]) const;
   size_t string_length() const;
-  // Converts to "raw" (as Redis does before an in-place change) and exposes the bytes.
-  std::string& mutable_raw();
+  // In-place edits of a string (APPEND, SETRANGE). Both first convert the value to "raw", as
+  // Redis does before an in-place change, and return the new length. write_at() pads with
+  // zero bytes up to `offset` when the string is shorter.
+  size_t append(std::string_view suffix);
+  size_t write_at(size_t offset, std::string_view patch);
 
   // The collection payload as its concrete class; only for the matching type().
   template <typename T>
-  T& as() { return static_cast<T&>(*aggregate_); }
+  T& as() { return static_cast<T&>(*aggregate()); }
   template <typename T>
-  const T& as() const { return static_cast<const T&>(*aggregate_); }
+  const T& as() const { return static_cast<const T&>(*aggregate()); }
   // Elements of a collection (0 for a string).
-  size_t aggregate_size() const { return aggregate_ != nullptr ? aggregate_->size() : 0; }
+  size_t aggregate_size() const { return kind() == Kind::kAggregate ? aggregate()->size() : 0; }
 
-  // Approximate heap bytes held beyond the entry itself (MEMORY USAGE, later accounting).
+  // Heap bytes held beyond the entry itself (MEMORY USAGE): 0 for an integer or an inline
+  // string, the heap block of a longer string, the collection's own figure.
   size_t payload_bytes() const;
 
  private:
-  ValueType type_ = ValueType::kString;
-  Encoding encoding_ = Encoding::kRaw;
-  int64_t int_ = 0;
-  std::string bytes_;
-  std::unique_ptr<Aggregate> aggregate_;
+  enum class Kind : uint8_t { kInt, kInline, kHeap, kAggregate };
+  struct HeapString;
+
+  static constexpr uint8_t kTypeMask = 0x07;
+  static constexpr int kKindShift = 3;
+  static constexpr uint8_t kKindMask = 0x18;
+  static constexpr uint8_t kRawBit = 0x20;
+
+  Kind kind() const { return static_cast<Kind>((tag_ & kKindMask) >> kKindShift); }
+  void set_tag(ValueType type, Kind kind, bool raw) {
+    tag_ = static_cast<uint8_t>(static_cast<uint8_t>(type) |
+                                (static_cast<uint8_t>(kind) << kKindShift) | (raw ? kRawBit : 0));
+  }
+  void set_raw() { tag_ |= kRawBit; }
+
+  // The payload's first 8 bytes as an int64 or a pointer (memcpy: the bytes are shared with
+  // the inline string, and compile to one load or store).
+  template <typename T>
+  T load() const {
+    T result;
+    std::memcpy(&result, payload_, sizeof(T));
+    return result;
+  }
+  template <typename T>
+  void store(T value) { std::memcpy(payload_, &value, sizeof(T)); }
+
+  Aggregate* aggregate() const { return load<Aggregate*>(); }
+  HeapString* heap() const { return load<HeapString*>(); }
+
+  // Frees what the payload owns and leaves the value an empty inline string.
+  void release();
+  // Takes `other`'s 16 bytes (this holds nothing) and leaves `other` an empty string.
+  void take(Value& other) noexcept;
+  // Stores `bytes` as a string with the given encoding, inline or in a new heap block of
+  // exactly `capacity` bytes; this holds nothing.
+  void store_string(std::string_view bytes, bool raw, size_t capacity);
+  // Makes the string raw and its bytes writable with room for `size` bytes (contents kept,
+  // new bytes unspecified); returns them.
+  char* make_writable(size_t size);
+
+  alignas(8) char payload_[kInlineStringCapacity] = {};
+  uint8_t inline_size_ = 0;
+  uint8_t tag_ = static_cast<uint8_t>(static_cast<uint8_t>(Kind::kInline) << kKindShift) | kRawBit;
 };
+
+static_assert(sizeof(Value) == 16, "a Value is 16 bytes: Entry's size depends on it");
 
 }  // namespace keywarden
