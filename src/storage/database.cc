@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "storage/lazy_free.h"
+#include "storage/memory_accounting.h"
 
 namespace keywarden {
 
@@ -56,16 +57,9 @@ uint32_t lfu_accessed(uint32_t stamp, int64_t now_ms, int64_t log_factor, int64_
 }
 }  // namespace access_clock
 
-namespace {
-
-// What glibc malloc really hands out for a request of `bytes`: an 8-byte header, 16-byte
-// granularity, 32 bytes at least.
-size_t allocation_size(size_t bytes) { return std::max<size_t>(32, (bytes + 8 + 15) & ~size_t{15}); }
-
-}  // namespace
 
 size_t Database::memory_usage(const Entry* entry) const {
-  size_t bytes = allocation_size(Entry::allocation_bytes(entry->key().size()));
+  size_t bytes = memory::allocation_size(Entry::allocation_bytes(entry->key().size()));
   bytes += entry->value.payload_bytes();
   // One bucket pointer per key at the table's current load.
   const size_t keys = std::max<size_t>(1, table_.size());

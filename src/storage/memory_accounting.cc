@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdio>
@@ -161,6 +162,15 @@ size_t process_rss() {
 
 size_t total_system_memory() {
   return static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+size_t allocation_size(size_t request) {
+#if defined(KEYWARDEN_JEMALLOC)
+  return request == 0 ? 0 : nallocx(request, 0);
+#else
+  // glibc: an 8-byte header, 16-byte steps, 32 bytes at the least.
+  return std::max<size_t>(32, (request + 8 + 15) & ~size_t{15});
+#endif
 }
 
 std::string malloc_stats_text() {

@@ -53,6 +53,10 @@ size_t process_rss();
 // Total physical memory of the machine.
 size_t total_system_memory();
 
+// The bytes the allocator really hands out for a request of `request` bytes (its size class):
+// what MEMORY USAGE counts for an allocation.
+size_t allocation_size(size_t request);
+
 // jemalloc's malloc_stats_print() report (MEMORY MALLOC-STATS), or the text Redis answers when
 // the allocator has none.
 std::string malloc_stats_text();
