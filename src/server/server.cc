@@ -647,8 +647,13 @@ void Server::before_sleep() {
     state_.propagator().flush();
   }
   if (int64_t deadline_ms = keyspace.next_expiry_deadline_ms(); deadline_ms != INT64_MAX) {
+    // A key is due once its deadline has passed: wake a millisecond after it. Deadlines can be
+    // anywhere up to INT64_MAX, so the wait is capped (the cron wakes the loop anyway).
+    constexpr int64_t kMaxWaitMs = 3'600'000;
     const ClockReading now = clock_.read();
-    loop_.wake_by(now.monotonic_us + std::max<int64_t>(0, deadline_ms + 1 - now.wall_ms) * 1000);
+    const int64_t wait_ms =
+        deadline_ms < now.wall_ms ? 0 : std::min(deadline_ms - now.wall_ms, kMaxWaitMs) + 1;
+    loop_.wake_by(now.monotonic_us + wait_ms * 1000);
   }
   flush_pending_writes();
   for (uint64_t id : closed_connections_) connections_.erase(id);

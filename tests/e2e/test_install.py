@@ -191,8 +191,9 @@ def test_archive_links_into_a_shared_library(prefix, keywarden, tmp_path):
     library = tmp_path / "libbump.so"
     _run([compiler, "-shared", "-fPIC", tmp_path / "bump.cc", "-o", library, *flags])
     program = tmp_path / "main"
+    # The .pc flags again: a sanitizer build's runtime must be linked into the program too.
     _run([compiler, tmp_path / "main.cc", "-o", program, f"-L{tmp_path}", "-lbump",
-          f"-Wl,-rpath,{tmp_path}"])
+          f"-Wl,-rpath,{tmp_path}", *flags])
     keywarden.client().delete("install:shared")
     out = _run([program, keywarden.port], timeout=30)
     assert out.strip() == "1"
