@@ -30,6 +30,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -495,6 +496,28 @@ def assert_same_script_replies(keywarden, reference, name: str, script: str,
 # --------------------------------------------------------------------------------------------
 # Server processes
 # --------------------------------------------------------------------------------------------
+
+def run_quick_benchmark(argv: Sequence[str], time_limit: float, env=None) -> str:
+    """Runs a bench driver's --quick mode (argv after the interpreter) from the repository root
+    and returns its stdout, after checking it exited 0 and printed its table header. A run that
+    does not finish within `time_limit` seconds (a loaded machine) is stopped with SIGTERM, which
+    the drivers turn into stopping their servers, and the test is skipped, not failed."""
+    proc = subprocess.Popen([sys.executable, *map(str, argv)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT, env=env)
+    try:
+        out, err = proc.communicate(timeout=time_limit)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+        pytest.skip(f"--quick did not finish within {time_limit:.0f} s (machine too busy)")
+    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{out}\nstderr:\n{err}"
+    assert "keywarden vs redis-server" in out
+    return out
+
 
 def free_port() -> int:
     """An ephemeral loopback port that was free a moment ago (callers retry on collision)."""

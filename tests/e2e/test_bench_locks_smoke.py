@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, keywarden_binary, redis_binary
+from conftest import REPO_ROOT, keywarden_binary, redis_binary, run_quick_benchmark
 
 BENCH = REPO_ROOT / "bench" / "lock_benchmark.py"
-LOCK_BENCH = os.environ.get("LOCK_BENCH") or str(REPO_ROOT / "build" / "bench" / "lock_bench")
+LOCK_BENCH = (os.environ.get("LOCK_BENCH")
+              or str(REPO_ROOT / "build" / "bench" / "lock_bench"))
 TIME_LIMIT = 60.0
 NUMBER = r"[\d,]+(?:\.\d+)?"
 CONTENDED_LOCKS = ("keywarden::Lock, 8 threads", "redis-py Lock, sleep 0.1 s, 8 processes",
@@ -41,23 +39,8 @@ def test_quick_lock_benchmark_prints_both_servers():
     for path in (server, redis_binary()):
         if not Path(path).exists():
             pytest.skip(f"{path} is not there")
-    proc = subprocess.Popen([sys.executable, str(BENCH), "--quick", "--keywarden", server,
-                             "--redis", redis_binary(), "--lock-bench", LOCK_BENCH],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=REPO_ROOT)
-    try:
-        out, err = proc.communicate(timeout=TIME_LIMIT)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGTERM)  # the harness stops its servers and contenders
-        try:
-            proc.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-        pytest.skip(f"--quick did not finish within {TIME_LIMIT:.0f} s (machine too busy)")
-
-    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{out}\nstderr:\n{err}"
-    assert "keywarden vs redis-server" in out
+    out = run_quick_benchmark([BENCH, "--quick", "--keywarden", server, "--redis", redis_binary(),
+                               "--lock-bench", LOCK_BENCH], TIME_LIMIT)
     rows = {}
     for line in out.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]

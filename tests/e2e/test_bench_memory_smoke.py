@@ -15,14 +15,11 @@ import importlib.util
 import json
 import os
 import re
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, keywarden_binary, redis_binary
+from conftest import REPO_ROOT, keywarden_binary, redis_binary, run_quick_benchmark
 
 BENCH = REPO_ROOT / "bench" / "memory_expiry_benchmark.py"
 TIME_LIMIT = 120.0
@@ -51,23 +48,9 @@ def test_quick_benchmark_prints_both_servers(tmp_path):
         if not Path(path).exists():
             pytest.skip(f"{path} is not there")
     json_path, plot_path = tmp_path / "out.json", tmp_path / "mass.png"
-    argv = [sys.executable, str(BENCH), "--quick", "--keywarden", server, "--redis",
-            redis_binary(), "--json", str(json_path), "--plot", str(plot_path)]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=REPO_ROOT, env=dict(os.environ, KEYWARDEN_SERVER=server))
-    try:
-        out, err = proc.communicate(timeout=TIME_LIMIT)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGTERM)  # the harness stops its servers and probes
-        try:
-            proc.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-        pytest.skip(f"--quick did not finish within {TIME_LIMIT:.0f} s (machine too busy)")
-
-    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{out}\nstderr:\n{err}"
-    assert "keywarden vs redis-server" in out
+    argv = [BENCH, "--quick", "--keywarden", server, "--redis", redis_binary(), "--json",
+            json_path, "--plot", plot_path]
+    out = run_quick_benchmark(argv, TIME_LIMIT, env=dict(os.environ, KEYWARDEN_SERVER=server))
     rows = {}
     section = None
     for line in out.splitlines():

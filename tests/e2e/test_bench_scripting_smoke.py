@@ -13,14 +13,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, keywarden_binary, redis_binary
+from conftest import REPO_ROOT, keywarden_binary, redis_binary, run_quick_benchmark
 
 BENCH = REPO_ROOT / "bench" / "scripting_pubsub_benchmark.py"
 TIME_LIMIT = 20.0
@@ -34,22 +31,8 @@ def test_quick_benchmark_prints_both_servers():
             pytest.skip(f"{path} is not there")
     if not shutil.which("redis-benchmark"):
         pytest.skip("redis-benchmark (redis-tools) is not installed")
-    proc = subprocess.Popen([sys.executable, str(BENCH), "--quick", "--keywarden", server],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=REPO_ROOT, env=dict(os.environ, KEYWARDEN_SERVER=server))
-    try:
-        out, err = proc.communicate(timeout=TIME_LIMIT)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGTERM)  # the harness stops its servers and subscribers
-        try:
-            proc.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-        pytest.skip(f"--quick did not finish within {TIME_LIMIT:.0f} s (machine too busy)")
-
-    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{out}\nstderr:\n{err}"
-    assert "keywarden vs redis-server" in out
+    out = run_quick_benchmark([BENCH, "--quick", "--keywarden", server], TIME_LIMIT,
+                              env=dict(os.environ, KEYWARDEN_SERVER=server))
     rows = {}
     for line in out.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
