@@ -200,14 +200,16 @@ TEST_P(LockTest, ServerStoppedUnderLockGuardDoesNotTerminate) {
 
 TEST_P(LockTest, WatchdogKeepsTheLockAcrossLeases) {
   ClientOptions o = options();
-  o.lock_watchdog_timeout = 600ms;
+  // Renewed every 300 ms: a renewal may run up to ~0.5 s late (a loaded machine, a sanitizer
+  // build) before the lease is lost.
+  o.lock_watchdog_timeout = 900ms;
   Client client(o);
   Lock lock = client.get_lock(name());
   Lock other = client.get_lock(name());
   LostLog lost;
   lock.on_lost(lost.callback());
   lock.lock();
-  std::this_thread::sleep_for(2s);  // more than three leases
+  std::this_thread::sleep_for(3s);  // more than three leases
   EXPECT_TRUE(lock.is_held());
   EXPECT_TRUE(lock.valid());
   EXPECT_GT(lock.remaining_lease(), 0ms);
