@@ -129,10 +129,6 @@ def test_realistic_limit_keeps_accepting_writes(pair):
     for server in pair:
         with server.raw() as conn:
             used = int(info_field(conn, "memory", "used_memory"))
-            if server is pair[0] and info_field(conn, "memory", "mem_allocator") == "libc":
-                # Resident size does not fall when keys are freed, so every key would go and
-                # writes would then be refused: this needs the allocator's accounting.
-                pytest.xfail("used_memory is the RSS until allocator accounting lands")
             limit = used + 4 * 1024 * 1024
             conn.execute("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
             conn.execute("CONFIG", "SET", "maxmemory", str(limit))
