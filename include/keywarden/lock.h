@@ -40,9 +40,32 @@ class LockProtocol;
 struct LockState;
 }  // namespace detail
 
-class Lock {
+// The timed half of the standard TimedLockable requirements, shared by every lock kind and
+// written in terms of the kind's acquire(wait, lease) (nullopt wait: no limit, nullopt lease:
+// watchdog-kept), which the kind makes reachable by befriending this class.
+template <typename Derived>
+class TimedLockable {
  public:
   using Milliseconds = std::chrono::milliseconds;
+
+  template <typename Rep, typename Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
+    return self().acquire(std::chrono::ceil<Milliseconds>(wait), std::nullopt);
+  }
+  template <typename Clock, typename Duration>
+  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& until) {
+    return try_lock_for(until - Clock::now());
+  }
+  bool try_lock(Milliseconds wait, Milliseconds lease) { return self().acquire(wait, lease); }
+
+ private:
+  Derived& self() { return static_cast<Derived&>(*this); }
+};
+
+class Lock : public TimedLockable<Lock> {
+ public:
+  using Milliseconds = std::chrono::milliseconds;
+  using TimedLockable::try_lock;
 
   Lock(Lock&& other) noexcept;
   Lock& operator=(Lock&& other) noexcept;
@@ -58,15 +81,6 @@ class Lock {
   void lock(Milliseconds lease);
   // One attempt, no waiting.
   bool try_lock();
-  template <typename Rep, typename Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    return acquire(std::chrono::ceil<Milliseconds>(wait), std::nullopt);
-  }
-  template <typename Clock, typename Duration>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& until) {
-    return try_lock_for(until - Clock::now());
-  }
-  bool try_lock(Milliseconds wait, Milliseconds lease) { return acquire(wait, lease); }
 
   // Drops one hold; the last one deletes the hash and wakes waiters. Throws NotOwnerError when
   // this handle holds nothing. It never throws for a hold it had, so std::lock_guard is safe:
@@ -100,6 +114,7 @@ class Lock {
  protected:
   friend class Client;
   friend class ReadWriteLock;
+  friend class TimedLockable<Lock>;
   // An empty `owner` gets a fresh "<client id>:<owner id>"; handles given the same owner
   // hold as one (a read-write lock's read and write handles).
   Lock(std::shared_ptr<detail::LockService> service, std::string name,

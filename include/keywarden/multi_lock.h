@@ -61,9 +61,10 @@ class Client;
 // (MultiLock) or the node's "host:port" (RedLock).
 using MemberLostCallback = std::function<void(const std::string& which, LockLostReason reason)>;
 
-class MultiLock {
+class MultiLock : public TimedLockable<MultiLock> {
  public:
   using Milliseconds = std::chrono::milliseconds;
+  using TimedLockable::try_lock;
 
   // Throws std::invalid_argument when `locks` is empty.
   explicit MultiLock(std::vector<Lock> locks);
@@ -77,15 +78,6 @@ class MultiLock {
   void lock();
   void lock(Milliseconds lease);
   bool try_lock();
-  template <typename Rep, typename Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    return acquire(std::chrono::ceil<Milliseconds>(wait), std::nullopt);
-  }
-  template <typename Clock, typename Duration>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& until) {
-    return try_lock_for(until - Clock::now());
-  }
-  bool try_lock(Milliseconds wait, Milliseconds lease) { return acquire(wait, lease); }
 
   // Releases one hold of every member. Throws NotOwnerError only when this MultiLock holds
   // nothing; errors on members it held go to on_error (a lost member to on_lost).
@@ -103,6 +95,7 @@ class MultiLock {
   const std::vector<Lock>& locks() const { return locks_; }
 
  private:
+  friend class TimedLockable<MultiLock>;
   bool acquire(std::optional<Milliseconds> wait, std::optional<Milliseconds> lease);
   void release_taken(const std::vector<size_t>& taken) noexcept;
   void report(const std::exception& error) noexcept;
@@ -131,9 +124,10 @@ class RedLockError : public Error {
   std::vector<NodeFailure> failures_;
 };
 
-class RedLock {
+class RedLock : public TimedLockable<RedLock> {
  public:
   using Milliseconds = std::chrono::milliseconds;
+  using TimedLockable::try_lock;
 
   // One Lock named `name` on each Client's server; the Clients must outlive the RedLock.
   // Throws std::invalid_argument when `clients` is empty or holds a null.
@@ -149,15 +143,6 @@ class RedLock {
   void lock();
   void lock(Milliseconds lease);
   bool try_lock();
-  template <typename Rep, typename Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    return acquire(std::chrono::ceil<Milliseconds>(wait), std::nullopt);
-  }
-  template <typename Clock, typename Duration>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& until) {
-    return try_lock_for(until - Clock::now());
-  }
-  bool try_lock(Milliseconds wait, Milliseconds lease) { return acquire(wait, lease); }
 
   // Releases on every node. Throws NotOwnerError only when this RedLock holds nothing; other
   // errors go to on_error.
@@ -181,6 +166,7 @@ class RedLock {
  private:
   struct Node;
   struct Shared;
+  friend class TimedLockable<RedLock>;
   bool acquire(std::optional<Milliseconds> wait, std::optional<Milliseconds> lease);
 
   std::string name_;

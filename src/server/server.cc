@@ -640,13 +640,16 @@ void Server::before_sleep() {
   }
   // Active expiry: one slice now when keys are due, and no sleep past the next deadline (no
   // sleep at all while a backlog of due keys remains), so keys go about a millisecond after
-  // their deadline and a backlog drains between client requests.
+  // their deadline and a backlog drains between client requests. One look at the index
+  // fronts answers both whether a slice is due and when to wake.
   Keyspace& keyspace = state_.keyspace();
-  if (keyspace.has_due_keys(clock_.wall_ms())) {
+  int64_t deadline_ms = keyspace.next_expiry_deadline_ms();
+  if (deadline_ms < clock_.wall_ms()) {
     keyspace.active_expire_slice();
     state_.propagator().flush();
+    deadline_ms = keyspace.next_expiry_deadline_ms();
   }
-  if (int64_t deadline_ms = keyspace.next_expiry_deadline_ms(); deadline_ms != INT64_MAX) {
+  if (deadline_ms != INT64_MAX) {
     // A key is due once its deadline has passed: wake a millisecond after it. Deadlines can be
     // anywhere up to INT64_MAX, so the wait is capped (the cron wakes the loop anyway).
     constexpr int64_t kMaxWaitMs = 3'600'000;
