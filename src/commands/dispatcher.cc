@@ -206,7 +206,7 @@ void Dispatcher::serve_ready_keys(const std::function<void(ClientSession&)>& rer
         // An earlier waiter may have emptied or replaced the key, or served this waiter
         // through another of its keys.
         Entry* entry = db.find_raw(ready.key);
-        if (entry == nullptr || Database::is_expired(entry, server_.clock().wall_ms())) break;
+        if (entry == nullptr || db.is_expired(entry, server_.clock().wall_ms())) break;
         if (!waiter->blocked.blocked() || entry->value.type() != waiter->blocked.type()) {
           continue;
         }

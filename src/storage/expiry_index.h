@@ -31,6 +31,11 @@ class ExpiryIndex {
   // The entry with the earliest deadline; nullptr when empty.
   Entry* front() const { return heap_.empty() ? nullptr : heap_[0].entry; }
   int64_t front_deadline() const { return heap_.empty() ? INT64_MAX : heap_[0].deadline_ms; }
+  // The deadline of an indexed entry; kNoExpiry for one that is not indexed.
+  int64_t deadline_of(const Entry* entry) const {
+    return entry->expiry_slot == kNotInExpiryIndex ? kNoExpiry
+                                                   : heap_[entry->expiry_slot].deadline_ms;
+  }
   // The entry in heap slot `index` (< size()): eviction samples volatile keys uniformly here.
   Entry* at(size_t index) const { return heap_[index].entry; }
 

@@ -109,8 +109,11 @@ void check_full(const ExpiryIndex& index, const Model& model,
   for (const auto& entry : entries) {
     if (!model.contains(entry.get())) {
       ASSERT_EQ(entry->expiry_slot, kNotInExpiryIndex) << entry->key();
+      ASSERT_EQ(index.deadline_of(entry.get()), kNoExpiry) << entry->key();
       continue;
     }
+    // The deadline lives in the index only: what it answers is what was last set.
+    ASSERT_EQ(index.deadline_of(entry.get()), model.deadline_of(entry.get())) << entry->key();
     ASSERT_LT(entry->expiry_slot, heap.size()) << entry->key();
     ASSERT_EQ(heap[entry->expiry_slot], nullptr) << "two entries claim slot " << entry->expiry_slot;
     heap[entry->expiry_slot] = entry.get();
