@@ -4,8 +4,9 @@ test (KEYWARDEN_SERVER or the default build) and the stock redis-server.
 It checks that the harness runs end to end, prints one table per measurement (memory per key,
 mass expiry, latency during mass expiry with the driver idle, sparse expiry, `expired` event
 lag, allkeys-lru eviction, DEL vs UNLINK) with a figure for both servers in the rows that must
-have one, writes its JSON, and (when matplotlib is installed) the mass-expiry plot. No assertion on any figure's value: speed and memory are for
-the benchmark to report, not for tests to judge. A run that does not finish within TIME_LIMIT
+have one, writes its JSON, and (when matplotlib is installed) the mass-expiry plot. No
+assertion on any figure's value: speed and memory are for the benchmark to report, not for
+tests to judge. A run that does not finish within TIME_LIMIT
 seconds (a loaded machine) is stopped and the test skipped rather than failed.
 """
 
