@@ -21,8 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 # Commands whose behaviour differs from Redis 7.0 in a way a user could notice.
 NOTES = {
     "client": "CLIENT SETINFO and CLIENT NO-TOUCH answered as Redis 7.2 does (7.0 lacks them); "
-              "TRACKING and CACHING not yet. NO-EVICT sets the flag only: client eviction "
-              "(maxmemory-clients) is not built.",
+              "TRACKING and CACHING not yet.",
     "unlink": "A set of 65-128 strings is a listpack here (7.2's encoding), one allocation, so "
               "it is freed in place where 7.0 hands its hashtable to the lazy-free thread.",
     "script|debug": "NO is accepted; the Lua debugger (YES, SYNC) is not built.",

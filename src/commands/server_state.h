@@ -111,6 +111,7 @@ class ServerState final : public KeyspaceListener {
   PubSub& pubsub() { return pubsub_; }
   // maxmemory, its policy's evictions and the memory gauge they read (eviction.h).
   Evictor& eviction() { return eviction_; }
+  const Evictor& eviction() const { return eviction_; }
   // The dispatcher that runs commands on this state (EXEC runs its queue through it).
   Dispatcher* dispatcher() const { return dispatcher_; }
   void set_dispatcher(Dispatcher* dispatcher) { dispatcher_ = dispatcher; }

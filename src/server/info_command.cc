@@ -131,11 +131,6 @@ std::string executable_path() {
   return length > 0 ? std::string(path, static_cast<size_t>(length)) : std::string();
 }
 
-// What one connection holds in memory (CLIENT LIST tot-mem without the running command).
-size_t connection_memory(const Connection& connection) {
-  return sizeof(Connection) + connection.query_buffer_capacity() + connection.output_capacity();
-}
-
 uint64_t average_sample(const uint64_t (&samples)[16]) {
   uint64_t sum = 0;
   for (uint64_t sample : samples) sum += sample;
@@ -221,7 +216,7 @@ void memory_section(InfoText& info, Server& server) {
 
   size_t clients_memory = 0;
   for (const auto& [id, connection] : server.connections()) {
-    if (!connection->closed()) clients_memory += connection_memory(*connection);
+    if (!connection->closed()) clients_memory += connection->memory_usage();
   }
   // Overhead is what is not the data itself: the start-up footprint, client buffers, and the
   // databases' bucket arrays and expiry indexes.
@@ -370,7 +365,7 @@ void stats_section(InfoText& info, Server& server) {
   info.field("expired_time_cap_reached_count", expiry.time_cap_reached_count);
   info.field("expire_cycle_cpu_milliseconds", expiry.cycle_cpu_us / 1000);
   info.field("evicted_keys", server.state().eviction().evicted_keys());
-  info.field("evicted_clients", 0);
+  info.field("evicted_clients", network.evicted_clients);
   info.field("total_eviction_exceeded_time", server.state().eviction().total_exceeded_ms());
   info.field("current_eviction_exceeded_time", server.state().eviction().current_exceeded_ms());
   info.field("keyspace_hits", stats.keyspace_hits);

@@ -360,6 +360,26 @@ void Server::register_config() {
   EvictionSettings& eviction = state_.eviction().settings();
   c.add_memory("maxmemory", &eviction.maxmemory, 0, kMax, 0,
                [this] { state_.eviction().schedule(); });
+  c.add({"maxmemory-clients", {}, 0,
+         [this] {
+           const int64_t value = settings_.maxmemory_clients;
+           return value < 0 ? std::to_string(-value) + "%" : std::to_string(value);
+         },
+         [this](std::string_view value, bool) -> std::string {
+           constexpr const char* kMalformed = "argument must be a memory or percent value";
+           int64_t number;
+           if (value.ends_with('%')) {
+             if (!parse_int64(value.substr(0, value.size() - 1), &number) || number < 0) {
+               return kMalformed;
+             }
+             if (number > 100) return "percentage argument must be less or equal to 100";
+             settings_.maxmemory_clients = -number;
+           } else {
+             if (!parse_memory(value, &number)) return kMalformed;
+             settings_.maxmemory_clients = number;
+           }
+           return "";
+         }});
   c.add_enum("maxmemory-policy", &command.maxmemory_policy,
              {{"volatile-lru", kMaxmemoryVolatileLru},
               {"volatile-lfu", kMaxmemoryVolatileLfu},
@@ -607,6 +627,8 @@ void Server::queue_write(Connection* connection) {
 
 void Server::connection_closed(Connection* connection) {
   closed_connections_.push_back(connection->id());
+  client_memory_ -= connection->reported_memory;
+  connection->reported_memory = 0;
   if (connection->monitor()) std::erase(monitors_, connection->id());
 }
 
@@ -658,6 +680,8 @@ void Server::before_sleep() {
         deadline_ms < now.wall_ms ? 0 : std::min(deadline_ms - now.wall_ms, kMaxWaitMs) + 1;
     loop_.wake_by(now.monotonic_us + wait_ms * 1000);
   }
+  // A lowered maxmemory-clients (or maxmemory under a percentage) takes effect here.
+  evict_clients();
   flush_pending_writes();
   for (uint64_t id : closed_connections_) connections_.erase(id);
   closed_connections_.clear();
