@@ -103,6 +103,7 @@ void restore_command(CommandContext& ctx) {
     return ctx.reply.simple_string("OK");
   }
   Entry* entry = db.add(key, std::move(value));
+  ctx.notify(kNotifyNew, "new", key);
   std::vector<std::string_view> effect(ctx.args.begin(), ctx.args.end());
   std::string absolute;
   if (ttl != 0) {

@@ -42,6 +42,8 @@ class RdbService {
   RdbService& operator=(const RdbService&) = delete;
 
   RdbSettings& settings() { return settings_; }
+  // To call after save points or stop-writes-on-bgsave-error change (CONFIG SET).
+  void settings_changed() { update_write_refusal(); }
   // Bytes in use, for the used-mem AUX field (the server's gauge).
   void set_memory_gauge(std::function<uint64_t()> gauge) { memory_gauge_ = std::move(gauge); }
 

@@ -370,6 +370,7 @@ void Server::register_config() {
            for (size_t i = 0; i + 1 < words.size(); i += 2) {
              points.push_back({std::stoll(words[i]), std::stoll(words[i + 1])});
            }
+           rdb_->settings_changed();
            return "";
          }});
   c.add_bool("appendonly", &settings_.appendonly);
@@ -378,7 +379,8 @@ void Server::register_config() {
   c.add_string("dbfilename", &rdb.dbfilename);
   c.add_bool("rdbcompression", &rdb.compression);
   c.add_bool("rdbchecksum", &rdb.checksum);
-  c.add_bool("stop-writes-on-bgsave-error", &rdb.stop_writes_on_bgsave_error);
+  c.add_bool("stop-writes-on-bgsave-error", &rdb.stop_writes_on_bgsave_error, 0,
+             [this] { rdb_->settings_changed(); });
   c.add_integer("slowlog-log-slower-than", &settings_.slowlog_log_slower_than, -1, kMax);
   c.add_integer("slowlog-max-len", &settings_.slowlog_max_len, 0, kMax);
   c.add_integer("latency-monitor-threshold", &settings_.latency_monitor_threshold, 0, kMax);
