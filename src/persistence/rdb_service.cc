@@ -127,19 +127,15 @@ void RdbService::kill_background_save() {
 
 void RdbService::cron(int64_t now_ms) {
   if (ForkChild::active()) {
+    // Another kind of child (an AOF rewrite) is reaped by its owner, not here.
+    if (ForkChild::kind() != ForkChild::Kind::kRdb) return;
     if (auto exit = ForkChild::poll()) {
-      if (exit->kind == ForkChild::Kind::kRdb) {
-        if (!exit->success()) ::unlink(("temp-" + std::to_string(exit->pid) + ".rdb").c_str());
-        // Killed on purpose (SIGUSR1) is not an error, as in Redis.
-        background_done(exit->success(), exit->duration_ms);
-        if (exit->signal == SIGUSR1) {
-          last_bgsave_ok_ = true;
-          update_write_refusal();
-        }
-      } else {
-        // Not ours (an AOF rewrite reaped here); hand it back through the log only.
-        log_message(LogLevel::kNotice, "Background child " + std::to_string(exit->pid) +
-                                           " reaped by the RDB cron");
+      if (!exit->success()) ::unlink(("temp-" + std::to_string(exit->pid) + ".rdb").c_str());
+      background_done(exit->success(), exit->duration_ms);
+      // Killed on purpose (SIGUSR1) is not an error, as in Redis.
+      if (exit->signal == SIGUSR1) {
+        last_bgsave_ok_ = true;
+        update_write_refusal();
       }
     }
     return;
