@@ -113,6 +113,11 @@ int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_
     refuse(session, command, reply, server_.busy_reply());
     return 0;
   }
+  if (!server_.write_refusal().empty() &&
+      (command->has(kWrite) || is_command(command, "ping"))) {
+    refuse(session, command, reply, server_.write_refusal());
+    return 0;
+  }
   if (session.transaction.in_multi()) {
     if (command->has(kNoMulti)) {
       refuse(session, command, reply, errors::kNotAllowedInMulti);

@@ -312,17 +312,18 @@ void persistence_section(InfoText& info, Server& server) {
   info.field("current_fork_perc", "0.00");
   info.field("current_save_keys_processed", 0);
   info.field("current_save_keys_total", 0);
+  const RdbService& rdb = server.rdb();
+  const int64_t now_ms = server.clock().wall_ms();
   info.field("rdb_changes_since_last_save", server.state().stats().dirty);
-  info.field("rdb_bgsave_in_progress", 0);
-  // Nothing has been saved since start-up, which Redis counts as the last save.
-  info.field("rdb_last_save_time", server.start_time_ms() / 1000);
-  info.field("rdb_last_bgsave_status", "ok");
-  info.field("rdb_last_bgsave_time_sec", -1);
-  info.field("rdb_current_bgsave_time_sec", -1);
-  info.field("rdb_saves", 0);
+  info.field("rdb_bgsave_in_progress", rdb.bgsave_in_progress() ? 1 : 0);
+  info.field("rdb_last_save_time", rdb.last_save_time_s());
+  info.field("rdb_last_bgsave_status", rdb.last_bgsave_ok() ? "ok" : "err");
+  info.field("rdb_last_bgsave_time_sec", rdb.last_bgsave_duration_s());
+  info.field("rdb_current_bgsave_time_sec", rdb.current_bgsave_duration_s(now_ms));
+  info.field("rdb_saves", rdb.saves());
   info.field("rdb_last_cow_size", 0);
-  info.field("rdb_last_load_keys_expired", 0);
-  info.field("rdb_last_load_keys_loaded", 0);
+  info.field("rdb_last_load_keys_expired", rdb.last_load_keys_expired());
+  info.field("rdb_last_load_keys_loaded", rdb.last_load_keys_loaded());
   // No AOF is written yet, whatever appendonly says.
   info.field("aof_enabled", 0);
   info.field("aof_rewrite_in_progress", 0);

@@ -25,6 +25,7 @@
 #include "common/log.h"
 #include "common/number.h"
 #include "resp/split_arguments.h"
+#include "persistence/fork_child.h"
 #include "scripting/eval_commands.h"
 #include "scripting/script_engine.h"
 #include "server/server_families.h"
@@ -209,6 +210,11 @@ Server::Server() : state_(clock_, 16), dispatcher_(state_) {
   replication_id_ = random_hex_id();
   register_data_commands(state_.commands());
   register_server_commands(state_.commands());
+  register_persistence_commands(state_.commands());
+  rdb_ = std::make_unique<RdbService>(state_);
+  state_.set_rdb(rdb_.get());
+  rdb_->set_memory_gauge([this] { return used_memory(); });
+  ForkChild::attach(&state_.keyspace());
   scripting_ = std::make_unique<ScriptEngine>(state_);
   scripting_->set_busy_handler([this] { process_while_busy(); });
   scripting_->set_monitor_feed(
@@ -223,7 +229,17 @@ Server::Server() : state_(clock_, 16), dispatcher_(state_) {
   start_time_ms_ = clock_.wall_ms();
 }
 
+std::string Server::load_data() {
+  // With appendonly the AOF is the source of truth and the RDB file is not read (the AOF
+  // side loads its own files).
+  if (settings_.appendonly) return "";
+  std::string error = rdb_->load_at_startup();
+  if (!error.empty()) return "Fatal error loading the DB (" + rdb_->settings().dbfilename + "): " + error + ". Exiting.";
+  return "";
+}
+
 Server::~Server() {
+  rdb_->kill_background_save();
   connections_.clear();
   scripting_.reset();
   listeners_.clear();
@@ -349,11 +365,22 @@ void Server::register_config() {
              normalized += word;
            }
            settings_.save = normalized;
+           std::vector<SavePoint>& points = rdb_->settings().save_points;
+           points.clear();
+           for (size_t i = 0; i + 1 < words.size(); i += 2) {
+             points.push_back({std::stoll(words[i]), std::stoll(words[i + 1])});
+           }
+           rdb_->settings_changed();
            return "";
          }});
   c.add_bool("appendonly", &settings_.appendonly);
   c.add_string("appendfilename", &settings_.appendfilename, kConfigImmutable);
-  c.add_string("dbfilename", &settings_.dbfilename);
+  RdbSettings& rdb = rdb_->settings();
+  c.add_string("dbfilename", &rdb.dbfilename);
+  c.add_bool("rdbcompression", &rdb.compression);
+  c.add_bool("rdbchecksum", &rdb.checksum);
+  c.add_bool("stop-writes-on-bgsave-error", &rdb.stop_writes_on_bgsave_error, 0,
+             [this] { rdb_->settings_changed(); });
   c.add_integer("slowlog-log-slower-than", &settings_.slowlog_log_slower_than, -1, kMax);
   c.add_integer("slowlog-max-len", &settings_.slowlog_max_len, 0, kMax);
   c.add_integer("latency-monitor-threshold", &settings_.latency_monitor_threshold, 0, kMax);
@@ -729,6 +756,7 @@ void Server::cron() {
     if (table.rehashing()) table.rehash_for(std::chrono::microseconds(1000));
   }
   close_idle_clients();
+  rdb_->cron(clock_.wall_ms());
 
   NetworkStats& stats = network_stats_;
   const int64_t now_us = monotonic_now_us();

@@ -17,6 +17,7 @@
 #include "server/config.h"
 #include "server/connection.h"
 #include "server/event_loop.h"
+#include "persistence/rdb_service.h"
 
 namespace keywarden {
 
@@ -58,7 +59,6 @@ struct ServerSettings {
   std::string save = "3600 1 300 100 60 10000";
   bool appendonly = false;
   std::string appendfilename = "appendonly.aof";
-  std::string dbfilename = "dump.rdb";
   int64_t slowlog_log_slower_than = 10000;
   int64_t slowlog_max_len = 128;
   int64_t latency_monitor_threshold = 0;
@@ -136,6 +136,10 @@ class Server final : public ServerHost {
   std::string configure(const std::string& config_path, std::span<const std::string> arguments);
   // Opens listeners; returns "" or the reason for failing.
   std::string listen();
+  // Loads the dataset from disk (the RDB file) before clients are accepted; "" or the reason
+  // the server must not start.
+  std::string load_data();
+  RdbService& rdb() { return *rdb_; }
   // Runs until SHUTDOWN or a termination signal.
   void run();
   void request_shutdown() { loop_.stop(); }
@@ -253,6 +257,7 @@ class Server final : public ServerHost {
   ServerState state_;
   Dispatcher dispatcher_;
   std::unique_ptr<ScriptEngine> scripting_;
+  std::unique_ptr<RdbService> rdb_;
   ConfigRegistry config_;
   EventLoop loop_;
   std::vector<std::unique_ptr<Listener>> listeners_;
