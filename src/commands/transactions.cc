@@ -21,10 +21,9 @@ size_t ClientTransaction::memory_overhead() const {
   // Sized the way Redis 7.0 sizes it, so CLIENT LIST reads alike: argument bytes plus one
   // pointer per argument, a 24-byte slot per queue entry (the queue starts at 2 and doubles),
   // and 56 bytes per watched key.
-  size_t bytes = 0;
-  for (const QueuedCommand& queued : queue_) {
-    for (const std::string& arg : queued.args) bytes += arg.size() + sizeof(void*);
-  }
+  // The argument bytes are counted as commands are queued: client eviction asks after every
+  // read, and a walk of a long queue each time would be quadratic.
+  size_t bytes = queued_arg_bytes_;
   if (!queue_.empty()) {
     size_t slots = 2;
     while (slots < queue_.size()) slots *= 2;
@@ -38,7 +37,10 @@ void ClientTransaction::queue(Command* command, const std::string_view* args, si
   if (dirty_exec_ || dirty_cas_) return;
   QueuedCommand queued{command, {}};
   queued.args.reserve(count);
-  for (size_t i = 0; i < count; ++i) queued.args.emplace_back(args[i]);
+  for (size_t i = 0; i < count; ++i) {
+    queued.args.emplace_back(args[i]);
+    queued_arg_bytes_ += args[i].size() + sizeof(void*);
+  }
   queue_.push_back(std::move(queued));
 }
 
@@ -47,6 +49,7 @@ void ClientTransaction::discard() {
   dirty_exec_ = false;
   dirty_cas_ = false;
   queue_.clear();
+  queued_arg_bytes_ = 0;
   unwatch_all();
 }
 

@@ -87,6 +87,7 @@ class ClientTransaction {
   bool dirty_exec_ = false;
   bool dirty_cas_ = false;
   std::vector<QueuedCommand> queue_;
+  size_t queued_arg_bytes_ = 0;  // argument bytes plus a pointer per argument, queue_'s
   std::vector<WatchedKey> watched_;
   WatchRegistry* registry_ = nullptr;
 };
