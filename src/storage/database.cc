@@ -70,10 +70,15 @@ size_t Database::memory_usage(const Entry* entry) const {
 
 Entry* Entry::create(std::string_view key, Value value) {
   void* memory = ::operator new(allocation_bytes(key.size()));
-  auto* entry = new (memory) Entry(static_cast<uint32_t>(key.size()), std::move(value));
-  char* key_bytes = reinterpret_cast<char*>(entry) + kEntryKeyOffset;
-  assert(key_bytes == reinterpret_cast<char*>(&entry->key_size_ + 1));
-  std::memcpy(key_bytes, key.data(), key.size());
+  auto* entry = new (memory) Entry(key.size(), std::move(value));
+  char* tail = reinterpret_cast<char*>(entry + 1);
+  if (key.size() >= kLongKey) {
+    const auto size = static_cast<uint32_t>(key.size());
+    std::memcpy(tail, &size, sizeof size);
+    tail += sizeof size;
+  }
+  std::memcpy(tail, key.data(), key.size());
+  assert(entry->key() == key);
   return entry;
 }
 

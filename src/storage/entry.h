@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -23,10 +24,11 @@ inline constexpr uint32_t kNotInExpiryIndex = UINT32_MAX;
 
 // An entry and its key bytes are one allocation: the key follows the fields in memory, so a
 // lookup that reaches the entry finds the key in the same cache lines instead of chasing a
-// second pointer. The key starts right after key_size_, in what would be the struct's tail
-// padding: 36 bytes of fields (next 8, expiry slot 4, access clock 4, Value 16, key size 4),
-// then the key, so that a key of up to 12 bytes keeps the whole entry in the allocator's
-// 48-byte size class. Create and destroy entries only through create() and destroy().
+// second pointer. 32 bytes of fields (next 8, expiry slot 4, access clock 3, key length 1,
+// Value 16), then the key: a key of up to 16 bytes keeps the whole entry in the allocator's
+// 48-byte size class, up to 32 in the 64-byte one. A key of kLongKey bytes or more has its
+// length in 4 bytes ahead of its bytes instead. Create and destroy entries only through
+// create() and destroy().
 struct Entry {
   static Entry* create(std::string_view key, Value value);
   static void destroy(Entry* entry);
@@ -38,29 +40,39 @@ struct Entry {
   static size_t allocation_bytes(size_t key_size);
 
   std::string_view key() const {
-    return {reinterpret_cast<const char*>(&key_size_ + 1), key_size_};
+    const char* tail = reinterpret_cast<const char*>(this + 1);
+    if (short_key_size_ != kLongKey) return {tail, short_key_size_};
+    uint32_t size;
+    std::memcpy(&size, tail, sizeof size);
+    return {tail + sizeof size, size};
   }
   bool has_expiry() const { return expiry_slot != kNotInExpiryIndex; }
 
+  // Key lengths from here on are stored in 4 bytes ahead of the key.
+  static constexpr uint32_t kLongKey = 255;
+
   Entry* next = nullptr;  // hash chain
   uint32_t expiry_slot = kNotInExpiryIndex;
-  uint32_t access_clock = 0;  // LRU clock (seconds resolution, 24 bits as Redis) or LFU data
+  // LRU clock (seconds, 24 bits as Redis) or LFU data (16-bit minutes, 8-bit counter).
+  uint32_t access_clock : 24;
+ private:
+  uint32_t short_key_size_ : 8;  // the key's length, or kLongKey
+
+ public:
   Value value;
 
  private:
-  Entry(uint32_t key_size, Value v) : value(std::move(v)), key_size_(key_size) {}
+  Entry(size_t key_size, Value v)
+      : access_clock(0),
+        short_key_size_(key_size < kLongKey ? static_cast<uint32_t>(key_size) : kLongKey),
+        value(std::move(v)) {}
   ~Entry() = default;
-
-  uint32_t key_size_;
 };
 
-static_assert(sizeof(Entry) == 40, "Entry: 36 bytes of fields, the key in the tail padding on");
-// Where the key bytes start: just after key_size_, the last field.
-inline constexpr size_t kEntryKeyOffset = sizeof(Entry) - sizeof(uint32_t);
+static_assert(sizeof(Entry) == 32, "Entry: 32 bytes of fields, then the key");
 
 inline size_t Entry::allocation_bytes(size_t key_size) {
-  // Never less than the struct itself, so that a short key leaves the whole object allocated.
-  return kEntryKeyOffset + key_size < sizeof(Entry) ? sizeof(Entry) : kEntryKeyOffset + key_size;
+  return sizeof(Entry) + (key_size < kLongKey ? key_size : sizeof(uint32_t) + key_size);
 }
 
 }  // namespace keywarden

@@ -144,6 +144,32 @@ TEST(DatabaseTest, NewEntriesTakeTheCurrentAccessClock) {
   EXPECT_EQ(plain.add("a", string_value("1"))->access_clock, 0u);
 }
 
+// Keys shorter than Entry::kLongKey keep their length in the entry's spare byte; longer ones
+// carry it ahead of the key bytes. Both read back intact, across the boundary, and survive a
+// rename to the other form.
+TEST(DatabaseTest, ShortAndLongKeysReadBack) {
+  RecordingListener listener;
+  Database db(0, &listener);
+  std::vector<std::string> keys;
+  for (size_t length : {size_t{0}, size_t{1}, size_t{16}, size_t{254}, size_t{255}, size_t{256},
+                        size_t{70000}}) {
+    std::string key(length, 'k');
+    for (size_t i = 0; i < length; ++i) key[i] = static_cast<char>('a' + (i * 7 + length) % 26);
+    keys.push_back(key);
+    Entry* entry = db.add(key, string_value("v"));
+    EXPECT_EQ(entry->key(), key) << length;
+    EXPECT_EQ(Entry::allocation_bytes(length),
+              sizeof(Entry) + length + (length >= Entry::kLongKey ? 4 : 0));
+  }
+  for (const std::string& key : keys) EXPECT_NE(db.find_raw(key), nullptr) << key.size();
+  Entry* longest = db.find_raw(keys.back());
+  Entry* renamed = db.move_entry(longest, db, "short");
+  EXPECT_EQ(renamed->key(), "short");
+  Entry* grown = db.move_entry(db.find_raw(keys[1]), db, std::string(300, 'z'));
+  EXPECT_EQ(grown->key(), std::string(300, 'z'));
+  EXPECT_EQ(db.size(), keys.size());
+}
+
 TEST(DatabaseTest, LazyExpiryAtTheExactDeadline) {
   RecordingListener listener;
   Database db(4, &listener);
