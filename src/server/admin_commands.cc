@@ -700,6 +700,20 @@ void lastsave_command(CommandContext& ctx) {
   ctx.reply.integer(Server::from(ctx).start_time_ms() / 1000);
 }
 
+void bgrewriteaof_command(CommandContext& ctx) {
+  Server& server = Server::from(ctx);
+  if (server.aof()->rewrite_stats().in_progress) {
+    ctx.reply.error("ERR Background append only file rewriting already in progress");
+    return;
+  }
+  std::string problem = server.rewrite_append_only();
+  if (!problem.empty()) {
+    ctx.reply.error("ERR " + problem);
+    return;
+  }
+  ctx.reply.simple_string("Background append only file rewriting started");
+}
+
 // --- Table -------------------------------------------------------------------------------------
 
 constexpr uint32_t kAdminFlags = kAdmin | kNoScript | kLoading | kStale;
@@ -747,6 +761,8 @@ constexpr CommandSpec kAdminCommands[] = {
      kLatencySubcommands},
     {"time", 1, kLoading | kStale | kFast, 0, 0, 0, 0, time_command, "server", "2.6.0",
      "Return the current server time", "O(1)"},
+    {"bgrewriteaof", 1, kAdmin | kNoScript, 0, 0, 0, 0, bgrewriteaof_command,
+     "server", "1.0.0", "Asynchronously rewrite the append-only file", "O(1)"},
     {"lastsave", 1, kLoading | kStale | kFast, 0, 0, 0, kAclAdmin | kAclDangerous,
      lastsave_command, "server", "1.0.0",
      "Get the UNIX time stamp of the last successful save to disk", "O(1)"},

@@ -357,6 +357,8 @@ void Connection::enforce_output_limit() {
 
 bool Connection::flush() {
   if (closed()) return false;
+  // No reply may leave before the AOF holds the writes it acknowledges.
+  server_.sync_aof_before_replies();
   if (close_asap_) {
     close();
     return false;

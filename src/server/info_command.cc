@@ -328,19 +328,30 @@ void persistence_section(InfoText& info, Server& server) {
   info.field("rdb_last_cow_size", 0);
   info.field("rdb_last_load_keys_expired", 0);
   info.field("rdb_last_load_keys_loaded", 0);
-  // No AOF is written yet, whatever appendonly says.
-  info.field("aof_enabled", 0);
-  info.field("aof_rewrite_in_progress", 0);
-  info.field("aof_rewrite_scheduled", 0);
-  info.field("aof_last_rewrite_time_sec", -1);
-  info.field("aof_current_rewrite_time_sec", -1);
-  info.field("aof_last_bgrewrite_status", "ok");
-  info.field("aof_rewrites", 0);
-  info.field("aof_rewrites_consecutive_failures", 0);
-  info.field("aof_last_write_status", "ok");
+  AofLog& aof = *server.aof();
+  const AofRewriteStats& rewrite = aof.rewrite_stats();
+  const bool aof_on = aof.is_open();
+  info.field("aof_enabled", aof_on ? 1 : 0);
+  info.field("aof_rewrite_in_progress", rewrite.in_progress ? 1 : 0);
+  info.field("aof_rewrite_scheduled", rewrite.scheduled ? 1 : 0);
+  info.field("aof_last_rewrite_time_sec", rewrite.last_time_sec);
+  info.field("aof_current_rewrite_time_sec",
+             rewrite.in_progress ? (server.clock().wall_ms() - rewrite.started_ms) / 1000 : -1);
+  info.field("aof_last_bgrewrite_status", rewrite.last_ok ? "ok" : "err");
+  info.field("aof_rewrites", rewrite.rewrites);
+  info.field("aof_rewrites_consecutive_failures", rewrite.consecutive_failures);
+  info.field("aof_last_write_status", aof.last_write_ok() ? "ok" : "err");
   info.field("aof_last_cow_size", 0);
   info.field("module_fork_in_progress", 0);
   info.field("module_fork_last_cow_size", 0);
+  if (aof_on) {
+    info.field("aof_current_size", aof.current_size());
+    info.field("aof_base_size", aof.base_size());
+    info.field("aof_pending_rewrite", rewrite.scheduled ? 1 : 0);
+    info.field("aof_buffer_length", aof.buffer_length());
+    info.field("aof_pending_bio_fsync", aof.pending_fsync());
+    info.field("aof_delayed_fsync", aof.delayed_fsync());
+  }
 }
 
 void stats_section(InfoText& info, Server& server) {

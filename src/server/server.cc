@@ -24,6 +24,7 @@
 #include "commands/families.h"
 #include "common/log.h"
 #include "common/number.h"
+#include "persistence/aof_rewrite.h"
 #include "resp/split_arguments.h"
 #include "scripting/eval_commands.h"
 #include "scripting/script_engine.h"
@@ -216,6 +217,7 @@ Server::Server() : state_(clock_, 16), dispatcher_(state_) {
         feed_monitors_from_script(client, args);
       });
   register_eval_commands(state_.commands());
+  aof_ = std::make_unique<AofLog>(settings_.aof, clock_);
   register_config();
   // Eviction counts what Redis counts: used memory less the buffers it leaves out
   // (mem_not_counted_for_evict: replication backlog, AOF buffer; none exist yet).
@@ -351,8 +353,7 @@ void Server::register_config() {
            settings_.save = normalized;
            return "";
          }});
-  c.add_bool("appendonly", &settings_.appendonly);
-  c.add_string("appendfilename", &settings_.appendfilename, kConfigImmutable);
+  register_aof_config();
   c.add_string("dbfilename", &settings_.dbfilename);
   c.add_integer("slowlog-log-slower-than", &settings_.slowlog_log_slower_than, -1, kMax);
   c.add_integer("slowlog-max-len", &settings_.slowlog_max_len, 0, kMax);
@@ -459,6 +460,141 @@ void Server::register_config() {
          },
          ""});
   c.seal();
+}
+
+void Server::register_aof_config() {
+  ConfigRegistry& c = config_;
+  AofSettings& aof = settings_.aof;
+  c.add({"appendonly", {}, 0, [&aof] { return std::string(aof.appendonly ? "yes" : "no"); },
+         [this](std::string_view value, bool starting) -> std::string {
+           bool enable;
+           if (equals_ignore_case(value, "yes")) {
+             enable = true;
+           } else if (equals_ignore_case(value, "no")) {
+             enable = false;
+           } else {
+             return "argument must be 'yes' or 'no'";
+           }
+           if (starting || enable == settings_.aof.appendonly) {
+             settings_.aof.appendonly = enable;
+             return "";
+           }
+           if (!enable) {
+             stop_append_only();
+             return "";
+           }
+           if (std::string problem = start_append_only(); !problem.empty()) return problem;
+           return "";
+         }});
+  // Names of files and of the directory may not be paths, as Redis checks.
+  auto base_name_only = [](std::string* target, const char* what) {
+    return [target, what](std::string_view value, bool) -> std::string {
+      if (value.empty() || value.find('/') != std::string_view::npos) {
+        return std::string(what) + " can't be a path, just a filename";
+      }
+      target->assign(value);
+      return "";
+    };
+  };
+  c.add({"appendfilename", {}, kConfigImmutable, [&aof] { return aof.filename; },
+         base_name_only(&aof.filename, "appendfilename")});
+  c.add({"appenddirname", {}, kConfigImmutable, [&aof] { return aof.dirname; },
+         base_name_only(&aof.dirname, "appenddirname")});
+  c.add_enum("appendfsync", &aof.fsync,
+             {{"always", kAppendFsyncAlways}, {"everysec", kAppendFsyncEverySec},
+              {"no", kAppendFsyncNo}});
+  c.add_bool("aof-load-truncated", &aof.load_truncated);
+  c.add_bool("aof-use-rdb-preamble", &aof.use_rdb_preamble);
+  c.add_bool("aof-timestamp-enabled", &aof.timestamp_enabled);
+  c.add_bool("no-appendfsync-on-rewrite", &aof.no_fsync_on_rewrite);
+  c.add_bool("aof-rewrite-incremental-fsync", &aof.rewrite_incremental_fsync);
+  c.add_integer("auto-aof-rewrite-percentage", &aof.rewrite_percentage, 0, INT32_MAX);
+  c.add_memory("auto-aof-rewrite-min-size", &aof.rewrite_min_size, 0, INT64_MAX);
+}
+
+std::string Server::load_data() {
+  if (!settings_.aof.appendonly) return "";
+  AofLoadResult loaded = aof_->load(dispatcher_);
+  if (!loaded.error.empty()) return loaded.error;
+  // Replayed commands are not client traffic.
+  state_.stats().reset();
+  state_.stats().dirty = 0;
+  if (std::string problem = aof_->open_for_append(); !problem.empty()) return problem;
+  state_.propagator().add_sink(aof_.get());
+  return "";
+}
+
+std::string Server::start_append_only() {
+  if (std::string problem = aof_->open_for_append(); !problem.empty()) {
+    log_message(LogLevel::kWarning, "Redis needs to enable the AOF but can't open the append "
+                                    "only file: " + problem);
+    return problem;
+  }
+  state_.propagator().add_sink(aof_.get());
+  settings_.aof.appendonly = true;
+  // As Redis: the file must hold the data already in memory, so a rewrite starts at once.
+  if (std::string problem = rewrite_append_only(); !problem.empty()) {
+    state_.propagator().remove_sink(aof_.get());
+    aof_->close();
+    settings_.aof.appendonly = false;
+    return "Failed to start the AOF rewrite: " + problem;
+  }
+  return "";
+}
+
+void Server::stop_append_only() {
+  state_.propagator().flush();
+  aof_->close();
+  state_.propagator().remove_sink(aof_.get());
+  settings_.aof.appendonly = false;
+  log_message(LogLevel::kNotice, "Calling fsync() on the AOF file.");
+}
+
+std::string Server::rewrite_append_only() {
+  AofRewriteStats& stats = aof_->rewrite_stats();
+  if (stats.in_progress) return "Background append only file rewriting already in progress";
+  state_.propagator().flush();
+  // Writes from now on go to a new incremental file; the rewrite covers what came before.
+  if (std::string problem = aof_->is_open() ? aof_->switch_to_new_incremental()
+                                            : aof_->prepare_directory();
+      !problem.empty()) {
+    ++stats.consecutive_failures;
+    stats.last_ok = false;
+    return problem;
+  }
+  stats.in_progress = true;
+  stats.scheduled = false;
+  stats.started_ms = clock_.wall_ms();
+  const std::string temp = aof_->path_of("temp-rewriteaof-" + std::to_string(getpid()) + ".aof");
+  std::string problem;
+  int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    problem = std::string("Opening the temp file for AOF rewrite failed: ") + strerror(errno);
+  } else {
+    problem = write_keyspace_as_commands(state_.keyspace(), fd, clock_.wall_ms(),
+                                         settings_.aof.timestamp_enabled);
+    if (problem.empty() && fsync(fd) != 0) problem = strerror(errno);
+    close(fd);
+  }
+  if (problem.empty()) problem = aof_->install_rewritten_base(temp);
+  finish_rewrite(problem.empty());
+  if (!problem.empty()) unlink(temp.c_str());
+  return problem;
+}
+
+void Server::finish_rewrite(bool ok) {
+  AofRewriteStats& stats = aof_->rewrite_stats();
+  stats.in_progress = false;
+  stats.last_time_sec = (clock_.wall_ms() - stats.started_ms) / 1000;
+  stats.last_ok = ok;
+  if (ok) {
+    ++stats.rewrites;
+    stats.consecutive_failures = 0;
+    log_message(LogLevel::kNotice, "Background AOF rewrite finished successfully");
+  } else {
+    ++stats.consecutive_failures;
+    log_message(LogLevel::kWarning, "Background AOF rewrite failed");
+  }
 }
 
 void Server::apply_hz() {
@@ -658,6 +794,8 @@ void Server::before_sleep() {
         deadline_ms < now.wall_ms ? 0 : std::min(deadline_ms - now.wall_ms, kMaxWaitMs) + 1;
     loop_.wake_by(now.monotonic_us + wait_ms * 1000);
   }
+  // Acknowledged means written (and under appendfsync always, durable): the AOF goes first.
+  if (aof_->is_open()) aof_->flush(false);
   flush_pending_writes();
   for (uint64_t id : closed_connections_) connections_.erase(id);
   closed_connections_.clear();
@@ -705,6 +843,7 @@ void Server::cron() {
     if (table.rehashing()) table.rehash_for(std::chrono::microseconds(1000));
   }
   close_idle_clients();
+  aof_cron();
 
   NetworkStats& stats = network_stats_;
   const int64_t now_us = monotonic_now_us();
@@ -727,6 +866,29 @@ void Server::cron() {
   peak_memory_ = std::max(peak_memory_, used_memory());
 }
 
+void Server::aof_cron() {
+  if (!aof_->is_open()) return;
+  aof_->cron();
+  // Automatic rewrite once the files grew by auto-aof-rewrite-percentage over their size
+  // after the last rewrite (or load), and are at least auto-aof-rewrite-min-size.
+  const AofSettings& aof = settings_.aof;
+  AofRewriteStats& stats = aof_->rewrite_stats();
+  if (stats.scheduled && !stats.in_progress) {
+    rewrite_append_only();
+    return;
+  }
+  if (aof.rewrite_percentage <= 0 || stats.in_progress) return;
+  const int64_t size = aof_->current_size();
+  const int64_t base = std::max<int64_t>(aof_->base_size(), 1);
+  if (size < aof.rewrite_min_size) return;
+  const int64_t growth = (size * 100 / base) - 100;
+  if (growth >= aof.rewrite_percentage) {
+    log_message(LogLevel::kNotice, "Starting automatic rewriting of AOF on " +
+                                       std::to_string(growth) + "% growth");
+    rewrite_append_only();
+  }
+}
+
 void Server::run() {
   memory::set_background_purge(jemalloc_bg_thread_);
   startup_memory_ = used_memory();
@@ -736,7 +898,9 @@ void Server::run() {
   log_message(LogLevel::kNotice, "Ready to accept connections");
   loop_.run();
   shutting_down_ = true;
-  // Send what is pending before closing, as a shutdown mid-pipeline should.
+  // Send what is pending before closing, as a shutdown mid-pipeline should; the AOF first.
+  state_.propagator().flush();
+  if (aof_->is_open()) aof_->close();
   for (auto& [id, connection] : connections_) connection->flush();
 }
 

@@ -14,6 +14,7 @@
 #include "commands/dispatcher.h"
 #include "commands/server_state.h"
 #include "common/clock.h"
+#include "persistence/aof.h"
 #include "server/config.h"
 #include "server/connection.h"
 #include "server/event_loop.h"
@@ -56,8 +57,7 @@ struct ServerSettings {
   std::string pidfile;
   bool daemonize = false;
   std::string save = "3600 1 300 100 60 10000";
-  bool appendonly = false;
-  std::string appendfilename = "appendonly.aof";
+  AofSettings aof;  // appendonly, appendfilename, appendfsync, aof-* …
   std::string dbfilename = "dump.rdb";
   int64_t slowlog_log_slower_than = 10000;
   int64_t slowlog_max_len = 128;
@@ -210,6 +210,22 @@ class Server final : public ServerHost {
   void record_command_latency(const Command& command, int64_t duration_us);
 
   uint64_t next_client_id() { return ++last_client_id_; }
+
+  // Start-up, after configure() and before listen(): loads the AOF when appendonly is yes and
+  // opens it for appending. Returns "" or the fatal report.
+  std::string load_data();
+  // Called before any reply leaves the process: what the AOF buffered is written (and fsynced
+  // under appendfsync always) first.
+  void sync_aof_before_replies() {
+    if (aof_ != nullptr && aof_->has_pending()) aof_->flush(false);
+  }
+  AofLog* aof() { return aof_.get(); }
+  // CONFIG SET appendonly yes / no at run time.
+  std::string start_append_only();
+  void stop_append_only();
+  // BGREWRITEAOF: a new base from the keyspace; writes meanwhile go to a new incremental file.
+  // Returns "" or the reason it could not run.
+  std::string rewrite_append_only();
   bool shutting_down() const { return shutting_down_; }
 
  private:
@@ -223,6 +239,9 @@ class Server final : public ServerHost {
   // CONFIG SET port/bind: replaces the TCP listeners, keeping the old ones on failure.
   std::string reopen_tcp_listeners();
   void register_config();
+  void register_aof_config();
+  void aof_cron();
+  void finish_rewrite(bool ok);
   void accept_client(int listen_fd, bool unix_socket);
   void before_sleep();
   void cron();
@@ -261,6 +280,7 @@ class Server final : public ServerHost {
   std::string run_id_;
   std::string replication_id_;
   int64_t cron_loops_ = 0;
+  std::unique_ptr<AofLog> aof_;
 };
 
 }  // namespace keywarden
