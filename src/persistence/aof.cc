@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -71,7 +72,8 @@ enum class ReplayStatus { kOk, kTruncated, kFailed };
 // annotations, a short read at the end is a truncated tail, anything else malformed is a
 // format error. A MULTI left open at the end counts as a truncated tail that ends before it.
 ReplayStatus replay_file(Dispatcher& dispatcher, const std::string& path, const std::string& name,
-                         bool load_truncated, uint64_t* commands) {
+                         bool load_truncated, uint64_t* commands, const AofLoadHooks& hooks,
+                         int64_t loaded_before, int64_t total) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     log_message(LogLevel::kWarning, "Fatal error: can't open the append log file " + name +
@@ -182,6 +184,15 @@ ReplayStatus replay_file(Dispatcher& dispatcher, const std::string& path, const 
     replies.clear();
     ++*commands;
     valid_up_to = at;
+    if (hooks.key_load_delay > 0) {
+      usleep(static_cast<useconds_t>(hooks.key_load_delay));
+    } else if (hooks.key_load_delay < 0) {
+      timespec pause{0, -hooks.key_load_delay};
+      nanosleep(&pause, nullptr);
+    }
+    if (hooks.progress && *commands % 1024 == 0) {
+      hooks.progress(loaded_before + static_cast<int64_t>(at), total);
+    }
   }
   if (format_error) {
     log_message(LogLevel::kWarning,
@@ -278,7 +289,7 @@ AofLog::AofLog(const AofSettings& settings, const Clock& clock)
 
 AofLog::~AofLog() { close(); }
 
-AofLoadResult AofLog::load(Dispatcher& dispatcher) {
+AofLoadResult AofLog::load(Dispatcher& dispatcher, const AofLoadHooks& hooks) {
   AofLoadResult result;
   const std::string dir = settings_.dirname;
   const std::string manifest_path = path_of(manifest_file_name(settings_.filename));
@@ -342,11 +353,15 @@ AofLoadResult AofLog::load(Dispatcher& dispatcher) {
   }
   result.existed = true;
   const int64_t start_us = clock_.monotonic_us();
+  int64_t loaded = 0;
   for (size_t i = 0; i < files.size(); ++i) {
     const AofFileInfo& info = *files[i];
     const bool last = i + 1 == files.size();
+    const int64_t size = file_size(path_of(info.name));
     ReplayStatus status = replay_file(dispatcher, path_of(info.name), info.name,
-                                      settings_.load_truncated, &result.commands);
+                                      settings_.load_truncated, &result.commands, hooks, loaded,
+                                      total);
+    loaded += std::max<int64_t>(size, 0);
     if (status == ReplayStatus::kFailed) {
       result.error = "AOF loading aborted: see the messages above about " + info.name;
       return result;
@@ -369,7 +384,7 @@ AofLoadResult AofLog::load(Dispatcher& dispatcher) {
                 static_cast<double>(clock_.monotonic_us() - start_us) / 1e6);
   log_message(LogLevel::kNotice, std::string("DB loaded from append only file: ") + seconds +
                                      " seconds");
-  (void)total;
+  if (hooks.progress) hooks.progress(total, total);
   return result;
 }
 

@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -89,6 +90,16 @@ struct AofLoadResult {
   bool truncated = false;
 };
 
+// How a load lets the rest of the server live meanwhile.
+struct AofLoadHooks {
+  // Called every 1024 commands with the bytes read so far and the total of all files: the
+  // server answers clients (-LOADING) and reports progress.
+  std::function<void(int64_t loaded, int64_t total)> progress;
+  // Redis's key-load-delay (microseconds per command; negative: nanoseconds), for tests that
+  // need a load slow enough to watch.
+  int64_t key_load_delay = 0;
+};
+
 class AofLog final : public PropagationSink {
  public:
   AofLog(const AofSettings& settings, const Clock& clock);
@@ -97,7 +108,7 @@ class AofLog final : public PropagationSink {
   // At start-up, before clients are accepted: turns an old single-file AOF into the
   // multi-part layout, then replays the base and incremental files through `dispatcher`
   // (nothing is propagated: the log is not a sink yet). `dir` is the working directory.
-  AofLoadResult load(Dispatcher& dispatcher);
+  AofLoadResult load(Dispatcher& dispatcher, const AofLoadHooks& hooks = {});
   // Opens the last incremental file for appending, creating one (and the directory and
   // manifest) when there is none. Returns "" or the reason.
   std::string open_for_append();

@@ -255,6 +255,14 @@ void Connection::finish_processing() {
 }
 
 void Connection::execute_one(std::span<const std::string_view> args, Command* command) {
+  if (server_.loading().active && command != nullptr && !command->has(kLoading)) {
+    static constexpr std::string_view kLoadingError =
+        "LOADING Redis is loading the dataset in memory";
+    server_.state().count_error(kLoadingError);
+    writer_.error(kLoadingError);
+    server_.queue_write(this);
+    return;
+  }
   const bool skip_this = session_.reply_mode == ReplyMode::kSkip;
   const size_t mark = output_.size();
   const bool was_authenticated = session_.authenticated;

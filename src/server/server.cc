@@ -355,6 +355,7 @@ void Server::register_config() {
          }});
   register_aof_config();
   c.add_string("dbfilename", &settings_.dbfilename);
+  c.add_integer("key-load-delay", &settings_.key_load_delay, INT32_MIN, INT32_MAX);
   c.add_integer("slowlog-log-slower-than", &settings_.slowlog_log_slower_than, -1, kMax);
   c.add_integer("slowlog-max-len", &settings_.slowlog_max_len, 0, kMax);
   c.add_integer("latency-monitor-threshold", &settings_.latency_monitor_threshold, 0, kMax);
@@ -514,7 +515,23 @@ void Server::register_aof_config() {
 
 std::string Server::load_data() {
   if (!settings_.aof.appendonly) return "";
-  AofLoadResult loaded = aof_->load(dispatcher_);
+  AofLoadHooks hooks;
+  hooks.key_load_delay = settings_.key_load_delay;
+  loading_ = LoadingState{true, clock_.wall_ms() / 1000, 0, 0, monotonic_now_us()};
+  hooks.progress = [this](int64_t loaded, int64_t total) {
+    loading_.loaded_bytes = loaded;
+    loading_.total_bytes = total;
+    // Clients connected meanwhile are answered (-LOADING for most commands), as Redis does
+    // with processEventsWhileBlocked.
+    flush_pending_writes();
+    loop_.poll_once(0);
+    flush_pending_writes();
+    for (uint64_t id : closed_connections_) connections_.erase(id);
+    closed_connections_.clear();
+  };
+  log_message(LogLevel::kNotice, "Loading the dataset from the append only file...");
+  AofLoadResult loaded = aof_->load(dispatcher_, hooks);
+  loading_.active = false;
   if (!loaded.error.empty()) return loaded.error;
   // Replayed commands are not client traffic.
   state_.stats().reset();

@@ -58,6 +58,7 @@ struct ServerSettings {
   bool daemonize = false;
   std::string save = "3600 1 300 100 60 10000";
   AofSettings aof;  // appendonly, appendfilename, appendfsync, aof-* …
+  int64_t key_load_delay = 0;  // microseconds per loaded command (negative: nanoseconds)
   std::string dbfilename = "dump.rdb";
   int64_t slowlog_log_slower_than = 10000;
   int64_t slowlog_max_len = 128;
@@ -122,6 +123,15 @@ struct NetworkStats {
   uint64_t last_output_bytes = 0;
   int64_t last_ops_sample_us = 0;
   std::map<const Command*, LatencyHistogram> command_latency;
+};
+
+// Start-up loading, for INFO persistence and the -LOADING refusal.
+struct LoadingState {
+  bool active = false;
+  int64_t start_sec = 0;
+  int64_t total_bytes = 0;
+  int64_t loaded_bytes = 0;
+  int64_t start_us = 0;
 };
 
 class Server final : public ServerHost {
@@ -220,6 +230,7 @@ class Server final : public ServerHost {
     if (aof_ != nullptr && aof_->has_pending()) aof_->flush(false);
   }
   AofLog* aof() { return aof_.get(); }
+  const LoadingState& loading() const { return loading_; }
   // CONFIG SET appendonly yes / no at run time.
   std::string start_append_only();
   void stop_append_only();
@@ -281,6 +292,7 @@ class Server final : public ServerHost {
   std::string replication_id_;
   int64_t cron_loops_ = 0;
   std::unique_ptr<AofLog> aof_;
+  LoadingState loading_;
 };
 
 }  // namespace keywarden

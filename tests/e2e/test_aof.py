@@ -29,7 +29,14 @@ def manifest(server) -> str:
 def restart(server):
     server.kill()
     server.start()
+    wait_loaded(server)
     return server
+
+
+def wait_loaded(server) -> None:
+    """start() returns once the server answers PING, which may be -LOADING."""
+    with server.raw() as conn:
+        assert wait_for(lambda: b"loading:0" in conn.execute("INFO", "persistence"))
 
 
 def wait_for(predicate, timeout: float = 30.0):
@@ -97,6 +104,7 @@ def test_key_expired_while_down_is_not_served(server_factory):
     server.kill()
     time.sleep(0.3)
     server.start()
+    wait_loaded(server)
     c = server.raw()
     assert c.execute("GET", "short") is None
     assert c.execute("EXISTS", "short") == 0
@@ -266,3 +274,29 @@ def test_config_directives_like_redis(server_factory):
     fields = info(c)
     assert fields["aof_enabled"] == "0"
     assert "aof_current_size" not in fields
+
+
+def test_loading_replies_and_progress(server_factory):
+    """A slow load (key-load-delay) answers clients meanwhile: -LOADING for data commands,
+    INFO persistence with loading:1 and the progress fields."""
+    server = server_factory()
+    server.stop()
+    directory = aof_dir(server)
+    directory.mkdir()
+    (directory / "appendonly.aof.manifest").write_text(
+        "file appendonly.aof.1.incr.aof seq 1 type i\n")
+    commands = [encode_command("SELECT", "0")]
+    commands += [encode_command("SET", f"k{i}", str(i)) for i in range(20000)]
+    (directory / "appendonly.aof.1.incr.aof").write_bytes(b"".join(commands))
+    server.extra += [("appendonly", "yes"), ("key-load-delay", "200")]
+    server.start()
+    c = server.raw(timeout=30)
+    assert c.execute("GET", "k1") == b"LOADING Redis is loading the dataset in memory"
+    fields = info(c)
+    assert fields["loading"] == "1"
+    assert int(fields["loading_total_bytes"]) == len(b"".join(commands))
+    assert fields["loading_loaded_perc"].endswith("%")
+    assert "loading_eta_seconds" in fields
+    assert wait_for(lambda: info(c)["loading"] == "0", timeout=120)
+    assert c.execute("GET", "k19999") == b"19999"
+    assert c.execute("DBSIZE") == 20000

@@ -152,6 +152,11 @@ def run_rounds(binary: str | None, rounds: int, seed: int | None = None) -> dict
             server.proc.wait(30)
             server.start()
             with RawConnection("127.0.0.1", server.port, timeout=30) as conn:
+                # start() returns at the first reply, which may be -LOADING.
+                deadline = time.monotonic() + 120
+                while (b"loading:1" in conn.execute("INFO", "persistence") and
+                       time.monotonic() < deadline):
+                    time.sleep(0.02)
                 for w in writers:
                     assert w.error is None, w.error
                     lost += w.verify(conn)

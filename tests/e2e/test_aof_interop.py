@@ -48,6 +48,10 @@ def more(c) -> None:
 
 
 def snapshot(c) -> dict:
+    # Both servers answer (-LOADING) while they load: wait for the end.
+    deadline = time.monotonic() + 60
+    while b"loading:1" in c.execute("INFO", "persistence") and time.monotonic() < deadline:
+        time.sleep(0.02)
     data = {}
     for db in range(16):
         c.execute("SELECT", str(db))
