@@ -85,7 +85,7 @@ void write_batched(CommandWriter& out, std::string_view name, std::string_view k
 }  // namespace
 
 std::string write_keyspace_as_commands(const Keyspace& keyspace, int fd, int64_t now_ms,
-                                       bool timestamp) {
+                                       bool timestamp, int64_t key_delay_us) {
   CommandWriter out(fd);
   if (timestamp) out.raw("#TS:" + std::to_string(now_ms / 1000) + "\r\n");
   for (int index = 0; index < keyspace.database_count(); ++index) {
@@ -148,6 +148,7 @@ std::string write_keyspace_as_commands(const Keyspace& keyspace, int fd, int64_t
         out.bulk(key);
         out.bulk(std::to_string(entry->expire_at_ms));
       }
+      if (key_delay_us > 0) usleep(static_cast<useconds_t>(key_delay_us));
       return out.failed() == 0;
     });
     if (out.failed() != 0) break;

@@ -14,8 +14,9 @@
 namespace keywarden {
 
 // Writes the keyspace to `fd`; keys whose deadline is before `now_ms` are left out. With
-// `timestamp`, the stream starts with a `#TS:<seconds>` annotation. Returns "" or the reason.
+// `timestamp`, the stream starts with a `#TS:<seconds>` annotation. `key_delay_us` (Redis's
+// rdb-key-save-delay, for tests) sleeps after each key. Returns "" or the reason.
 std::string write_keyspace_as_commands(const Keyspace& keyspace, int fd, int64_t now_ms,
-                                       bool timestamp);
+                                       bool timestamp, int64_t key_delay_us = 0);
 
 }  // namespace keywarden

@@ -711,6 +711,10 @@ void bgrewriteaof_command(CommandContext& ctx) {
     ctx.reply.error("ERR " + problem);
     return;
   }
+  if (server.aof()->rewrite_stats().scheduled) {
+    ctx.reply.simple_string("Background append only file rewriting scheduled");
+    return;
+  }
   ctx.reply.simple_string("Background append only file rewriting started");
 }
 

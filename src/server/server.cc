@@ -25,6 +25,7 @@
 #include "common/log.h"
 #include "common/number.h"
 #include "persistence/aof_rewrite.h"
+#include "persistence/fork_child.h"
 #include "resp/split_arguments.h"
 #include "scripting/eval_commands.h"
 #include "scripting/script_engine.h"
@@ -218,6 +219,7 @@ Server::Server() : state_(clock_, 16), dispatcher_(state_) {
       });
   register_eval_commands(state_.commands());
   aof_ = std::make_unique<AofLog>(settings_.aof, clock_);
+  ForkChild::attach(&state_.keyspace());
   register_config();
   // Eviction counts what Redis counts: used memory less the buffers it leaves out
   // (mem_not_counted_for_evict: replication backlog, AOF buffer; none exist yet).
@@ -356,6 +358,7 @@ void Server::register_config() {
   register_aof_config();
   c.add_string("dbfilename", &settings_.dbfilename);
   c.add_integer("key-load-delay", &settings_.key_load_delay, INT32_MIN, INT32_MAX);
+  c.add_integer("rdb-key-save-delay", &settings_.rdb_key_save_delay, INT32_MIN, INT32_MAX);
   c.add_integer("slowlog-log-slower-than", &settings_.slowlog_log_slower_than, -1, kMax);
   c.add_integer("slowlog-max-len", &settings_.slowlog_max_len, 0, kMax);
   c.add_integer("latency-monitor-threshold", &settings_.latency_monitor_threshold, 0, kMax);
@@ -560,6 +563,7 @@ std::string Server::start_append_only() {
 }
 
 void Server::stop_append_only() {
+  kill_rewrite_child();
   state_.propagator().flush();
   aof_->close();
   state_.propagator().remove_sink(aof_.get());
@@ -570,8 +574,13 @@ void Server::stop_append_only() {
 std::string Server::rewrite_append_only() {
   AofRewriteStats& stats = aof_->rewrite_stats();
   if (stats.in_progress) return "Background append only file rewriting already in progress";
+  if (ForkChild::active()) {
+    // One child at a time, as Redis: the rewrite starts from the cron once the save ends.
+    stats.scheduled = true;
+    return "";
+  }
   state_.propagator().flush();
-  // Writes from now on go to a new incremental file; the rewrite covers what came before.
+  // Writes from now on go to a new incremental file; the child's base covers what came before.
   if (std::string problem = aof_->is_open() ? aof_->switch_to_new_incremental()
                                             : aof_->prepare_directory();
       !problem.empty()) {
@@ -579,24 +588,69 @@ std::string Server::rewrite_append_only() {
     stats.last_ok = false;
     return problem;
   }
+  const std::string directory = aof_->directory();
+  const bool timestamp = settings_.aof.timestamp_enabled;
+  const int64_t key_delay_us = settings_.rdb_key_save_delay;
+  const int64_t now_ms = clock_.wall_ms();
+  const Keyspace& keyspace = state_.keyspace();
+  ForkChild::Started started = ForkChild::start(ForkChild::Kind::kAof, [&] {
+    const std::string temp = directory + "/temp-rewriteaof-bg-" + std::to_string(getpid()) +
+                             ".aof";
+    int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return 1;
+    std::string problem = write_keyspace_as_commands(keyspace, fd, now_ms, timestamp,
+                                                     key_delay_us);
+    if (problem.empty() && fsync(fd) != 0) problem = strerror(errno);
+    close(fd);
+    if (!problem.empty()) {
+      log_message(LogLevel::kWarning, problem);
+      return 1;
+    }
+    return 0;
+  });
+  if (!started.ok()) {
+    ++stats.consecutive_failures;
+    stats.last_ok = false;
+    return std::string("Can't rewrite append only file in background: fork: ") +
+           strerror(started.error);
+  }
+  log_message(LogLevel::kNotice, "Background append only file rewriting started by pid " +
+                                     std::to_string(started.pid));
   stats.in_progress = true;
   stats.scheduled = false;
   stats.started_ms = clock_.wall_ms();
-  const std::string temp = aof_->path_of("temp-rewriteaof-" + std::to_string(getpid()) + ".aof");
+  aof_->set_rewrite_child_running(true);
+  return "";
+}
+
+void Server::rewrite_child_done(const ForkChild::Exit& exit) {
+  aof_->set_rewrite_child_running(false);
+  const std::string temp =
+      aof_->path_of("temp-rewriteaof-bg-" + std::to_string(exit.pid) + ".aof");
   std::string problem;
-  int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    problem = std::string("Opening the temp file for AOF rewrite failed: ") + strerror(errno);
+  if (!exit.success()) {
+    problem = exit.signal != 0 ? "killed by signal " + std::to_string(exit.signal)
+                               : "exited with code " + std::to_string(exit.exit_code);
   } else {
-    problem = write_keyspace_as_commands(state_.keyspace(), fd, clock_.wall_ms(),
-                                         settings_.aof.timestamp_enabled);
-    if (problem.empty() && fsync(fd) != 0) problem = strerror(errno);
-    close(fd);
+    // Written data goes to disk before the manifest says the new base is in force.
+    aof_->flush(true);
+    problem = aof_->install_rewritten_base(temp);
   }
-  if (problem.empty()) problem = aof_->install_rewritten_base(temp);
+  if (!problem.empty()) {
+    unlink(temp.c_str());
+    log_message(LogLevel::kWarning, "Background AOF rewrite failed: " + problem);
+  }
   finish_rewrite(problem.empty());
-  if (!problem.empty()) unlink(temp.c_str());
-  return problem;
+}
+
+void Server::kill_rewrite_child() {
+  if (!ForkChild::active() || ForkChild::kind() != ForkChild::Kind::kAof) return;
+  const pid_t pid = ForkChild::pid();
+  log_message(LogLevel::kNotice, "Killing running AOF rewrite child: " + std::to_string(pid));
+  ForkChild::kill_child();
+  unlink(aof_->path_of("temp-rewriteaof-bg-" + std::to_string(pid) + ".aof").c_str());
+  aof_->set_rewrite_child_running(false);
+  finish_rewrite(false);
 }
 
 void Server::finish_rewrite(bool ok) {
@@ -884,17 +938,20 @@ void Server::cron() {
 }
 
 void Server::aof_cron() {
+  if (ForkChild::active() && ForkChild::kind() == ForkChild::Kind::kAof) {
+    if (std::optional<ForkChild::Exit> exit = ForkChild::poll()) rewrite_child_done(*exit);
+  }
   if (!aof_->is_open()) return;
   aof_->cron();
   // Automatic rewrite once the files grew by auto-aof-rewrite-percentage over their size
   // after the last rewrite (or load), and are at least auto-aof-rewrite-min-size.
   const AofSettings& aof = settings_.aof;
   AofRewriteStats& stats = aof_->rewrite_stats();
-  if (stats.scheduled && !stats.in_progress) {
+  if (stats.scheduled && !stats.in_progress && !ForkChild::active()) {
     rewrite_append_only();
     return;
   }
-  if (aof.rewrite_percentage <= 0 || stats.in_progress) return;
+  if (aof.rewrite_percentage <= 0 || stats.in_progress || ForkChild::active()) return;
   const int64_t size = aof_->current_size();
   const int64_t base = std::max<int64_t>(aof_->base_size(), 1);
   if (size < aof.rewrite_min_size) return;
@@ -917,6 +974,7 @@ void Server::run() {
   shutting_down_ = true;
   // Send what is pending before closing, as a shutdown mid-pipeline should; the AOF first.
   state_.propagator().flush();
+  kill_rewrite_child();
   if (aof_->is_open()) aof_->close();
   for (auto& [id, connection] : connections_) connection->flush();
 }

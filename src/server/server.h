@@ -15,6 +15,7 @@
 #include "commands/server_state.h"
 #include "common/clock.h"
 #include "persistence/aof.h"
+#include "persistence/fork_child.h"
 #include "server/config.h"
 #include "server/connection.h"
 #include "server/event_loop.h"
@@ -59,6 +60,7 @@ struct ServerSettings {
   std::string save = "3600 1 300 100 60 10000";
   AofSettings aof;  // appendonly, appendfilename, appendfsync, aof-* …
   int64_t key_load_delay = 0;  // microseconds per loaded command (negative: nanoseconds)
+  int64_t rdb_key_save_delay = 0;  // microseconds per key written by a fork child (tests)
   std::string dbfilename = "dump.rdb";
   int64_t slowlog_log_slower_than = 10000;
   int64_t slowlog_max_len = 128;
@@ -253,6 +255,9 @@ class Server final : public ServerHost {
   void register_aof_config();
   void aof_cron();
   void finish_rewrite(bool ok);
+  void rewrite_child_done(const ForkChild::Exit& exit);
+  // CONFIG SET appendonly no and shutdown end a running rewrite, as Redis does.
+  void kill_rewrite_child();
   void accept_client(int listen_fd, bool unix_socket);
   void before_sleep();
   void cron();

@@ -300,3 +300,40 @@ def test_loading_replies_and_progress(server_factory):
     assert wait_for(lambda: info(c)["loading"] == "0", timeout=120)
     assert c.execute("GET", "k19999") == b"19999"
     assert c.execute("DBSIZE") == 20000
+
+
+def test_writes_during_rewrite_go_to_the_new_incremental_file(server_factory):
+    """The fork child writes the base while the parent appends to incr seq 2; both survive."""
+    server = server_factory(*AOF, ("rdb-key-save-delay", "1000"))
+    c = server.raw()
+    c.execute("MSET", *[x for i in range(1000) for x in (f"key:{i}", str(i))])
+    assert c.execute("BGREWRITEAOF") == b"Background append only file rewriting started"
+    assert info(c)["aof_rewrite_in_progress"] == "1"
+    assert c.execute("BGREWRITEAOF") == \
+        b"ERR Background append only file rewriting already in progress"
+    assert manifest(server) == ("file appendonly.aof.1.incr.aof seq 1 type i\n"
+                                "file appendonly.aof.2.incr.aof seq 2 type i\n")
+    assert c.execute("SET", "during", "rewrite") == b"OK"
+    incr2 = (aof_dir(server) / "appendonly.aof.2.incr.aof").read_bytes()
+    assert encode_command("SET", "during", "rewrite") in incr2
+    assert wait_for(lambda: info(c)["aof_rewrite_in_progress"] == "0", timeout=120)
+    assert info(c)["aof_last_bgrewrite_status"] == "ok"
+    assert manifest(server) == ("file appendonly.aof.1.base.aof seq 1 type b\n"
+                                "file appendonly.aof.2.incr.aof seq 2 type i\n")
+    restart(server)
+    c = server.raw()
+    assert c.execute("DBSIZE") == 1001
+    assert c.execute("GET", "during") == b"rewrite"
+
+
+def test_appendonly_no_kills_the_rewrite(server_factory):
+    server = server_factory(*AOF, ("rdb-key-save-delay", "100000"))
+    c = server.raw()
+    c.execute("MSET", *[x for i in range(100) for x in (f"key:{i}", str(i))])
+    assert c.execute("BGREWRITEAOF") == b"Background append only file rewriting started"
+    assert c.execute("CONFIG", "SET", "appendonly", "no") == b"OK"
+    fields = info(c)
+    assert fields["aof_rewrite_in_progress"] == "0"
+    assert fields["aof_enabled"] == "0"
+    assert fields["aof_last_bgrewrite_status"] == "err"
+    assert not [n for n in os.listdir(aof_dir(server)) if n.startswith("temp-")]

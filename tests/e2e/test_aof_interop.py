@@ -99,9 +99,13 @@ def test_keywarden_aof_loads_in_redis():
         c = kw.raw()
         populate(c)
         assert c.execute("BGREWRITEAOF") == b"Background append only file rewriting started"
+        deadline_rewrite(c)
         more(c)
         expected = snapshot(c)
         kw.stop()
+        manifest = (Path(kw.workdir) / "appendonlydir" / "appendonly.aof.manifest").read_text()
+        assert manifest == ("file appendonly.aof.1.base.aof seq 1 type b\n"
+                            "file appendonly.aof.2.incr.aof seq 2 type i\n")
         directory = Path(kw.workdir) / "appendonlydir"
         check = subprocess.run(["redis-check-aof", str(directory / "appendonly.aof.manifest")],
                                capture_output=True, text=True, timeout=60)
