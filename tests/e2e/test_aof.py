@@ -337,3 +337,20 @@ def test_appendonly_no_kills_the_rewrite(server_factory):
     assert fields["aof_enabled"] == "0"
     assert fields["aof_last_bgrewrite_status"] == "err"
     assert not [n for n in os.listdir(aof_dir(server)) if n.startswith("temp-")]
+
+
+def test_auto_rewrite_on_growth(server_factory):
+    server = server_factory(*AOF, ("auto-aof-rewrite-percentage", "100"),
+                            ("auto-aof-rewrite-min-size", "20kb"))
+    c = server.raw()
+    value = "x" * 100
+    for i in range(300):  # ~40 KB of SETs of 30 keys: mostly overwrites a rewrite drops
+        c.execute("SET", f"k{i % 30}", value)
+    assert wait_for(lambda: info(c)["aof_rewrites"] == "1")
+    assert wait_for(lambda: info(c)["aof_rewrite_in_progress"] == "0")
+    assert "Starting automatic rewriting of AOF on" in server.log()
+    fields = info(c)
+    assert int(fields["aof_current_size"]) < 20 * 1024
+    assert int(fields["aof_base_size"]) == int(fields["aof_current_size"])
+    restart(server)
+    assert server.raw().execute("DBSIZE") == 30
