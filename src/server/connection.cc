@@ -263,6 +263,17 @@ void Connection::execute_one(std::span<const std::string_view> args, Command* co
     server_.queue_write(this);
     return;
   }
+  // After a failed AOF write, writes (and PING) are refused until a write succeeds again, so
+  // nothing is acknowledged that the file may not hold.
+  if (command != nullptr && (command->has(kWrite) || command->full_name == "ping") &&
+      server_.aof()->is_open() && !server_.aof()->last_write_ok()) {
+    std::string text = "MISCONF Errors writing to the AOF file: ";
+    text += std::strerror(server_.aof()->last_write_error());
+    server_.state().count_error(text);
+    writer_.error(text);
+    server_.queue_write(this);
+    return;
+  }
   const bool skip_this = session_.reply_mode == ReplyMode::kSkip;
   const size_t mark = output_.size();
   const bool was_authenticated = session_.authenticated;
