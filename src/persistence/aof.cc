@@ -209,8 +209,8 @@ ReplayStatus replay_file(Dispatcher& dispatcher, const std::string& path, const 
   if (session.transaction.in_multi()) session.transaction.discard();
   if (!short_read) return ReplayStatus::kOk;
   if (load_truncated) {
-    log_message(LogLevel::kWarning, "!!! Warning: short read while loading the AOF file " + name +
-                                        "!!!");
+    log_message(LogLevel::kWarning,
+                "!!! Warning: short read while loading the AOF file " + name + "!!!");
     log_message(LogLevel::kWarning, "!!! Truncating the AOF " + name + " at offset " +
                                         std::to_string(valid_up_to) + " !!!");
     if (truncate(path.c_str(), static_cast<off_t>(valid_up_to)) != 0) {
@@ -298,8 +298,8 @@ AofLoadResult AofLog::load(Dispatcher& dispatcher, const AofLoadHooks& hooks) {
     bool ok;
     std::string text = read_whole_file(manifest_path, &ok);
     std::string bad_line;
-    std::string problem = ok ? AofManifest::parse(text, &manifest_, &bad_line)
-                             : "Read AOF manifest failed";
+    std::string problem =
+        ok ? AofManifest::parse(text, &manifest_, &bad_line) : "Read AOF manifest failed";
     if (!problem.empty()) {
       std::string report = "*** FATAL AOF MANIFEST FILE ERROR ***\n";
       if (!bad_line.empty()) report += ">>> '" + bad_line + "'\n";
@@ -326,13 +326,14 @@ AofLoadResult AofLog::load(Dispatcher& dispatcher, const AofLoadHooks& hooks) {
       return result;
     }
     if (rename(settings_.filename.c_str(), path_of(settings_.filename).c_str()) != 0) {
-      result.error = "Error trying to rename the existing AOF to the AOF directory: " +
-                     errno_text();
+      result.error =
+          "Error trying to rename the existing AOF to the AOF directory: " + errno_text();
       return result;
     }
     fsync_directory(dir);
-    log_message(LogLevel::kNotice, "Successfully migrated an old-style AOF into the AOF "
-                                   "directory");
+    log_message(LogLevel::kNotice,
+                "Successfully migrated an old-style AOF into the AOF "
+                "directory");
   }
   if (manifest_.empty()) return result;
 
@@ -345,7 +346,8 @@ AofLoadResult AofLog::load(Dispatcher& dispatcher, const AofLoadHooks& hooks) {
     if (size < 0) {
       log_message(LogLevel::kWarning,
                   "The append log file " + info->name + " doesn't exist: " + errno_text());
-      result.error = "Fatal error: the AOF file " + info->name + " listed in the manifest is "
+      result.error = "Fatal error: the AOF file " + info->name +
+                     " listed in the manifest is "
                      "missing";
       return result;
     }
@@ -358,9 +360,9 @@ AofLoadResult AofLog::load(Dispatcher& dispatcher, const AofLoadHooks& hooks) {
     const AofFileInfo& info = *files[i];
     const bool last = i + 1 == files.size();
     const int64_t size = file_size(path_of(info.name));
-    ReplayStatus status = replay_file(dispatcher, path_of(info.name), info.name,
-                                      settings_.load_truncated, &result.commands, hooks, loaded,
-                                      total);
+    ReplayStatus status =
+        replay_file(dispatcher, path_of(info.name), info.name, settings_.load_truncated,
+                    &result.commands, hooks, loaded, total);
     loaded += std::max<int64_t>(size, 0);
     if (status == ReplayStatus::kFailed) {
       result.error = "AOF loading aborted: see the messages above about " + info.name;
@@ -382,8 +384,8 @@ AofLoadResult AofLog::load(Dispatcher& dispatcher, const AofLoadHooks& hooks) {
   char seconds[32];
   std::snprintf(seconds, sizeof(seconds), "%.3f",
                 static_cast<double>(clock_.monotonic_us() - start_us) / 1e6);
-  log_message(LogLevel::kNotice, std::string("DB loaded from append only file: ") + seconds +
-                                     " seconds");
+  log_message(LogLevel::kNotice,
+              std::string("DB loaded from append only file: ") + seconds + " seconds");
   if (hooks.progress) hooks.progress(total, total);
   return result;
 }
@@ -410,8 +412,7 @@ std::string AofLog::persist_manifest(const AofManifest& manifest) {
   }
   ::close(fd);
   if (rename(temp.c_str(), final_path.c_str()) != 0) {
-    return "Error trying to rename the temporary AOF manifest file " + temp + ": " +
-           errno_text();
+    return "Error trying to rename the temporary AOF manifest file " + temp + ": " + errno_text();
   }
   fsync_directory(settings_.dirname);
   manifest_ = manifest;
@@ -464,8 +465,9 @@ std::string AofLog::open_for_append() {
 void AofLog::close() {
   if (fd_ < 0) return;
   flush(true);
-  fdatasync(fd_);
-  ::close(fd_);
+  // The close goes through the fsync thread, behind any fsync still queued for this
+  // descriptor, so no job ever runs on a closed (or reused) one.
+  fsyncer_.close_later(fd_);
   fd_ = -1;
   buffer_.clear();
 }
@@ -586,8 +588,10 @@ void AofLog::flush(bool force) {
   if (settings_.no_fsync_on_rewrite && rewrite_child_running_) return;
   if (settings_.fsync == kAppendFsyncAlways) {
     if (fdatasync(fd_) != 0) {
-      log_message(LogLevel::kWarning, "Can't persist AOF for fsync error when the AOF fsync "
-                                      "policy is 'always': " + errno_text() + ". Exiting...");
+      log_message(LogLevel::kWarning,
+                  "Can't persist AOF for fsync error when the AOF fsync "
+                  "policy is 'always': " +
+                      errno_text() + ". Exiting...");
       std::exit(1);
     }
     last_fsync_sec_ = now_sec;

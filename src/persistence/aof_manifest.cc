@@ -1,10 +1,10 @@
 // The AOF manifest's text format and the file naming rules of Redis 7's multi-part AOF.
 #include "persistence/aof_manifest.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 
-#include <cctype>
 #include "resp/split_arguments.h"
 
 namespace keywarden {
@@ -22,11 +22,21 @@ std::string quoted(std::string_view name) {
   std::string out = "\"";
   for (unsigned char c : name) {
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < ' ' || c >= 0x7f) {
           char hex[8];
@@ -153,9 +163,9 @@ const std::string& AofManifest::start_new_base(std::string_view filename, bool r
 
 const std::string& AofManifest::add_incremental(std::string_view filename) {
   ++incremental_seq;
-  incremental.push_back(AofFileInfo{
-      std::string(filename) + "." + std::to_string(incremental_seq) + ".incr.aof",
-      incremental_seq, AofFileType::kIncremental});
+  incremental.push_back(
+      AofFileInfo{std::string(filename) + "." + std::to_string(incremental_seq) + ".incr.aof",
+                  incremental_seq, AofFileType::kIncremental});
   return incremental.back().name;
 }
 

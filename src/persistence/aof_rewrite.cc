@@ -153,8 +153,8 @@ std::string write_keyspace_as_commands(const Keyspace& keyspace, int fd, int64_t
     });
     if (out.failed() != 0) break;
   }
-  if (!out.drain()) return std::string("Write error writing the AOF rewrite: ") +
-                           std::strerror(out.failed());
+  if (!out.drain())
+    return std::string("Write error writing the AOF rewrite: ") + std::strerror(out.failed());
   return "";
 }
 

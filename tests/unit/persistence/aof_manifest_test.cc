@@ -41,8 +41,7 @@ TEST(AofManifest, RefusesWhatRedisRefuses) {
             "Found a non-monotonic sequence number");
   EXPECT_EQ(AofManifest::parse("file a seq 1 type b\nfile b seq 2 type b\n", &manifest, &bad),
             "Found duplicate base file information");
-  EXPECT_EQ(AofManifest::parse("file a seq 1 type x\n", &manifest, &bad),
-            "Unknown AOF file type");
+  EXPECT_EQ(AofManifest::parse("file a seq 1 type x\n", &manifest, &bad), "Unknown AOF file type");
   EXPECT_EQ(AofManifest::parse("file dir/a seq 1 type i\n", &manifest, &bad),
             "File can't be a path, just a filename");
   EXPECT_EQ(AofManifest::parse("file a seq 1 type i", &manifest, &bad),
