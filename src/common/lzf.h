@@ -14,3 +14,13 @@ namespace keywarden {
 bool lzf_decompress(std::string_view input, size_t expected_length, std::string* output);
 
 }  // namespace keywarden
+
+namespace keywarden {
+
+// Compresses `input` into `*output` in the same format (our own greedy matcher over a hash of
+// three-byte sequences). Returns false, leaving `*output` unspecified, when the result would
+// be longer than `max_output` bytes: callers store the string uncompressed then, as Redis does
+// when compression saves too little.
+bool lzf_compress(std::string_view input, size_t max_output, std::string* output);
+
+}  // namespace keywarden

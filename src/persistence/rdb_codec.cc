@@ -1,0 +1,877 @@
+// RdbWriter, RdbReader and the packed-blob codecs (listpack, ziplist, intset, zipmap).
+#include "persistence/rdb_codec.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/crc64.h"
+#include "common/lzf.h"
+#include "common/number.h"
+#include "persistence/rdb_format.h"
+#include "types/hash_value.h"
+#include "types/list_value.h"
+#include "types/set_value.h"
+#include "types/zset_value.h"
+
+namespace keywarden {
+namespace {
+
+// Redis tries the integer encoding only on strings this short (rdbTryIntegerEncoding).
+constexpr size_t kMaxIntegerEncodedString = 11;
+// ... and LZF only on strings longer than this.
+constexpr size_t kMinCompressedString = 20;
+// The node size quicklist nodes are cut at when written (Redis's default fill, 8 KiB).
+constexpr size_t kListNodeBytes = 8192;
+
+void put_le(std::string& out, uint64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
+
+uint64_t get_le(const unsigned char* p, int bytes) {
+  uint64_t value = 0;
+  for (int i = 0; i < bytes; ++i) value |= uint64_t{p[i]} << (8 * i);
+  return value;
+}
+
+// A score as Redis stores it in a listpack (d2string): integral values as integers.
+std::string score_text(double score) {
+  if (std::isinf(score)) return score > 0 ? "inf" : "-inf";
+  if (score == 0) return std::signbit(score) ? "-0" : "0";
+  constexpr double kExactRange = 4503599627370496.0;  // 2^52
+  if (score > -kExactRange && score < kExactRange && score == std::floor(score)) {
+    return format_int64(static_cast<int64_t>(score));
+  }
+  return format_double(score);
+}
+
+bool parse_score(std::string_view text, double* out) {
+  // strtod semantics as Redis's zzlGetScore; "nan" is never valid in a zset.
+  std::string copy(text);
+  char* end = nullptr;
+  const double value = std::strtod(copy.c_str(), &end);
+  if (copy.empty() || end != copy.c_str() + copy.size() || std::isnan(value)) return false;
+  *out = value;
+  return true;
+}
+
+}  // namespace
+
+// --- RdbWriter --------------------------------------------------------------------------------
+
+void RdbWriter::length(uint64_t value) {
+  if (value < (1u << 6)) {
+    byte(static_cast<uint8_t>(value));
+  } else if (value < (1u << 14)) {
+    buffer_.push_back(static_cast<char>(((value >> 8) & 0x3f) | (rdb::kLen14Bit << 6)));
+    byte(static_cast<uint8_t>(value & 0xff));
+  } else if (value <= UINT32_MAX) {
+    buffer_.push_back(static_cast<char>(rdb::kLen32Bit));
+    for (int shift = 24; shift >= 0; shift -= 8) buffer_.push_back(static_cast<char>(value >> shift));
+    maybe_drain();
+  } else {
+    buffer_.push_back(static_cast<char>(rdb::kLen64Bit));
+    for (int shift = 56; shift >= 0; shift -= 8) buffer_.push_back(static_cast<char>(value >> shift));
+    maybe_drain();
+  }
+}
+
+void RdbWriter::integer_string(int64_t value) {
+  if (value >= INT8_MIN && value <= INT8_MAX) {
+    buffer_.push_back(static_cast<char>((rdb::kLenEncoded << 6) | rdb::kEncInt8));
+    put_le(buffer_, static_cast<uint64_t>(value), 1);
+  } else if (value >= INT16_MIN && value <= INT16_MAX) {
+    buffer_.push_back(static_cast<char>((rdb::kLenEncoded << 6) | rdb::kEncInt16));
+    put_le(buffer_, static_cast<uint64_t>(value), 2);
+  } else if (value >= INT32_MIN && value <= INT32_MAX) {
+    buffer_.push_back(static_cast<char>((rdb::kLenEncoded << 6) | rdb::kEncInt32));
+    put_le(buffer_, static_cast<uint64_t>(value), 4);
+  } else {
+    char text[kInt64BufferSize];
+    const size_t size = int64_to_chars(value, text);
+    length(size);
+    buffer_.append(text, size);
+  }
+  maybe_drain();
+}
+
+void RdbWriter::string(std::string_view bytes) {
+  int64_t number;
+  if (bytes.size() <= kMaxIntegerEncodedString && parse_int64(bytes, &number) &&
+      number >= INT32_MIN && number <= INT32_MAX) {
+    integer_string(number);
+    return;
+  }
+  if (compression_ && bytes.size() > kMinCompressedString) {
+    std::string compressed;
+    if (lzf_compress(bytes, bytes.size() - 4, &compressed) && !compressed.empty()) {
+      buffer_.push_back(static_cast<char>((rdb::kLenEncoded << 6) | rdb::kEncLzf));
+      length(compressed.size());
+      length(bytes.size());
+      raw(compressed);
+      return;
+    }
+  }
+  length(bytes.size());
+  raw(bytes);
+}
+
+void RdbWriter::binary_double(double value) {
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  put_le(buffer_, bits, 8);
+  maybe_drain();
+}
+
+void RdbWriter::int64_le(int64_t value) {
+  put_le(buffer_, static_cast<uint64_t>(value), 8);
+  maybe_drain();
+}
+
+void RdbWriter::uint32_le(uint32_t value) {
+  put_le(buffer_, value, 4);
+  maybe_drain();
+}
+
+uint8_t RdbWriter::object_type(const Value& value) {
+  switch (value.type()) {
+    case ValueType::kString:
+      return rdb::kTypeString;
+    case ValueType::kList:
+      return rdb::kTypeListQuicklist2;
+    case ValueType::kSet:
+      return value.encoding() == Encoding::kIntset ? rdb::kTypeSetIntset : rdb::kTypeSet;
+    case ValueType::kZSet:
+      return value.as<ZSetValue>().is_listpack() ? rdb::kTypeZSetListpack : rdb::kTypeZSet2;
+    case ValueType::kHash:
+      return value.as<HashValue>().is_listpack() ? rdb::kTypeHashListpack : rdb::kTypeHash;
+  }
+  return rdb::kTypeString;
+}
+
+void RdbWriter::object(const Value& value) {
+  byte(object_type(value));
+  object_body(value);
+}
+
+void RdbWriter::object_body(const Value& value) {
+  switch (value.type()) {
+    case ValueType::kString: {
+      if (value.is_int()) {
+        integer_string(value.int_value());
+      } else {
+        char scratch[kInt64BufferSize];
+        string(value.string_view(scratch));
+      }
+      return;
+    }
+    case ValueType::kList: {
+      // Nodes are cut as Redis's default fill cuts them (8 KiB), whatever our own layout.
+      std::vector<std::string> nodes;
+      ListpackBuilder builder;
+      value.as<ListValue>().for_each([&](std::string_view element) {
+        if (builder.count() > 0 && builder.bytes() + element.size() + 11 > kListNodeBytes) {
+          nodes.push_back(builder.finish());
+        }
+        builder.append(element);
+      });
+      if (builder.count() > 0) nodes.push_back(builder.finish());
+      length(nodes.size());
+      for (const std::string& node : nodes) {
+        length(rdb::kQuicklistNodePacked);
+        string(node);
+      }
+      return;
+    }
+    case ValueType::kSet: {
+      const auto& set = value.as<SetValue>();
+      if (set.encoding() == Encoding::kIntset) {
+        std::vector<int64_t> members;
+        members.reserve(set.size());
+        set.for_each([&](std::string_view member) {
+          int64_t number = 0;
+          parse_int64(member, &number);
+          members.push_back(number);
+        });
+        uint32_t width = 2;
+        for (int64_t m : members) {
+          if (m < INT32_MIN || m > INT32_MAX) {
+            width = 8;
+          } else if ((m < INT16_MIN || m > INT16_MAX) && width < 4) {
+            width = 4;
+          }
+        }
+        std::string blob;
+        put_le(blob, width, 4);
+        put_le(blob, members.size(), 4);
+        for (int64_t m : members) put_le(blob, static_cast<uint64_t>(m), static_cast<int>(width));
+        string(blob);
+        return;
+      }
+      length(set.size());
+      set.for_each([&](std::string_view member) { string(member); });
+      return;
+    }
+    case ValueType::kZSet: {
+      const auto& zset = value.as<ZSetValue>();
+      if (zset.is_listpack()) {
+        ListpackBuilder builder;
+        zset.for_each([&](std::string_view member, double score) {
+          builder.append(member);
+          builder.append(score_text(score));
+        });
+        string(builder.finish());
+        return;
+      }
+      // Highest score first, as Redis writes it, so that its loader appends at the head.
+      length(zset.size());
+      for (auto cursor = zset.at_rank(zset.size() - 1); cursor.valid(); cursor.prev()) {
+        string(cursor.member());
+        binary_double(cursor.score());
+      }
+      return;
+    }
+    case ValueType::kHash: {
+      const auto& hash = value.as<HashValue>();
+      if (hash.is_listpack()) {
+        ListpackBuilder builder;
+        hash.for_each([&](std::string_view field, std::string_view val) {
+          builder.append(field);
+          builder.append(val);
+        });
+        string(builder.finish());
+        return;
+      }
+      length(hash.size());
+      hash.for_each([&](std::string_view field, std::string_view val) {
+        string(field);
+        string(val);
+      });
+      return;
+    }
+  }
+}
+
+bool RdbWriter::flush() {
+  if (failed_) return false;
+  if (!drain_ || buffer_.empty()) return true;
+  drained_crc_ = crc64(drained_crc_, buffer_);
+  if (!drain_(buffer_)) failed_ = true;
+  buffer_.clear();
+  return !failed_;
+}
+
+uint64_t RdbWriter::checksum() const { return crc64(drained_crc_, buffer_); }
+
+// --- ListpackBuilder --------------------------------------------------------------------------
+
+void ListpackBuilder::append(std::string_view element) {
+  const size_t start = buffer_.size();
+  int64_t number;
+  if (element.size() <= kMaxInt64Chars && parse_int64(element, &number)) {
+    if (number >= 0 && number <= 127) {
+      buffer_.push_back(static_cast<char>(number));
+    } else if (number >= -4096 && number <= 4095) {
+      const uint64_t bits = static_cast<uint64_t>(number) & 0x1fff;
+      buffer_.push_back(static_cast<char>(0xc0 | (bits >> 8)));
+      buffer_.push_back(static_cast<char>(bits & 0xff));
+    } else if (number >= INT16_MIN && number <= INT16_MAX) {
+      buffer_.push_back(static_cast<char>(0xf1));
+      put_le(buffer_, static_cast<uint64_t>(number), 2);
+    } else if (number >= -(1 << 23) && number < (1 << 23)) {
+      buffer_.push_back(static_cast<char>(0xf2));
+      put_le(buffer_, static_cast<uint64_t>(number), 3);
+    } else if (number >= INT32_MIN && number <= INT32_MAX) {
+      buffer_.push_back(static_cast<char>(0xf3));
+      put_le(buffer_, static_cast<uint64_t>(number), 4);
+    } else {
+      buffer_.push_back(static_cast<char>(0xf4));
+      put_le(buffer_, static_cast<uint64_t>(number), 8);
+    }
+  } else if (element.size() < 64) {
+    buffer_.push_back(static_cast<char>(0x80 | element.size()));
+    buffer_.append(element);
+  } else if (element.size() < 4096) {
+    buffer_.push_back(static_cast<char>(0xe0 | (element.size() >> 8)));
+    buffer_.push_back(static_cast<char>(element.size() & 0xff));
+    buffer_.append(element);
+  } else {
+    buffer_.push_back(static_cast<char>(0xf0));
+    put_le(buffer_, element.size(), 4);
+    buffer_.append(element);
+  }
+  // The entry's length again, readable from its end: 7 bits a byte, the lowest bits last,
+  // every byte but the first flagged.
+  const uint64_t entry = buffer_.size() - start;
+  int bytes = entry <= 127 ? 1 : entry < 16383 ? 2 : entry < 2097151 ? 3 : entry < 268435455 ? 4 : 5;
+  for (int i = bytes - 1; i >= 0; --i) {
+    uint8_t part = static_cast<uint8_t>((entry >> (7 * i)) & 127);
+    if (i != bytes - 1) part |= 128;
+    buffer_.push_back(static_cast<char>(part));
+  }
+  ++count_;
+}
+
+std::string ListpackBuilder::finish() {
+  buffer_.push_back(static_cast<char>(0xff));
+  std::string header;
+  put_le(header, buffer_.size(), 4);
+  put_le(header, count_ < 65535 ? count_ : 65535, 2);
+  buffer_.replace(0, 6, header);
+  std::string result = std::move(buffer_);
+  buffer_.assign(6, '\0');
+  count_ = 0;
+  return result;
+}
+
+// --- Packed blob parsers -----------------------------------------------------------------------
+
+bool rdb_parse_listpack(std::string_view blob, const std::function<void(std::string_view)>& visit) {
+  const auto* p = reinterpret_cast<const unsigned char*>(blob.data());
+  const size_t size = blob.size();
+  if (size < 7 || get_le(p, 4) != size || p[size - 1] != 0xff) return false;
+  const uint64_t declared = get_le(p + 4, 2);
+  uint64_t count = 0;
+  size_t at = 6;
+  char number_text[kInt64BufferSize];
+  while (at < size - 1) {
+    const unsigned char first = p[at];
+    size_t header = 1, payload = 0;
+    int64_t number = 0;
+    bool is_int = true;
+    auto need = [&](size_t n) { return at + n <= size - 1; };
+    if ((first & 0x80) == 0) {
+      number = first & 0x7f;
+    } else if ((first & 0xc0) == 0x80) {
+      is_int = false;
+      payload = first & 0x3f;
+    } else if ((first & 0xe0) == 0xc0) {
+      if (!need(2)) return false;
+      header = 2;
+      uint64_t bits = ((first & 0x1fu) << 8) | p[at + 1];
+      number = bits >= (1u << 12) ? static_cast<int64_t>(bits) - (1 << 13) : static_cast<int64_t>(bits);
+    } else if ((first & 0xf0) == 0xe0) {
+      if (!need(2)) return false;
+      header = 2;
+      is_int = false;
+      payload = ((first & 0x0fu) << 8) | p[at + 1];
+    } else if (first == 0xf0) {
+      if (!need(5)) return false;
+      header = 5;
+      is_int = false;
+      payload = get_le(p + at + 1, 4);
+    } else if (first >= 0xf1 && first <= 0xf4) {
+      const int width = first == 0xf1 ? 2 : first == 0xf2 ? 3 : first == 0xf3 ? 4 : 8;
+      if (!need(1 + width)) return false;
+      header = 1 + width;
+      const uint64_t bits = get_le(p + at + 1, width);
+      if (width == 8) {
+        number = static_cast<int64_t>(bits);
+      } else {
+        const uint64_t sign = uint64_t{1} << (8 * width - 1);
+        number = (bits & sign) ? static_cast<int64_t>(bits) - static_cast<int64_t>(sign << 1)
+                               : static_cast<int64_t>(bits);
+      }
+    } else {
+      return false;
+    }
+    const uint64_t entry = header + payload;
+    const int backlen =
+        entry <= 127 ? 1 : entry < 16383 ? 2 : entry < 2097151 ? 3 : entry < 268435455 ? 4 : 5;
+    if (payload > size || !need(entry + backlen)) return false;
+    if (is_int) {
+      visit(std::string_view(number_text, int64_to_chars(number, number_text)));
+    } else {
+      visit(blob.substr(at + header, payload));
+    }
+    at += entry + backlen;
+    ++count;
+  }
+  if (at != size - 1) return false;
+  return declared == 65535 || declared == count;
+}
+
+bool rdb_parse_ziplist(std::string_view blob, const std::function<void(std::string_view)>& visit) {
+  const auto* p = reinterpret_cast<const unsigned char*>(blob.data());
+  const size_t size = blob.size();
+  if (size < 11 || get_le(p, 4) != size || p[size - 1] != 0xff) return false;
+  const uint64_t declared = get_le(p + 8, 2);
+  uint64_t count = 0;
+  size_t at = 10;
+  char number_text[kInt64BufferSize];
+  while (at < size - 1) {
+    auto need = [&](size_t n) { return at + n <= size - 1; };
+    // The previous entry's length: one byte, or 0xfe and four more.
+    if (p[at] == 0xfe) {
+      if (!need(5)) return false;
+      at += 5;
+    } else {
+      at += 1;
+    }
+    if (!need(1)) return false;
+    const unsigned char enc = p[at];
+    size_t header = 1, payload = 0;
+    bool is_int = true;
+    int64_t number = 0;
+    switch (enc >> 6) {
+      case 0:
+        is_int = false;
+        payload = enc & 0x3f;
+        break;
+      case 1:
+        if (!need(2)) return false;
+        is_int = false;
+        header = 2;
+        payload = ((enc & 0x3fu) << 8) | p[at + 1];
+        break;
+      case 2:
+        if (!need(5)) return false;
+        is_int = false;
+        header = 5;
+        payload = (uint64_t{p[at + 1]} << 24) | (uint64_t{p[at + 2]} << 16) |
+                  (uint64_t{p[at + 3]} << 8) | p[at + 4];
+        break;
+      default: {
+        int width;
+        if (enc == 0xc0) {
+          width = 2;
+        } else if (enc == 0xd0) {
+          width = 4;
+        } else if (enc == 0xe0) {
+          width = 8;
+        } else if (enc == 0xf0) {
+          width = 3;
+        } else if (enc == 0xfe) {
+          width = 1;
+        } else if (enc >= 0xf1 && enc <= 0xfd) {
+          width = 0;
+          number = (enc & 0x0f) - 1;
+        } else {
+          return false;
+        }
+        if (!need(1 + width)) return false;
+        header = 1 + width;
+        if (width > 0) {
+          const uint64_t bits = get_le(p + at + 1, width);
+          if (width == 8) {
+            number = static_cast<int64_t>(bits);
+          } else {
+            const uint64_t sign = uint64_t{1} << (8 * width - 1);
+            number = (bits & sign) ? static_cast<int64_t>(bits) - static_cast<int64_t>(sign << 1)
+                                   : static_cast<int64_t>(bits);
+          }
+        }
+      }
+    }
+    if (payload > size || !need(header + payload)) return false;
+    if (is_int) {
+      visit(std::string_view(number_text, int64_to_chars(number, number_text)));
+    } else {
+      visit(blob.substr(at + header, payload));
+    }
+    at += header + payload;
+    ++count;
+  }
+  if (at != size - 1) return false;
+  return declared == 65535 || declared == count;
+}
+
+bool rdb_parse_intset(std::string_view blob, const std::function<void(std::string_view)>& visit) {
+  const auto* p = reinterpret_cast<const unsigned char*>(blob.data());
+  if (blob.size() < 8) return false;
+  const uint64_t width = get_le(p, 4);
+  const uint64_t count = get_le(p + 4, 4);
+  if (width != 2 && width != 4 && width != 8) return false;
+  if (blob.size() != 8 + count * width) return false;
+  char text[kInt64BufferSize];
+  int64_t previous = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t bits = get_le(p + 8 + i * width, static_cast<int>(width));
+    int64_t value;
+    if (width == 2) {
+      value = static_cast<int16_t>(bits);
+    } else if (width == 4) {
+      value = static_cast<int32_t>(bits);
+    } else {
+      value = static_cast<int64_t>(bits);
+    }
+    // Sorted and without repeats, or it is not an intset.
+    if (i > 0 && value <= previous) return false;
+    previous = value;
+    visit(std::string_view(text, int64_to_chars(value, text)));
+  }
+  return true;
+}
+
+bool rdb_parse_zipmap(std::string_view blob, const std::function<void(std::string_view)>& visit) {
+  const auto* p = reinterpret_cast<const unsigned char*>(blob.data());
+  const size_t size = blob.size();
+  if (size < 2 || p[size - 1] != 0xff) return false;
+  size_t at = 1;  // the first byte is a (possibly stale) count
+  bool field = true;
+  while (at < size && p[at] != 0xff) {
+    uint64_t length;
+    if (p[at] < 254) {
+      length = p[at];
+      at += 1;
+    } else if (p[at] == 254) {
+      if (at + 5 > size) return false;
+      length = get_le(p + at + 1, 4);
+      at += 5;
+    } else {
+      return false;
+    }
+    size_t free_bytes = 0;
+    if (!field) {
+      if (at >= size) return false;
+      free_bytes = p[at];
+      at += 1;
+    }
+    if (length > size || at + length + free_bytes > size - 1) return false;
+    visit(blob.substr(at, length));
+    at += length + free_bytes;
+    field = !field;
+  }
+  return at == size - 1 && field;
+}
+
+// --- RdbReader --------------------------------------------------------------------------------
+
+bool RdbReader::fail(std::string message) {
+  if (error_.empty()) error_ = std::move(message);
+  return false;
+}
+
+bool RdbReader::byte(uint8_t* out) {
+  if (remaining() < 1) return fail("unexpected end of data");
+  *out = static_cast<uint8_t>(data_[position_++]);
+  return true;
+}
+
+bool RdbReader::take(size_t count, std::string_view* out) {
+  if (remaining() < count) return fail("unexpected end of data");
+  *out = data_.substr(position_, count);
+  position_ += count;
+  return true;
+}
+
+bool RdbReader::length(uint64_t* out, bool* encoded) {
+  uint8_t first;
+  if (!byte(&first)) return false;
+  if (encoded != nullptr) *encoded = false;
+  const int kind = first >> 6;
+  if (kind == rdb::kLen6Bit) {
+    *out = first & 0x3f;
+  } else if (kind == rdb::kLen14Bit) {
+    uint8_t second;
+    if (!byte(&second)) return false;
+    *out = (uint64_t{first & 0x3fu} << 8) | second;
+  } else if (first == rdb::kLen32Bit || first == rdb::kLen64Bit) {
+    std::string_view bytes;
+    if (!take(first == rdb::kLen32Bit ? 4 : 8, &bytes)) return false;
+    uint64_t value = 0;
+    for (char c : bytes) value = (value << 8) | static_cast<unsigned char>(c);
+    *out = value;
+  } else if (kind == rdb::kLenEncoded && encoded != nullptr) {
+    *encoded = true;
+    *out = first & 0x3f;
+  } else {
+    return fail("invalid length encoding");
+  }
+  return true;
+}
+
+bool RdbReader::string(std::string* out) {
+  uint64_t length_or_encoding;
+  bool encoded;
+  if (!length(&length_or_encoding, &encoded)) return false;
+  if (!encoded) {
+    std::string_view bytes;
+    if (!take(length_or_encoding, &bytes)) return false;
+    out->assign(bytes);
+    return true;
+  }
+  switch (length_or_encoding) {
+    case rdb::kEncInt8:
+    case rdb::kEncInt16:
+    case rdb::kEncInt32: {
+      const int width = length_or_encoding == rdb::kEncInt8 ? 1 : length_or_encoding == rdb::kEncInt16 ? 2 : 4;
+      std::string_view bytes;
+      if (!take(width, &bytes)) return false;
+      const uint64_t bits = get_le(reinterpret_cast<const unsigned char*>(bytes.data()), width);
+      int64_t value = width == 1 ? static_cast<int8_t>(bits)
+                      : width == 2 ? static_cast<int16_t>(bits)
+                                   : static_cast<int32_t>(bits);
+      *out = format_int64(value);
+      return true;
+    }
+    case rdb::kEncLzf: {
+      uint64_t compressed, original;
+      if (!length(&compressed) || !length(&original)) return false;
+      std::string_view bytes;
+      if (!take(compressed, &bytes)) return false;
+      if (original == 0 || !lzf_decompress(bytes, original, out) || out->size() != original) {
+        return fail("invalid LZF compressed string");
+      }
+      return true;
+    }
+    default:
+      return fail("unknown string encoding");
+  }
+}
+
+bool RdbReader::text_double(double* out) {
+  uint8_t size;
+  if (!byte(&size)) return false;
+  if (size == 253) {
+    *out = std::nan("");
+    return true;
+  }
+  if (size == 254 || size == 255) {
+    *out = size == 254 ? INFINITY : -INFINITY;
+    return true;
+  }
+  std::string_view text;
+  if (!take(size, &text)) return false;
+  std::string copy(text);
+  char* end = nullptr;
+  *out = std::strtod(copy.c_str(), &end);
+  if (end != copy.c_str() + copy.size()) return fail("invalid double");
+  return true;
+}
+
+bool RdbReader::binary_double(double* out) {
+  std::string_view bytes;
+  if (!take(8, &bytes)) return false;
+  const uint64_t bits = get_le(reinterpret_cast<const unsigned char*>(bytes.data()), 8);
+  std::memcpy(out, &bits, sizeof *out);
+  return true;
+}
+
+bool RdbReader::int64_le(int64_t* out) {
+  std::string_view bytes;
+  if (!take(8, &bytes)) return false;
+  *out = static_cast<int64_t>(get_le(reinterpret_cast<const unsigned char*>(bytes.data()), 8));
+  return true;
+}
+
+bool RdbReader::int32_le(int32_t* out) {
+  std::string_view bytes;
+  if (!take(4, &bytes)) return false;
+  *out = static_cast<int32_t>(get_le(reinterpret_cast<const unsigned char*>(bytes.data()), 4));
+  return true;
+}
+
+bool RdbReader::is_object_type(uint8_t type) {
+  return type <= rdb::kTypeStreamListpacks3 && type != 8;
+}
+
+RdbReader::Status RdbReader::object(uint8_t type, const CommandSettings& settings, Value* out) {
+  switch (type) {
+    case rdb::kTypeString: {
+      std::string bytes;
+      if (!string(&bytes)) return Status::kError;
+      *out = Value::make_string(bytes);
+      return Status::kOk;
+    }
+    case rdb::kTypeList:
+    case rdb::kTypeListZiplist:
+    case rdb::kTypeListQuicklist:
+    case rdb::kTypeListQuicklist2:
+      return read_list(type, settings, out);
+    case rdb::kTypeSet:
+    case rdb::kTypeSetIntset:
+    case rdb::kTypeSetListpack:
+      return read_set(type, settings, out);
+    case rdb::kTypeZSet:
+    case rdb::kTypeZSet2:
+    case rdb::kTypeZSetZiplist:
+    case rdb::kTypeZSetListpack:
+      return read_zset(type, settings, out);
+    case rdb::kTypeHash:
+    case rdb::kTypeHashZipmap:
+    case rdb::kTypeHashZiplist:
+    case rdb::kTypeHashListpack:
+      return read_hash(type, settings, out);
+    case rdb::kTypeModule:
+    case rdb::kTypeModule2:
+      fail("module values are not supported (keywarden loads no modules)");
+      return Status::kError;
+    case rdb::kTypeStreamListpacks:
+    case rdb::kTypeStreamListpacks2:
+    case rdb::kTypeStreamListpacks3:
+      fail("stream values are not supported (keywarden has no streams)");
+      return Status::kError;
+    default:
+      fail("unknown object type " + std::to_string(type));
+      return Status::kError;
+  }
+}
+
+RdbReader::Status RdbReader::read_list(uint8_t type, const CommandSettings& settings, Value* out) {
+  auto list = std::make_unique<ListValue>(settings.list_max_listpack_size);
+  auto push = [&](std::string_view element) { list->push_back(element); };
+  if (type == rdb::kTypeList) {
+    uint64_t count;
+    if (!length(&count)) return Status::kError;
+    std::string element;
+    for (uint64_t i = 0; i < count; ++i) {
+      if (!string(&element)) return Status::kError;
+      push(element);
+    }
+  } else if (type == rdb::kTypeListZiplist) {
+    std::string blob;
+    if (!string(&blob)) return Status::kError;
+    if (!rdb_parse_ziplist(blob, push)) return fail("corrupt ziplist"), Status::kError;
+  } else {
+    uint64_t nodes;
+    if (!length(&nodes)) return Status::kError;
+    std::string blob;
+    for (uint64_t i = 0; i < nodes; ++i) {
+      uint64_t container = rdb::kQuicklistNodePacked;
+      if (type == rdb::kTypeListQuicklist2 && !length(&container)) return Status::kError;
+      if (!string(&blob)) return Status::kError;
+      if (container == rdb::kQuicklistNodePlain) {
+        push(blob);
+      } else if (container != rdb::kQuicklistNodePacked) {
+        return fail("unknown quicklist node container"), Status::kError;
+      } else if (type == rdb::kTypeListQuicklist2 ? !rdb_parse_listpack(blob, push)
+                                                  : !rdb_parse_ziplist(blob, push)) {
+        return fail(type == rdb::kTypeListQuicklist2 ? "corrupt listpack in quicklist"
+                                                     : "corrupt ziplist in quicklist"),
+               Status::kError;
+      }
+    }
+  }
+  if (list->empty()) return Status::kEmpty;
+  *out = Value::make_aggregate(ValueType::kList, std::move(list));
+  return Status::kOk;
+}
+
+RdbReader::Status RdbReader::read_set(uint8_t type, const CommandSettings& settings, Value* out) {
+  auto set = std::make_unique<SetValue>();
+  bool duplicate = false;
+  auto add = [&](std::string_view member) {
+    if (!set->add(member, settings.set_limits)) duplicate = true;
+  };
+  if (type == rdb::kTypeSet) {
+    uint64_t count;
+    if (!length(&count)) return Status::kError;
+    std::string member;
+    for (uint64_t i = 0; i < count && !duplicate; ++i) {
+      if (!string(&member)) return Status::kError;
+      add(member);
+    }
+  } else {
+    std::string blob;
+    if (!string(&blob)) return Status::kError;
+    const bool ok = type == rdb::kTypeSetIntset ? rdb_parse_intset(blob, add)
+                                                : rdb_parse_listpack(blob, add);
+    if (!ok) return fail(type == rdb::kTypeSetIntset ? "corrupt intset" : "corrupt listpack"), Status::kError;
+  }
+  if (duplicate) return fail("duplicate set members"), Status::kError;
+  if (set->empty()) return Status::kEmpty;
+  *out = Value::make_aggregate(ValueType::kSet, std::move(set));
+  return Status::kOk;
+}
+
+RdbReader::Status RdbReader::read_zset(uint8_t type, const CommandSettings& settings, Value* out) {
+  auto zset = std::make_unique<ZSetValue>();
+  bool bad = false;
+  auto add = [&](std::string_view member, double score) {
+    if (std::isnan(score)) {
+      bad = true;
+      return;
+    }
+    if (zset->add(member, score, ZSetValue::kAddNone, settings.zset_limits) !=
+        ZSetValue::AddResult::kAdded) {
+      bad = true;
+    }
+  };
+  if (type == rdb::kTypeZSet || type == rdb::kTypeZSet2) {
+    uint64_t count;
+    if (!length(&count)) return Status::kError;
+    std::string member;
+    for (uint64_t i = 0; i < count && !bad; ++i) {
+      double score;
+      if (!string(&member)) return Status::kError;
+      if (!(type == rdb::kTypeZSet ? text_double(&score) : binary_double(&score))) {
+        return Status::kError;
+      }
+      add(member, score);
+    }
+  } else {
+    std::string blob;
+    if (!string(&blob)) return Status::kError;
+    std::string member;
+    bool have_member = false;
+    auto visit = [&](std::string_view element) {
+      if (!have_member) {
+        member.assign(element);
+        have_member = true;
+        return;
+      }
+      have_member = false;
+      double score;
+      if (!parse_score(element, &score)) {
+        bad = true;
+        return;
+      }
+      add(member, score);
+    };
+    const bool ok = type == rdb::kTypeZSetZiplist ? rdb_parse_ziplist(blob, visit)
+                                                  : rdb_parse_listpack(blob, visit);
+    if (!ok || have_member) return fail("corrupt sorted set blob"), Status::kError;
+  }
+  if (bad) return fail("invalid or duplicate sorted set members"), Status::kError;
+  if (zset->empty()) return Status::kEmpty;
+  *out = Value::make_aggregate(ValueType::kZSet, std::move(zset));
+  return Status::kOk;
+}
+
+RdbReader::Status RdbReader::read_hash(uint8_t type, const CommandSettings& settings, Value* out) {
+  auto hash = std::make_unique<HashValue>();
+  bool duplicate = false;
+  auto set = [&](std::string_view field, std::string_view value) {
+    if (!hash->set(field, value, settings.hash_limits)) duplicate = true;
+  };
+  if (type == rdb::kTypeHash) {
+    uint64_t count;
+    if (!length(&count)) return Status::kError;
+    std::string field, value;
+    for (uint64_t i = 0; i < count && !duplicate; ++i) {
+      if (!string(&field) || !string(&value)) return Status::kError;
+      set(field, value);
+    }
+  } else {
+    std::string blob;
+    if (!string(&blob)) return Status::kError;
+    std::string field;
+    bool have_field = false;
+    auto visit = [&](std::string_view element) {
+      if (!have_field) {
+        field.assign(element);
+        have_field = true;
+        return;
+      }
+      have_field = false;
+      set(field, element);
+    };
+    bool ok;
+    if (type == rdb::kTypeHashZipmap) {
+      ok = rdb_parse_zipmap(blob, visit);
+    } else if (type == rdb::kTypeHashZiplist) {
+      ok = rdb_parse_ziplist(blob, visit);
+    } else {
+      ok = rdb_parse_listpack(blob, visit);
+    }
+    if (!ok || have_field) return fail("corrupt hash blob"), Status::kError;
+  }
+  if (duplicate) return fail("duplicate hash fields"), Status::kError;
+  if (hash->empty()) return Status::kEmpty;
+  *out = Value::make_aggregate(ValueType::kHash, std::move(hash));
+  return Status::kOk;
+}
+
+}  // namespace keywarden

@@ -1,0 +1,324 @@
+// Saving and loading whole RDB images; see rdb_file.h.
+#include "persistence/rdb_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "common/crc64.h"
+#include "common/version.h"
+#include "persistence/rdb_codec.h"
+#include "persistence/rdb_format.h"
+
+namespace keywarden {
+namespace {
+
+bool write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t written = ::write(fd, bytes.data(), bytes.size());
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    bytes.remove_prefix(static_cast<size_t>(written));
+  }
+  return true;
+}
+
+void aux(RdbWriter& out, std::string_view key, std::string_view value) {
+  out.byte(rdb::kOpAux);
+  out.string(key);
+  out.string(value);
+}
+
+void write_image(RdbWriter& out, const Keyspace& keyspace, const RdbSaveOptions& options) {
+  char magic[10];
+  std::snprintf(magic, sizeof magic, "REDIS%04d", rdb::kVersion);
+  out.raw(std::string_view(magic, 9));
+  aux(out, "redis-ver", "7.0.15");
+  aux(out, "redis-bits", sizeof(void*) == 8 ? "64" : "32");
+  aux(out, "ctime", std::to_string(options.now_ms / 1000));
+  aux(out, "used-mem", std::to_string(options.used_memory));
+  aux(out, "aof-base", options.aof_base ? "1" : "0");
+  const bool lru = options.maxmemory_policy == kMaxmemoryVolatileLru ||
+                   options.maxmemory_policy == kMaxmemoryAllKeysLru;
+  const bool lfu = policy_uses_lfu(options.maxmemory_policy);
+  for (int index = 0; index < keyspace.database_count(); ++index) {
+    const Database& db = keyspace.db(index);
+    if (db.size() == 0) continue;
+    out.byte(rdb::kOpSelectDb);
+    out.length(static_cast<uint64_t>(index));
+    out.byte(rdb::kOpResizeDb);
+    out.length(db.size());
+    out.length(db.volatile_count());
+    db.for_each([&](const Entry* entry) {
+      if (entry->has_expiry()) {
+        out.byte(rdb::kOpExpireTimeMs);
+        out.int64_le(entry->expire_at_ms);
+      }
+      if (lru) {
+        out.byte(rdb::kOpIdle);
+        out.length(static_cast<uint64_t>(
+            access_clock::lru_idle_ms(entry->access_clock, options.now_ms) / 1000));
+      } else if (lfu) {
+        out.byte(rdb::kOpFreq);
+        out.byte(static_cast<uint8_t>(access_clock::lfu_decayed_count(
+            entry->access_clock, options.now_ms, options.lfu_decay_time)));
+      }
+      out.byte(RdbWriter::object_type(entry->value));
+      out.string(entry->key());
+      out.object_body(entry->value);
+      return !out.failed();
+    });
+  }
+  out.byte(rdb::kOpEof);
+  const uint64_t crc = options.checksum ? out.checksum() : 0;
+  std::string footer;
+  for (int i = 0; i < 8; ++i) footer.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+  out.raw(footer);
+}
+
+std::string errno_text(int error) { return std::strerror(error); }
+
+}  // namespace
+
+std::string rdb_save_to_fd(int fd, const Keyspace& keyspace, const RdbSaveOptions& options) {
+  int write_errno = 0;
+  RdbWriter out(options.compression, [&](std::string_view bytes) {
+    if (write_all(fd, bytes)) return true;
+    write_errno = errno;
+    return false;
+  });
+  write_image(out, keyspace, options);
+  if (!out.flush()) return "write error: " + errno_text(write_errno);
+  return "";
+}
+
+std::string rdb_save_to_string(const Keyspace& keyspace, const RdbSaveOptions& options) {
+  RdbWriter out(options.compression);
+  write_image(out, keyspace, options);
+  return std::move(out.buffer());
+}
+
+std::string rdb_save_file(const std::string& path, const Keyspace& keyspace,
+                          const RdbSaveOptions& options) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const std::string temp =
+      (slash == std::string::npos ? std::string() : dir) + "temp-" + std::to_string(::getpid()) +
+      ".rdb";
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return "Failed opening the temp RDB file " + temp + " (in server root dir " + dir +
+           ") for saving: " + errno_text(errno);
+  }
+  std::string error = rdb_save_to_fd(fd, keyspace, options);
+  if (error.empty() && ::fsync(fd) != 0) error = "fsync error: " + errno_text(errno);
+  if (::close(fd) != 0 && error.empty()) error = "close error: " + errno_text(errno);
+  if (error.empty() && ::rename(temp.c_str(), path.c_str()) != 0) {
+    error = "Error moving temp DB file " + temp + " on the final destination " + path + ": " +
+            errno_text(errno);
+  }
+  if (!error.empty()) {
+    ::unlink(temp.c_str());
+    return error;
+  }
+  // The rename itself must reach the disk.
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+  return "";
+}
+
+std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSettings& settings,
+                     int64_t now_ms, RdbLoadStats* stats) {
+  RdbLoadStats local;
+  if (stats == nullptr) stats = &local;
+  *stats = {};
+  std::vector<bool> touched(static_cast<size_t>(keyspace.database_count()), false);
+  auto refuse = [&](const std::string& why) {
+    for (int i = 0; i < keyspace.database_count(); ++i) {
+      if (touched[static_cast<size_t>(i)]) keyspace.db(i).clear();
+    }
+    stats->keys_loaded = 0;
+    return why;
+  };
+
+  RdbReader in(image);
+  std::string_view magic;
+  if (!in.take(9, &magic) || magic.substr(0, 5) != "REDIS") {
+    return refuse("Wrong signature trying to load DB from file");
+  }
+  int version = 0;
+  for (char c : magic.substr(5)) {
+    if (c < '0' || c > '9') return refuse("Wrong signature trying to load DB from file");
+    version = version * 10 + (c - '0');
+  }
+  if (version < 1 || version > rdb::kMaxLoadableVersion) {
+    return refuse("Can't handle RDB format version " + std::to_string(version));
+  }
+  stats->version = version;
+
+  int db_index = 0;
+  int64_t expire_ms = -1;
+  int64_t idle_seconds = -1;
+  int freq = -1;
+  std::string key;
+  auto corrupt = [&](const std::string& what) {
+    return refuse("Corrupt RDB at offset " + std::to_string(in.position()) + ": " +
+                  (in.error().empty() ? what : in.error()));
+  };
+  for (;;) {
+    uint8_t type;
+    if (!in.byte(&type)) return corrupt("truncated");
+    switch (type) {
+      case rdb::kOpExpireTime: {
+        int32_t seconds;
+        if (!in.int32_le(&seconds)) return corrupt("truncated");
+        expire_ms = int64_t{seconds} * 1000;
+        continue;
+      }
+      case rdb::kOpExpireTimeMs:
+        if (!in.int64_le(&expire_ms)) return corrupt("truncated");
+        continue;
+      case rdb::kOpFreq: {
+        uint8_t value;
+        if (!in.byte(&value)) return corrupt("truncated");
+        freq = value;
+        continue;
+      }
+      case rdb::kOpIdle: {
+        uint64_t value;
+        if (!in.length(&value)) return corrupt("truncated");
+        idle_seconds = static_cast<int64_t>(value);
+        continue;
+      }
+      case rdb::kOpEof:
+        break;
+      case rdb::kOpSelectDb: {
+        uint64_t index;
+        if (!in.length(&index)) return corrupt("truncated");
+        if (index >= static_cast<uint64_t>(keyspace.database_count())) {
+          return refuse("FATAL: Data file was created with a Redis server configured to handle "
+                        "more than " + std::to_string(keyspace.database_count()) +
+                        " databases. Exiting");
+        }
+        db_index = static_cast<int>(index);
+        continue;
+      }
+      case rdb::kOpResizeDb: {
+        uint64_t size, expires;
+        if (!in.length(&size) || !in.length(&expires)) return corrupt("truncated");
+        continue;
+      }
+      case rdb::kOpAux: {
+        std::string name, value;
+        if (!in.string(&name) || !in.string(&value)) return corrupt("truncated");
+        continue;
+      }
+      case rdb::kOpModuleAux:
+        return refuse("The RDB file contains module AUX data, but keywarden loads no modules");
+      case rdb::kOpFunction:
+      case rdb::kOpFunction2:
+        return refuse("The RDB file contains function libraries, which keywarden does not load "
+                      "from RDB files yet");
+      default: {
+        if (!RdbReader::is_object_type(type)) {
+          return corrupt("unknown RDB opcode/type " + std::to_string(type));
+        }
+        if (!in.string(&key)) return corrupt("truncated");
+        Value value;
+        const auto status = in.object(type, settings, &value);
+        if (status == RdbReader::Status::kError) return corrupt("bad value");
+        const int64_t deadline = expire_ms;
+        const int64_t idle = idle_seconds;
+        const int key_freq = freq;
+        expire_ms = -1;
+        idle_seconds = -1;
+        freq = -1;
+        if (status == RdbReader::Status::kEmpty) {
+          ++stats->empty_keys_skipped;
+          continue;
+        }
+        // A primary does not load keys that are already expired.
+        if (deadline != -1 && deadline < now_ms) {
+          ++stats->keys_expired;
+          continue;
+        }
+        Database& db = keyspace.db(db_index);
+        if (db.find_raw(key) != nullptr) {
+          return refuse("Corrupt RDB: duplicated key '" + key + "' in DB " +
+                        std::to_string(db_index));
+        }
+        touched[static_cast<size_t>(db_index)] = true;
+        Entry* entry = db.add(key, std::move(value));
+        if (deadline != -1) db.set_expiry(entry, deadline);
+        if (key_freq >= 0) {
+          entry->access_clock =
+              (access_clock::lfu_initial(now_ms) & ~uint32_t{0xff}) | static_cast<uint32_t>(key_freq);
+        } else if (idle >= 0) {
+          entry->access_clock = access_clock::lru_stamp(now_ms - idle * 1000);
+        }
+        ++stats->keys_loaded;
+        continue;
+      }
+    }
+    break;  // EOF
+  }
+  // Version 5 on carries a CRC64 of everything before it; 0 means it was saved without one.
+  if (version >= 5) {
+    const size_t covered = in.position();
+    int64_t stored;
+    if (!in.int64_le(&stored)) return corrupt("truncated checksum");
+    const uint64_t expected = static_cast<uint64_t>(stored);
+    if (expected != 0) {
+      const uint64_t actual = crc64(0, image.substr(0, covered));
+      if (actual != expected) {
+        char text[128];
+        std::snprintf(text, sizeof text, "Wrong RDB checksum expected: (%llx) got (%llx)",
+                      static_cast<unsigned long long>(expected),
+                      static_cast<unsigned long long>(actual));
+        return refuse(text);
+      }
+    }
+  }
+  stats->bytes_consumed = in.position();
+  return "";
+}
+
+std::string rdb_load_file(const std::string& path, Keyspace& keyspace,
+                          const CommandSettings& settings, int64_t now_ms, RdbLoadStats* stats,
+                          bool* missing) {
+  *missing = false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) {
+      *missing = true;
+      return "";
+    }
+    return "Fatal error loading the DB " + path + ": " + errno_text(errno);
+  }
+  std::string image;
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t got = ::read(fd, chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      const int error = errno;
+      ::close(fd);
+      return "Fatal error reading the DB " + path + ": " + errno_text(error);
+    }
+    if (got == 0) break;
+    image.append(chunk, static_cast<size_t>(got));
+  }
+  ::close(fd);
+  return rdb_load(image, keyspace, settings, now_ms, stats);
+}
+
+}  // namespace keywarden

@@ -1,0 +1,58 @@
+// Whole RDB images: the dataset written as Redis 7.0 writes it (header "REDIS0010", AUX
+// fields, per database SELECTDB/RESIZEDB then each key with its expiry and eviction hints, EOF,
+// CRC64), and loaded back from any RDB version 1..10 image (and 11's listpack sets).
+//
+// Saving to a path writes "temp-<pid>.rdb" in the same directory, fsyncs it and renames it
+// over the target, so a crash leaves either the old file or the new one, never a half file.
+//
+// Loading is all or nothing: the image is checked as it is read (lengths, encodings, the
+// checksum at the end, duplicate keys), and on any error every database the load touched is
+// emptied again and the error returned. Keys whose deadline has passed are skipped (as a
+// primary does); empty collections are skipped as Redis skips them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "commands/server_state.h"
+#include "storage/keyspace.h"
+
+namespace keywarden {
+
+struct RdbSaveOptions {
+  bool compression = true;   // rdbcompression
+  bool checksum = true;      // rdbchecksum (0 written instead of the CRC when off)
+  int64_t now_ms = 0;        // ctime, and the base of idle times
+  int maxmemory_policy = 0;  // LRU policies write IDLE, LFU policies FREQ
+  int64_t lfu_decay_time = 1;
+  uint64_t used_memory = 0;  // the used-mem AUX field
+  bool aof_base = false;     // the aof-base AUX field (an AOF base file / preamble)
+};
+
+struct RdbLoadStats {
+  uint64_t keys_loaded = 0;
+  uint64_t keys_expired = 0;  // skipped because their deadline had passed
+  uint64_t empty_keys_skipped = 0;
+  size_t bytes_consumed = 0;  // where the image ended (an AOF preamble continues after it)
+  int version = 0;
+};
+
+// Serializes the whole keyspace to `fd` (already open). Returns "" or the error.
+std::string rdb_save_to_fd(int fd, const Keyspace& keyspace, const RdbSaveOptions& options);
+// The same into a temporary file beside `path`, fsynced and renamed over it.
+std::string rdb_save_file(const std::string& path, const Keyspace& keyspace,
+                          const RdbSaveOptions& options);
+// The whole image in memory (tests, DEBUG).
+std::string rdb_save_to_string(const Keyspace& keyspace, const RdbSaveOptions& options);
+
+// Loads an image into `keyspace`, whose databases should be empty. `settings` gives the
+// encoding limits new values follow. Returns "" or the reason the image was refused.
+std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSettings& settings,
+                     int64_t now_ms, RdbLoadStats* stats);
+// Reads and loads the file at `path`. *missing is set (and "" returned) when there is no file.
+std::string rdb_load_file(const std::string& path, Keyspace& keyspace,
+                          const CommandSettings& settings, int64_t now_ms, RdbLoadStats* stats,
+                          bool* missing);
+
+}  // namespace keywarden
