@@ -16,6 +16,7 @@
 
 #include "commands/client_session.h"
 #include "common/log.h"
+#include "persistence/rdb_file.h"
 #include "resp/reply_writer.h"
 
 namespace keywarden {
@@ -72,8 +73,9 @@ enum class ReplayStatus { kOk, kTruncated, kFailed };
 // annotations, a short read at the end is a truncated tail, anything else malformed is a
 // format error. A MULTI left open at the end counts as a truncated tail that ends before it.
 ReplayStatus replay_file(Dispatcher& dispatcher, const std::string& path, const std::string& name,
-                         bool load_truncated, uint64_t* commands, const AofLoadHooks& hooks,
-                         int64_t loaded_before, int64_t total) {
+                         const std::string& old_style_name, bool load_truncated,
+                         uint64_t* commands, const AofLoadHooks& hooks, int64_t loaded_before,
+                         int64_t total) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     log_message(LogLevel::kWarning, "Fatal error: can't open the append log file " + name +
@@ -101,13 +103,26 @@ ReplayStatus replay_file(Dispatcher& dispatcher, const std::string& path, const 
     ~Unmap() { munmap(at, size); }
   } unmap{mapped, size};
 
+  size_t at = 0;
   if (size >= 5 && std::memcmp(data, "REDIS", 5) == 0) {
-    // TODO(issue 7): load RDB-format base files once the RDB loader (src/persistence/rdb_*)
-    // is merged.
-    log_message(LogLevel::kWarning, "Error reading the RDB base file " + name +
-                                        ", AOF loading aborted: RDB-format AOF files are not "
-                                        "supported by this build yet");
-    return ReplayStatus::kFailed;
+    // An RDB-format base, or a pre-7.0 AOF with an RDB preamble followed by commands.
+    const bool old_style = name == old_style_name;
+    log_message(LogLevel::kNotice, old_style ? "Reading RDB preamble from AOF file..."
+                                             : "Reading RDB base file on AOF loading...");
+    ServerState& state = dispatcher.server();
+    RdbLoadStats stats;
+    std::string problem = rdb_load(std::string_view(data, size), state.keyspace(),
+                                   state.settings(), state.clock().wall_ms(), &stats);
+    if (!problem.empty()) {
+      log_message(LogLevel::kWarning,
+                  (old_style ? "Error reading the RDB preamble of the AOF file "
+                             : "Error reading the RDB base file ") +
+                      name + ", AOF loading aborted: " + problem);
+      return ReplayStatus::kFailed;
+    }
+    *commands += stats.keys_loaded;
+    at = stats.bytes_consumed;
+    if (old_style && at < size) log_message(LogLevel::kNotice, "Reading the remaining AOF tail...");
   }
 
   ClientSession session;
@@ -118,8 +133,7 @@ ReplayStatus replay_file(Dispatcher& dispatcher, const std::string& path, const 
   ReplyWriter writer(&replies);
   std::vector<std::string_view> args;
 
-  size_t at = 0;
-  size_t valid_up_to = 0;
+  size_t valid_up_to = at;
   size_t valid_before_multi = 0;
   // Reads one line (without its terminator); false at the end of the data.
   auto read_line = [&](std::string_view* line, bool* complete) {
@@ -361,8 +375,8 @@ AofLoadResult AofLog::load(Dispatcher& dispatcher, const AofLoadHooks& hooks) {
     const bool last = i + 1 == files.size();
     const int64_t size = file_size(path_of(info.name));
     ReplayStatus status =
-        replay_file(dispatcher, path_of(info.name), info.name, settings_.load_truncated,
-                    &result.commands, hooks, loaded, total);
+        replay_file(dispatcher, path_of(info.name), info.name, settings_.filename,
+                    settings_.load_truncated, &result.commands, hooks, loaded, total);
     loaded += std::max<int64_t>(size, 0);
     if (status == ReplayStatus::kFailed) {
       result.error = "AOF loading aborted: see the messages above about " + info.name;
@@ -628,9 +642,9 @@ std::string AofLog::switch_to_new_incremental() {
   return "";
 }
 
-std::string AofLog::install_rewritten_base(const std::string& temp_path) {
+std::string AofLog::install_rewritten_base(const std::string& temp_path, bool rdb_format) {
   AofManifest next = manifest_;
-  const std::string base = next.start_new_base(settings_.filename, false);
+  const std::string base = next.start_new_base(settings_.filename, rdb_format);
   // The incremental file opened when the rewrite started stays; without an open log (a
   // rewrite with appendonly no) the base alone describes the data.
   next.retire_incremental(is_open() ? 1 : 0);

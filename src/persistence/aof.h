@@ -141,7 +141,8 @@ class AofLog final : public PropagationSink {
   std::string switch_to_new_incremental();
   // After a rewrite: `temp_path` becomes the new base, earlier files become history and are
   // deleted. Returns "" or the reason (the old files are then still in force).
-  std::string install_rewritten_base(const std::string& temp_path);
+  // `rdb_format`: the base is an RDB image (aof-use-rdb-preamble), named .base.rdb.
+  std::string install_rewritten_base(const std::string& temp_path, bool rdb_format);
 
   // INFO persistence.
   AofRewriteStats& rewrite_stats() { return rewrite_stats_; }

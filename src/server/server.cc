@@ -26,6 +26,7 @@
 #include "common/number.h"
 #include "persistence/aof_rewrite.h"
 #include "persistence/fork_child.h"
+#include "persistence/rdb_file.h"
 #include "resp/split_arguments.h"
 #include "scripting/eval_commands.h"
 #include "scripting/script_engine.h"
@@ -593,13 +594,22 @@ std::string Server::rewrite_append_only() {
   const int64_t key_delay_us = settings_.rdb_key_save_delay;
   const int64_t now_ms = clock_.wall_ms();
   const Keyspace& keyspace = state_.keyspace();
+  // aof-use-rdb-preamble: the base is an RDB image (smaller, faster to load), as Redis 7.
+  const bool rdb_format = settings_.aof.use_rdb_preamble;
+  RdbSaveOptions rdb_options;
+  rdb_options.now_ms = now_ms;
+  rdb_options.maxmemory_policy = state_.settings().maxmemory_policy;
+  rdb_options.lfu_decay_time = state_.settings().lfu_decay_time;
+  rdb_options.used_memory = used_memory();
+  rdb_options.aof_base = true;
   ForkChild::Started started = ForkChild::start(ForkChild::Kind::kAof, [&] {
     const std::string temp = directory + "/temp-rewriteaof-bg-" + std::to_string(getpid()) +
                              ".aof";
     int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return 1;
-    std::string problem = write_keyspace_as_commands(keyspace, fd, now_ms, timestamp,
-                                                     key_delay_us);
+    std::string problem =
+        rdb_format ? rdb_save_to_fd(fd, keyspace, rdb_options)
+                   : write_keyspace_as_commands(keyspace, fd, now_ms, timestamp, key_delay_us);
     if (problem.empty() && fsync(fd) != 0) problem = strerror(errno);
     close(fd);
     if (!problem.empty()) {
@@ -619,6 +629,7 @@ std::string Server::rewrite_append_only() {
   stats.in_progress = true;
   stats.scheduled = false;
   stats.started_ms = clock_.wall_ms();
+  rewrite_rdb_format_ = rdb_format;
   aof_->set_rewrite_child_running(true);
   return "";
 }
@@ -634,7 +645,7 @@ void Server::rewrite_child_done(const ForkChild::Exit& exit) {
   } else {
     // Written data goes to disk before the manifest says the new base is in force.
     aof_->flush(true);
-    problem = aof_->install_rewritten_base(temp);
+    problem = aof_->install_rewritten_base(temp, rewrite_rdb_format_);
   }
   if (!problem.empty()) {
     unlink(temp.c_str());

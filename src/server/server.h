@@ -298,6 +298,7 @@ class Server final : public ServerHost {
   int64_t cron_loops_ = 0;
   std::unique_ptr<AofLog> aof_;
   LoadingState loading_;
+  bool rewrite_rdb_format_ = false;  // the running rewrite writes an RDB-format base
 };
 
 }  // namespace keywarden

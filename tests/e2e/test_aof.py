@@ -186,10 +186,12 @@ def test_config_set_appendonly_rewrites_existing_data(server_factory):
     c.execute("SET", "ttl", "v", "EX", "500")
     assert c.execute("CONFIG", "SET", "appendonly", "yes") == b"OK"
     assert wait_for(lambda: info(c)["aof_rewrite_in_progress"] == "0")
-    assert manifest(server) == ("file appendonly.aof.1.base.aof seq 1 type b\n"
+    # aof-use-rdb-preamble yes (the default): the base is an RDB image.
+    assert manifest(server) == ("file appendonly.aof.1.base.rdb seq 1 type b\n"
                                 "file appendonly.aof.2.incr.aof seq 2 type i\n")
     assert sorted(os.listdir(aof_dir(server))) == [
-        "appendonly.aof.1.base.aof", "appendonly.aof.2.incr.aof", "appendonly.aof.manifest"]
+        "appendonly.aof.1.base.rdb", "appendonly.aof.2.incr.aof", "appendonly.aof.manifest"]
+    assert (aof_dir(server) / "appendonly.aof.1.base.rdb").read_bytes().startswith(b"REDIS0010")
     c.execute("SET", "after", "2")
     server.extra.append(("appendonly", "yes"))
     restart(server)
@@ -202,8 +204,10 @@ def test_config_set_appendonly_rewrites_existing_data(server_factory):
     assert info(c)["aof_enabled"] == "0"
 
 
-def test_bgrewriteaof_replaces_base_and_incr(server_factory):
-    server = server_factory(*AOF)
+@pytest.mark.parametrize("preamble", ["yes", "no"])
+def test_bgrewriteaof_replaces_base_and_incr(server_factory, preamble):
+    server = server_factory(*AOF, ("aof-use-rdb-preamble", preamble))
+    base_name = "appendonly.aof.1.base." + ("rdb" if preamble == "yes" else "aof")
     c = server.raw()
     for i in range(50):
         c.execute("INCR", "counter")
@@ -211,14 +215,15 @@ def test_bgrewriteaof_replaces_base_and_incr(server_factory):
     c.execute("ZADD", "z", "1e300", "big", "-inf", "low")
     assert c.execute("BGREWRITEAOF") == b"Background append only file rewriting started"
     assert wait_for(lambda: info(c)["aof_rewrite_in_progress"] == "0")
-    assert manifest(server) == ("file appendonly.aof.1.base.aof seq 1 type b\n"
+    assert manifest(server) == (f"file {base_name} seq 1 type b\n"
                                 "file appendonly.aof.2.incr.aof seq 2 type i\n")
     assert not (aof_dir(server) / "appendonly.aof.1.incr.aof").exists()
     fields = info(c)
     assert fields["aof_last_bgrewrite_status"] == "ok"
     assert fields["aof_rewrites"] == "1"
-    base = (aof_dir(server) / "appendonly.aof.1.base.aof").read_bytes()
+    base = (aof_dir(server) / base_name).read_bytes()
     assert b"INCR" not in base
+    assert base.startswith(b"REDIS0010") == (preamble == "yes")
     c.execute("INCR", "counter")
     restart(server)
     c = server.raw()
@@ -304,7 +309,7 @@ def test_loading_replies_and_progress(server_factory):
 
 def test_writes_during_rewrite_go_to_the_new_incremental_file(server_factory):
     """The fork child writes the base while the parent appends to incr seq 2; both survive."""
-    server = server_factory(*AOF, ("rdb-key-save-delay", "1000"))
+    server = server_factory(*AOF, ("rdb-key-save-delay", "1000"), ("aof-use-rdb-preamble", "no"))
     c = server.raw()
     c.execute("MSET", *[x for i in range(1000) for x in (f"key:{i}", str(i))])
     assert c.execute("BGREWRITEAOF") == b"Background append only file rewriting started"
@@ -327,7 +332,8 @@ def test_writes_during_rewrite_go_to_the_new_incremental_file(server_factory):
 
 
 def test_appendonly_no_kills_the_rewrite(server_factory):
-    server = server_factory(*AOF, ("rdb-key-save-delay", "100000"))
+    server = server_factory(*AOF, ("rdb-key-save-delay", "100000"),
+                            ("aof-use-rdb-preamble", "no"))
     c = server.raw()
     c.execute("MSET", *[x for i in range(100) for x in (f"key:{i}", str(i))])
     assert c.execute("BGREWRITEAOF") == b"Background append only file rewriting started"
@@ -354,3 +360,25 @@ def test_auto_rewrite_on_growth(server_factory):
     assert 0 < int(fields["aof_base_size"]) <= int(fields["aof_current_size"]) < 60 * 1024
     restart(server)
     assert server.raw().execute("DBSIZE") == 30
+
+
+def test_upgrade_from_single_file_aof_with_rdb_preamble(server_factory):
+    """A pre-7.0 appendonly.aof: an RDB preamble, then commands."""
+    source = server_factory(*AOF)
+    c = source.raw()
+    c.execute("SET", "from", "preamble")
+    c.execute("HSET", "h", "f", "v")
+    assert c.execute("BGREWRITEAOF") == b"Background append only file rewriting started"
+    assert wait_for(lambda: info(c)["aof_rewrite_in_progress"] == "0")
+    image = (aof_dir(source) / "appendonly.aof.1.base.rdb").read_bytes()
+    server = server_factory()
+    server.stop()
+    Path(server.workdir, "appendonly.aof").write_bytes(
+        image + encode_command("SELECT", "0") + encode_command("SET", "from", "tail"))
+    server.extra.append(("appendonly", "yes"))
+    server.start()
+    wait_loaded(server)
+    c = server.raw()
+    assert c.execute("GET", "from") == b"tail"
+    assert c.execute("HGET", "h", "f") == b"v"
+    assert "Reading RDB preamble from AOF file..." in server.log()

@@ -1,7 +1,8 @@
 """AOF interop with Redis 7.0 both ways: keywarden's AOF directory passes `redis-check-aof` and a
 stock `redis-server --appendonly yes` loads it with the same keys, values and TTLs; a
-redis-server AOF directory (aof-use-rdb-preamble no) is loaded by keywarden the same way; a
-truncated tail is handled as Redis handles it (aof-load-truncated yes and no).
+redis-server AOF directory is loaded by keywarden the same way; both with an RDB-format base
+(aof-use-rdb-preamble yes) and an AOF-format one (no). A truncated tail is handled as Redis
+handles it (aof-load-truncated yes and no).
 """
 
 from __future__ import annotations
@@ -92,8 +93,10 @@ def start_in(binary: str, aof_from: Path | None, directives) -> ServerProcess:
         raise
 
 
-def test_keywarden_aof_loads_in_redis():
-    kw = start_in(keywarden_binary(), None, AOF)
+@pytest.mark.parametrize("preamble", ["yes", "no"])
+def test_keywarden_aof_loads_in_redis(preamble):
+    kw = start_in(keywarden_binary(), None, [*AOF, ("aof-use-rdb-preamble", preamble)])
+    base = "appendonly.aof.1.base." + ("rdb" if preamble == "yes" else "aof")
     redis = None
     try:
         c = kw.raw()
@@ -104,7 +107,7 @@ def test_keywarden_aof_loads_in_redis():
         expected = snapshot(c)
         kw.stop()
         manifest = (Path(kw.workdir) / "appendonlydir" / "appendonly.aof.manifest").read_text()
-        assert manifest == ("file appendonly.aof.1.base.aof seq 1 type b\n"
+        assert manifest == (f"file {base} seq 1 type b\n"
                             "file appendonly.aof.2.incr.aof seq 2 type i\n")
         directory = Path(kw.workdir) / "appendonlydir"
         check = subprocess.run(["redis-check-aof", str(directory / "appendonly.aof.manifest")],
@@ -119,8 +122,9 @@ def test_keywarden_aof_loads_in_redis():
             redis.cleanup()
 
 
-def test_redis_aof_loads_in_keywarden():
-    redis = start_in(redis_binary(), None, [*AOF, ("aof-use-rdb-preamble", "no")])
+@pytest.mark.parametrize("preamble", ["yes", "no"])
+def test_redis_aof_loads_in_keywarden(preamble):
+    redis = start_in(redis_binary(), None, [*AOF, ("aof-use-rdb-preamble", preamble)])
     kw = None
     try:
         c = redis.raw()
@@ -175,7 +179,7 @@ def test_truncated_tail_like_redis(load_truncated):
             try:
                 # redis-server answers (-LOADING) before it has read the files, then exits.
                 outcomes.append(snapshot(server.raw()))
-            except ConnectionClosed:
+            except (ConnectionClosed, OSError):
                 server.proc.wait(30)
                 assert "Unexpected end of file" in server.log()
                 outcomes.append("refused")

@@ -155,7 +155,7 @@ TEST_F(AofLogTest, RewrittenBaseLoadsTheSameData) {
   // HMSET in batches of 64 pairs, as Redis's rewrite.
   EXPECT_NE(read_file(temp).find(resp({"SELECT", "0"})), std::string::npos);
   EXPECT_EQ(read_file(temp).find("gone"), std::string::npos);
-  ASSERT_EQ(log.install_rewritten_base(temp), "");
+  ASSERT_EQ(log.install_rewritten_base(temp, false), "");
   EXPECT_EQ(read_file(dir_ / "appendonly.aof.manifest"),
             "file appendonly.aof.1.base.aof seq 1 type b\n");
 
