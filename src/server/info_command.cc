@@ -299,7 +299,7 @@ void memory_section(InfoText& info, Server& server) {
   info.field("mem_clients_slaves", 0);
   info.field("mem_clients_normal", clients_memory);
   info.field("mem_cluster_links", 0);
-  info.field("mem_aof_buffer", 0);
+  info.field("mem_aof_buffer", server.aof()->buffer_length());
   info.field("mem_allocator", memory::allocator_name());
   info.field("active_defrag_running", 0);
   const LazyFree& lazy_free = server.state().keyspace().lazy_free();
@@ -312,26 +312,6 @@ void persistence_section(InfoText& info, Server& server) {
   const LoadingState& loading = server.loading();
   info.field("loading", loading.active ? 1 : 0);
   info.field("async_loading", 0);
-  if (loading.active) {
-    // Progress as Redis reports it: bytes of all the files, and a linear ETA.
-    const int64_t elapsed_us = monotonic_now_us() - loading.start_us;
-    const double fraction = loading.total_bytes > 0
-                                ? static_cast<double>(loading.loaded_bytes) /
-                                      static_cast<double>(loading.total_bytes)
-                                : 0.0;
-    info.field("loading_start_time", loading.start_sec);
-    info.field("loading_total_bytes", loading.total_bytes);
-    info.field("loading_rdb_used_mem", 0);
-    info.field("loading_loaded_bytes", loading.loaded_bytes);
-    char percent[32];
-    std::snprintf(percent, sizeof(percent), "%.2f%%", fraction * 100);
-    info.field("loading_loaded_perc", std::string(percent));
-    const int64_t eta = fraction > 0 ? static_cast<int64_t>(
-                                           static_cast<double>(elapsed_us) / fraction / 1e6 -
-                                           static_cast<double>(elapsed_us) / 1e6)
-                                     : 1;
-    info.field("loading_eta_seconds", eta);
-  }
   info.field("current_cow_peak", 0);
   info.field("current_cow_size", 0);
   info.field("current_cow_size_age", 0);
@@ -372,6 +352,26 @@ void persistence_section(InfoText& info, Server& server) {
     info.field("aof_buffer_length", aof.buffer_length());
     info.field("aof_pending_bio_fsync", aof.pending_fsync());
     info.field("aof_delayed_fsync", aof.delayed_fsync());
+  }
+  if (loading.active) {
+    // Progress as Redis reports it: bytes of all the files, and a linear ETA.
+    const int64_t elapsed_us = monotonic_now_us() - loading.start_us;
+    const double fraction = loading.total_bytes > 0
+                                ? static_cast<double>(loading.loaded_bytes) /
+                                      static_cast<double>(loading.total_bytes)
+                                : 0.0;
+    info.field("loading_start_time", loading.start_sec);
+    info.field("loading_total_bytes", loading.total_bytes);
+    info.field("loading_rdb_used_mem", 0);
+    info.field("loading_loaded_bytes", loading.loaded_bytes);
+    char percent[32];
+    std::snprintf(percent, sizeof(percent), "%.2f%%", fraction * 100);
+    info.field("loading_loaded_perc", std::string(percent));
+    const int64_t eta = fraction > 0 ? static_cast<int64_t>(
+                                           static_cast<double>(elapsed_us) / fraction / 1e6 -
+                                           static_cast<double>(elapsed_us) / 1e6)
+                                     : 1;
+    info.field("loading_eta_seconds", eta);
   }
 }
 

@@ -192,3 +192,19 @@ def test_truncated_tail_like_redis(load_truncated):
             assert outcomes[0] == "refused"
     finally:
         source.cleanup()
+
+
+def test_info_persistence_aof_fields_like_redis():
+    """Same aof_* field names in the same order as redis-server, AOF on and off."""
+    for directives in (AOF, [("appendonly", "no")]):
+        names = []
+        for binary in (redis_binary(), keywarden_binary()):
+            server = start_in(binary, None, directives)
+            try:
+                snapshot(server.raw())  # waits for the end of loading
+                text = server.raw().execute("INFO", "persistence").decode()
+                names.append([line.split(":")[0] for line in text.splitlines()
+                              if line.startswith("aof_")])
+            finally:
+                server.cleanup()
+        assert names[0] == names[1]
