@@ -2,7 +2,9 @@
 EXPIRE, a MULTI/EXEC block) and record every acknowledged write; the server is killed with
 SIGKILL at a random moment, restarted from its AOF, and checked: every acknowledged write is
 there, and nothing that was never sent is (a write in flight at the kill may or may not be).
-Repeated for several rounds; the counts (writes acknowledged, kills, writes lost) are printed.
+In about half the rounds a BGREWRITEAOF starts shortly before the kill, so the manifest
+switch and the base install are killed at random points too. Repeated for several rounds; the
+counts (writes acknowledged, kills, writes lost, rewrites) are printed.
 
 CI runs a few rounds. For many: KW_AOF_CRASH_ROUNDS=200 pytest -s tests/e2e/test_aof_crash.py,
 or /usr/bin/python3 tests/e2e/test_aof_crash.py --rounds 200.
@@ -137,13 +139,25 @@ def run_rounds(binary: str | None, rounds: int, seed: int | None = None) -> dict
     writers = [Writer(i) for i in range(CLIENTS)]
     kills = 0
     lost = 0
+    rewrites = 0
     try:
         for _ in range(rounds):
             stop = threading.Event()
             threads = [threading.Thread(target=w.run, args=(server.port, stop)) for w in writers]
             for t in threads:
                 t.start()
-            time.sleep(rng.uniform(0.05, 0.6))
+            pause = rng.uniform(0.05, 0.6)
+            if rng.random() < 0.5:
+                # A rewrite in flight at the kill, or just finished: the manifest switch and
+                # the base install must be crash-safe too.
+                time.sleep(pause * rng.random())
+                try:
+                    with RawConnection("127.0.0.1", server.port, timeout=10) as admin:
+                        if admin.execute("BGREWRITEAOF").startswith(b"Background"):
+                            rewrites += 1
+                except Exception:
+                    pass
+            time.sleep(pause)
             os.kill(server.pid, signal.SIGKILL)
             kills += 1
             stop.set()
@@ -176,14 +190,15 @@ def run_rounds(binary: str | None, rounds: int, seed: int | None = None) -> dict
     finally:
         server.cleanup()
     acked = sum(len(w.acked) for w in writers)
-    return {"acknowledged": acked, "kills": kills, "lost": lost}
+    return {"acknowledged": acked, "kills": kills, "lost": lost, "rewrites": rewrites}
 
 
 def test_no_acknowledged_write_lost():
     rounds = int(os.environ.get("KW_AOF_CRASH_ROUNDS", "4"))
     counts = run_rounds(None, rounds)
     print(f"\nAOF crash test: writes acknowledged {counts['acknowledged']}, "
-          f"kills {counts['kills']}, writes lost {counts['lost']}")
+          f"kills {counts['kills']}, writes lost {counts['lost']}, "
+          f"rewrites started {counts['rewrites']}")
     assert counts["kills"] == rounds
     assert counts["acknowledged"] > 0
     assert counts["lost"] == 0
@@ -200,5 +215,5 @@ if __name__ == "__main__":
     args = parser.parse_args()
     result = run_rounds(args.binary, 200 if args.long else args.rounds, args.seed)
     print(f"writes acknowledged {result['acknowledged']}, kills {result['kills']}, "
-          f"writes lost {result['lost']}")
+          f"writes lost {result['lost']}, rewrites started {result['rewrites']}")
     sys.exit(1 if result["lost"] else 0)
