@@ -537,9 +537,10 @@ std::string Server::load_data() {
   AofLoadResult loaded = aof_->load(dispatcher_, hooks);
   loading_.active = false;
   if (!loaded.error.empty()) return loaded.error;
-  // Replayed commands are not client traffic.
+  // Replayed commands are not client traffic: no counters, no commandstats, no errorstats.
   state_.stats().reset();
   state_.stats().dirty = 0;
+  state_.commands().reset_stats();
   if (std::string problem = aof_->open_for_append(); !problem.empty()) return problem;
   state_.propagator().add_sink(aof_.get());
   return "";
