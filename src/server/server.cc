@@ -653,6 +653,13 @@ void Server::rewrite_child_done(const ForkChild::Exit& exit) {
     log_message(LogLevel::kWarning, "Background AOF rewrite failed: " + problem);
   }
   finish_rewrite(problem.empty());
+  // An AOF switched on at run time has no base until its first rewrite succeeds: until then
+  // the files do not hold the data, so the rewrite is tried again (a few times).
+  AofRewriteStats& stats = aof_->rewrite_stats();
+  if (!problem.empty() && aof_->is_open() && !aof_->manifest().has_base &&
+      stats.consecutive_failures < 10) {
+    stats.scheduled = true;
+  }
 }
 
 void Server::kill_rewrite_child() {
