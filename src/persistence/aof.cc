@@ -73,9 +73,8 @@ enum class ReplayStatus { kOk, kTruncated, kFailed };
 // annotations, a short read at the end is a truncated tail, anything else malformed is a
 // format error. A MULTI left open at the end counts as a truncated tail that ends before it.
 ReplayStatus replay_file(Dispatcher& dispatcher, const std::string& path, const std::string& name,
-                         const std::string& old_style_name, bool load_truncated,
-                         uint64_t* commands, const AofLoadHooks& hooks, int64_t loaded_before,
-                         int64_t total) {
+                         const std::string& old_style_name, bool load_truncated, uint64_t* commands,
+                         const AofLoadHooks& hooks, int64_t loaded_before, int64_t total) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     log_message(LogLevel::kWarning, "Fatal error: can't open the append log file " + name +
@@ -111,13 +110,12 @@ ReplayStatus replay_file(Dispatcher& dispatcher, const std::string& path, const 
                                              : "Reading RDB base file on AOF loading...");
     ServerState& state = dispatcher.server();
     RdbLoadStats stats;
-    std::string problem = rdb_load(std::string_view(data, size), state.keyspace(),
-                                   state.settings(), state.clock().wall_ms(), &stats);
+    std::string problem = rdb_load(std::string_view(data, size), state.keyspace(), state.settings(),
+                                   state.clock().wall_ms(), &stats);
     if (!problem.empty()) {
-      log_message(LogLevel::kWarning,
-                  (old_style ? "Error reading the RDB preamble of the AOF file "
-                             : "Error reading the RDB base file ") +
-                      name + ", AOF loading aborted: " + problem);
+      log_message(LogLevel::kWarning, (old_style ? "Error reading the RDB preamble of the AOF file "
+                                                 : "Error reading the RDB base file ") +
+                                          name + ", AOF loading aborted: " + problem);
       return ReplayStatus::kFailed;
     }
     *commands += stats.keys_loaded;
@@ -288,6 +286,8 @@ void BackgroundFsync::run() {
     if (job.close) {
       fsync(job.fd);
       ::close(job.fd);
+    } else if (sync_) {
+      sync_(job.fd);
     } else {
       fdatasync(job.fd);
     }

@@ -55,6 +55,8 @@ class BackgroundFsync {
   void close_later(int fd);
   // Jobs queued or running.
   int64_t pending() const { return pending_.load(std::memory_order_acquire); }
+  // Replaces fdatasync for fsync jobs (tests simulate a slow disk). Set before any job.
+  void set_sync_function(std::function<int(int)> sync) { sync_ = std::move(sync); }
 
  private:
   struct Job {
@@ -68,6 +70,7 @@ class BackgroundFsync {
   std::deque<Job> jobs_;
   std::atomic<int64_t> pending_{0};
   bool stopping_ = false;
+  std::function<int(int)> sync_;
   std::thread thread_;
 };
 
@@ -152,6 +155,7 @@ class AofLog final : public PropagationSink {
   size_t buffer_length() const { return buffer_.size(); }
   int64_t pending_fsync() const { return fsyncer_.pending(); }
   uint64_t delayed_fsync() const { return delayed_fsync_; }
+  BackgroundFsync& fsyncer() { return fsyncer_; }
   bool last_write_ok() const { return last_write_error_ == 0; }
   int last_write_error() const { return last_write_error_; }
 

@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
+#include <thread>
 
 #include "commands/dispatcher.h"
 #include "commands/families.h"
@@ -168,6 +171,46 @@ TEST_F(AofLogTest, RewrittenBaseLoadsTheSameData) {
   EXPECT_EQ(replica.run({"SCARD", "set"}), ":3\r\n");
   EXPECT_EQ(replica.run({"HLEN", "h"}), ":150\r\n");
   EXPECT_EQ(replica.run({"HGET", "h", "f149"}), "$3\r\n149\r\n");
+}
+
+// Redis's rule for a slow disk under everysec: while the background fsync runs, the buffer waits
+// (replies still go out), for at most two seconds; then it is written anyway and counted.
+TEST_F(AofLogTest, EverysecPostponesWritesBehindASlowFsyncForTwoSeconds) {
+  AofLog log(settings_, clock_);
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  log.fsyncer().set_sync_function([released](int) {
+    released.wait();
+    return 0;
+  });
+  ASSERT_EQ(log.open_for_append(), "");
+  const fs::path incr = dir_ / "appendonly.aof.1.incr.aof";
+  clock_.advance_ms(1000);
+  std::vector<PropagatedCommand> first = {{0, {"SET", "a", "1"}}};
+  log.write_batch(first);
+  log.flush(false);  // written, and a (stuck) fsync queued
+  EXPECT_EQ(log.pending_fsync(), 1);
+  const auto written = fs::file_size(incr);
+
+  std::vector<PropagatedCommand> second = {{0, {"SET", "b", "2"}}};
+  log.write_batch(second);
+  log.flush(false);
+  EXPECT_EQ(fs::file_size(incr), written);  // postponed
+  clock_.advance_ms(1000);
+  log.cron();
+  EXPECT_EQ(fs::file_size(incr), written);  // still within two seconds
+  EXPECT_EQ(log.delayed_fsync(), 0u);
+  clock_.advance_ms(1000);
+  log.cron();
+  EXPECT_GT(fs::file_size(incr), written);  // written anyway
+  EXPECT_EQ(log.delayed_fsync(), 1u);
+  EXPECT_FALSE(log.has_pending());
+
+  release.set_value();
+  for (int i = 0; i < 1000 && log.pending_fsync() != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(log.pending_fsync(), 0);
 }
 
 }  // namespace
