@@ -576,12 +576,12 @@ void Server::stop_append_only() {
 std::string Server::rewrite_append_only() {
   AofRewriteStats& stats = aof_->rewrite_stats();
   if (stats.in_progress) return "Background append only file rewriting already in progress";
-  if (ForkChild::active()) {
-    // One child at a time, as Redis: the rewrite starts from the cron once the save ends.
+  // One child at a time, as Redis: the rewrite starts from the cron once the save ends. Inside
+  // EXEC (effects pending) the file switch would split the transaction: it waits as well.
+  if (ForkChild::active() || state_.propagator().pending_count() > 0) {
     stats.scheduled = true;
     return "";
   }
-  state_.propagator().flush();
   // Writes from now on go to a new incremental file; the child's base covers what came before.
   if (std::string problem = aof_->is_open() ? aof_->switch_to_new_incremental()
                                             : aof_->prepare_directory();

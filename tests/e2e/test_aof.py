@@ -382,3 +382,23 @@ def test_upgrade_from_single_file_aof_with_rdb_preamble(server_factory):
     assert c.execute("GET", "from") == b"tail"
     assert c.execute("HGET", "h", "f") == b"v"
     assert "Reading RDB preamble from AOF file..." in server.log()
+
+
+def test_rewrite_inside_multi_keeps_the_transaction_whole(server_factory):
+    # The slow child keeps incr 1 (deleted when the rewrite ends) around to be read.
+    server = server_factory(*AOF, ("aof-use-rdb-preamble", "no"), ("rdb-key-save-delay", "500000"))
+    c = server.raw()
+    assert c.execute("MULTI") == b"OK"
+    c.execute("SET", "a", "1")
+    c.execute("BGREWRITEAOF")
+    c.execute("INCR", "n")
+    assert c.execute("EXEC") == [b"OK", b"Background append only file rewriting scheduled", 1]
+    incr1 = (aof_dir(server) / "appendonly.aof.1.incr.aof").read_bytes()
+    assert encode_command("MULTI") + encode_command("SET", "a", "1") + \
+        encode_command("INCR", "n") + encode_command("EXEC") in incr1
+    assert wait_for(lambda: info(c)["aof_rewrites"] == "1")
+    assert not (aof_dir(server) / "appendonly.aof.1.incr.aof").exists()
+    restart(server)
+    c = server.raw()
+    assert c.execute("GET", "a") == b"1"
+    assert c.execute("GET", "n") == b"1"
