@@ -21,8 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 # Commands whose behaviour differs from Redis 7.0 in a way a user could notice.
 NOTES = {
     "client": "CLIENT SETINFO and CLIENT NO-TOUCH answered as Redis 7.2 does (7.0 lacks them); "
-              "TRACKING and CACHING not yet. NO-EVICT sets the flag only: client eviction "
-              "(maxmemory-clients) is not built.",
+              "TRACKING and CACHING not yet.",
     "unlink": "A set of 65-128 strings is a listpack here (7.2's encoding), one allocation, so "
               "it is freed in place where 7.0 hands its hashtable to the lazy-free thread.",
     "script|debug": "NO is accepted; the Lua debugger (YES, SYNC) is not built.",
@@ -37,7 +36,12 @@ NOTES = {
                       "string values are written unquoted.",
     "info": "used_memory is jemalloc's exact count of live bytes (Lua's heap included, which "
             "Redis leaves out); overhead and dataset split keywarden's own structures.",
-    "shutdown": "Nothing to save yet: SAVE/NOSAVE are accepted; persistence is issue 7.",
+    "shutdown": "Saves the RDB file as Redis does; an AOF is not flushed by it yet.",
+    "dump": "Payloads are Redis's byte for byte except LZF-compressed strings (our own "
+            "compressor) and lists (cut into 8 KiB listpack nodes); both servers load either.",
+    "restore": "Loads every encoding Redis 7.0 writes (and 7.2's listpack sets); module and "
+               "stream payloads are refused with Bad data format.",
+    "bgsave": "rdb_last_cow_size and current_cow_* are not measured (reported as 0).",
     "sadd": "Small sets of strings use Redis 7.2's listpack encoding (set-max-listpack-entries/"
             "-value); 7.0 reports hashtable.",
     "memory|usage": "Counts what the key costs keywarden (its allocation, payload and index "
@@ -56,7 +60,6 @@ NOTES = {
 
 # Where single commands that are not here yet are planned.
 PLANNED_COMMANDS = {
-    "dump": "issue 7", "restore": "issue 7", "save": "issue 7", "bgsave": "issue 7",
     "bgrewriteaof": "issue 7",
 }
 

@@ -113,6 +113,11 @@ int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_
     refuse(session, command, reply, server_.busy_reply());
     return 0;
   }
+  if (!server_.write_refusal().empty() &&
+      (command->has(kWrite) || is_command(command, "ping"))) {
+    refuse(session, command, reply, server_.write_refusal());
+    return 0;
+  }
   if (session.transaction.in_multi()) {
     if (command->has(kNoMulti)) {
       refuse(session, command, reply, errors::kNotAllowedInMulti);
@@ -206,7 +211,7 @@ void Dispatcher::serve_ready_keys(const std::function<void(ClientSession&)>& rer
         // An earlier waiter may have emptied or replaced the key, or served this waiter
         // through another of its keys.
         Entry* entry = db.find_raw(ready.key);
-        if (entry == nullptr || Database::is_expired(entry, server_.clock().wall_ms())) break;
+        if (entry == nullptr || db.is_expired(entry, server_.clock().wall_ms())) break;
         if (!waiter->blocked.blocked() || entry->value.type() != waiter->blocked.type()) {
           continue;
         }

@@ -195,4 +195,16 @@ std::string wrong_arity(std::string_view full_name);
 // "ERR invalid expire time in 'set' command"
 std::string invalid_expire_time(std::string_view command);
 
+// --- Persistence (DUMP/RESTORE, SAVE/BGSAVE) ---
+inline constexpr std::string_view kBusyKey = "BUSYKEY Target key name already exists.";
+inline constexpr std::string_view kInvalidTtl = "ERR Invalid TTL value, must be >= 0";
+inline constexpr std::string_view kInvalidIdletime = "ERR Invalid IDLETIME value, must be >= 0";
+inline constexpr std::string_view kInvalidFreq = "ERR Invalid FREQ value, must be >= 0 and <= 255";
+inline constexpr std::string_view kDumpPayload = "ERR DUMP payload version or checksum are wrong";
+inline constexpr std::string_view kBadDataFormat = "ERR Bad data format";
+inline constexpr std::string_view kBgsaveInProgress = "ERR Background save already in progress";
+inline constexpr std::string_view kBgsaveAofInProgress =
+    "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in "
+    "order to schedule a BGSAVE whenever possible.";
+
 }  // namespace keywarden::errors

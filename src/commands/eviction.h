@@ -42,6 +42,7 @@ class Evictor {
   explicit Evictor(ServerState& state) : state_(state) {}
 
   EvictionSettings& settings() { return settings_; }
+  const EvictionSettings& settings() const { return settings_; }
   bool enabled() const { return settings_.maxmemory != 0; }
 
   void set_memory_gauge(std::function<size_t()> gauge) { gauge_ = std::move(gauge); }

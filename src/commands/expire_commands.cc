@@ -57,16 +57,17 @@ bool parse_conditions(CommandContext& ctx, uint8_t* conditions) {
   return true;
 }
 
-// Whether the conditions allow replacing the entry's deadline with `deadline_ms`. A key
-// without a deadline counts as living forever: GT never beats that, LT always does.
-bool conditions_allow(uint8_t conditions, const Entry& entry, int64_t deadline_ms) {
-  const bool has_ttl = entry.has_expiry();
+// Whether the conditions allow replacing a key's deadline `current_ms` (kNoExpiry: none) with
+// `deadline_ms`. A key without a deadline counts as living forever: GT never beats that, LT
+// always does.
+bool conditions_allow(uint8_t conditions, int64_t current_ms, int64_t deadline_ms) {
+  const bool has_ttl = current_ms != kNoExpiry;
   if ((conditions & kOnlyWithoutTtl) != 0 && has_ttl) return false;
   if ((conditions & kOnlyWithTtl) != 0 && !has_ttl) return false;
-  if ((conditions & kOnlyLater) != 0 && (!has_ttl || deadline_ms <= entry.expire_at_ms)) {
+  if ((conditions & kOnlyLater) != 0 && (!has_ttl || deadline_ms <= current_ms)) {
     return false;
   }
-  if ((conditions & kOnlyEarlier) != 0 && has_ttl && deadline_ms >= entry.expire_at_ms) {
+  if ((conditions & kOnlyEarlier) != 0 && has_ttl && deadline_ms >= current_ms) {
     return false;
   }
   return true;
@@ -93,7 +94,7 @@ void expire_generic(CommandContext& ctx, int64_t base_ms, bool in_seconds) {
   const std::string_view key = ctx.args[1];
   Entry* entry = ctx.lookup_write(key);
   if (entry == nullptr) return ctx.reply.integer(0);
-  if (conditions != 0 && !conditions_allow(conditions, *entry, deadline_ms)) {
+  if (conditions != 0 && !conditions_allow(conditions, ctx.db().deadline_of(entry), deadline_ms)) {
     return ctx.reply.integer(0);
   }
 
@@ -136,7 +137,8 @@ void ttl_generic(CommandContext& ctx, bool in_ms, bool absolute) {
   Entry* entry = ctx.lookup_read(ctx.args[1], CommandContext::kLookupNoTouch);
   if (entry == nullptr) return ctx.reply.integer(-2);
   if (!entry->has_expiry()) return ctx.reply.integer(-1);
-  int64_t value = absolute ? entry->expire_at_ms : entry->expire_at_ms - ctx.now_ms;
+  const int64_t deadline_ms = ctx.db().deadline_of(entry);
+  int64_t value = absolute ? deadline_ms : deadline_ms - ctx.now_ms;
   if (value < 0) value = 0;
   // Rounded without overflow: a deadline near INT64_MAX reads as Redis prints it
   // (9223372036854776 for INT64_MAX ms), not wrapped negative.

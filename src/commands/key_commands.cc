@@ -109,13 +109,13 @@ void keys_command(CommandContext& ctx) {
   if (!all && glob_is_literal(pattern)) {
     // A pattern without special bytes names exactly one key.
     const Entry* entry = db.find_raw(pattern);
-    if (entry != nullptr && !Database::is_expired(entry, now_ms)) {
+    if (entry != nullptr && !db.is_expired(entry, now_ms)) {
       ctx.reply.bulk(entry->key());
       count = 1;
     }
   } else {
     db.for_each([&](const Entry* entry) {
-      if ((all || glob_match(pattern, entry->key())) && !Database::is_expired(entry, now_ms)) {
+      if ((all || glob_match(pattern, entry->key())) && !db.is_expired(entry, now_ms)) {
         ctx.reply.bulk(entry->key());
         ++count;
       }
@@ -159,7 +159,7 @@ void scan_command(CommandContext& ctx) {
       // Redis checks the type through a read lookup: it counts a hit or a miss and deletes an
       // expired key, whose type then reads "none". So TYPE none returns the names of keys that
       // had just expired; kept because clients can observe it.
-      if (Database::is_expired(entry, ctx.now_ms)) {
+      if (db.is_expired(entry, ctx.now_ms)) {
         std::string key(entry->key());  // the lookup is about to delete the entry
         ctx.lookup_read(key, CommandContext::kLookupNoTouch);
         if (equals_ignore_case("none", type_name)) {
@@ -170,7 +170,7 @@ void scan_command(CommandContext& ctx) {
       ctx.lookup_read(entry->key(), CommandContext::kLookupNoTouch);
       if (!equals_ignore_case(value_type_name(entry->value.type()), type_name)) continue;
     }
-    if (Database::is_expired(entry, ctx.now_ms)) {
+    if (db.is_expired(entry, ctx.now_ms)) {
       db.expire(entry);
       continue;
     }
@@ -198,7 +198,7 @@ void randomkey_command(CommandContext& ctx) {
     }
     Entry* entry = db.random_entry(rng);
     if (entry == nullptr) return ctx.reply.null();
-    if (Database::is_expired(entry, ctx.now_ms)) {
+    if (db.is_expired(entry, ctx.now_ms)) {
       db.expire(entry);
       continue;
     }
@@ -270,7 +270,7 @@ void copy_command(CommandContext& ctx) {
   // A copy keeps the value's encoding and the key's deadline; as a new object it starts a
   // fresh access clock.
   Value duplicate = source->value;
-  const int64_t deadline = source->expire_at_ms;
+  const int64_t deadline = ctx.db().deadline_of(source);
   Entry* copy = target.add(new_key, std::move(duplicate));
   if (deadline != kNoExpiry) target.set_expiry(copy, deadline);
   ctx.key_modified(target, new_key);

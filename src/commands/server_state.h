@@ -24,6 +24,7 @@ namespace keywarden {
 
 class Dispatcher;
 class ScriptEngine;
+class RdbService;  // persistence/rdb_service.h
 
 enum class DebugCommandAccess : uint8_t { kNo, kYes, kLocal };
 
@@ -111,6 +112,7 @@ class ServerState final : public KeyspaceListener {
   PubSub& pubsub() { return pubsub_; }
   // maxmemory, its policy's evictions and the memory gauge they read (eviction.h).
   Evictor& eviction() { return eviction_; }
+  const Evictor& eviction() const { return eviction_; }
   // The dispatcher that runs commands on this state (EXEC runs its queue through it).
   Dispatcher* dispatcher() const { return dispatcher_; }
   void set_dispatcher(Dispatcher* dispatcher) { dispatcher_ = dispatcher; }
@@ -120,6 +122,13 @@ class ServerState final : public KeyspaceListener {
   void set_scripting(ScriptEngine* engine) { scripting_ = engine; }
   // While a script runs past busy-reply-threshold, the error every command without the
   // allow-busy flag gets (-BUSY …); empty otherwise.
+  // The RDB service (SAVE, BGSAVE, DUMP/RESTORE's settings); null in tests without one.
+  RdbService* rdb() const { return rdb_; }
+  void set_rdb(RdbService* rdb) { rdb_ = rdb; }
+  // When not empty, write commands (and PING) are refused with this error: the -MISCONF of a
+  // failed background save under stop-writes-on-bgsave-error.
+  std::string_view write_refusal() const { return write_refusal_; }
+  void set_write_refusal(std::string_view text) { write_refusal_ = text; }
   std::string_view busy_reply() const { return busy_reply_; }
   void set_busy_reply(std::string_view text) { busy_reply_ = text; }
   // Counts an error reply under its code (the first word: "ERR", "WRONGTYPE"…).
@@ -155,6 +164,8 @@ class ServerState final : public KeyspaceListener {
   Dispatcher* dispatcher_ = nullptr;
   ScriptEngine* scripting_ = nullptr;
   std::string_view busy_reply_;
+  RdbService* rdb_ = nullptr;
+  std::string_view write_refusal_;
 };
 
 }  // namespace keywarden

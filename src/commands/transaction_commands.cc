@@ -76,7 +76,7 @@ void watch_command(CommandContext& ctx) {
     Database& db = ctx.db();
     for (size_t i = 1; i < ctx.args.size(); ++i) {
       Entry* entry = db.find_raw(ctx.args[i]);
-      const bool expired_now = entry != nullptr && Database::is_expired(entry, ctx.now_ms);
+      const bool expired_now = entry != nullptr && db.is_expired(entry, ctx.now_ms);
       transaction.watch(ctx.server.watches(), ctx.session.db, ctx.args[i], expired_now);
     }
   }

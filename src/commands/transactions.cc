@@ -12,7 +12,7 @@ namespace {
 // deletion, no statistics).
 bool stored_but_expired(Database& database, std::string_view key, int64_t now_ms) {
   Entry* entry = database.find_raw(key);
-  return entry != nullptr && Database::is_expired(entry, now_ms);
+  return entry != nullptr && database.is_expired(entry, now_ms);
 }
 
 }  // namespace

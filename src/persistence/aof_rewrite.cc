@@ -96,7 +96,8 @@ std::string write_keyspace_as_commands(const Keyspace& keyspace, int fd, int64_t
     out.bulk("SELECT");
     out.bulk(db_text);
     db.for_each([&](const Entry* entry) {
-      if (entry->has_expiry() && entry->expire_at_ms < now_ms) return true;
+      const int64_t deadline_ms = db.deadline_of(entry);
+      if (entry->has_expiry() && deadline_ms < now_ms) return true;
       const std::string_view key = entry->key();
       const Value& value = entry->value;
       switch (value.type()) {
@@ -146,7 +147,7 @@ std::string write_keyspace_as_commands(const Keyspace& keyspace, int fd, int64_t
         out.header(3);
         out.bulk("PEXPIREAT");
         out.bulk(key);
-        out.bulk(std::to_string(entry->expire_at_ms));
+        out.bulk(std::to_string(deadline_ms));
       }
       if (key_delay_us > 0) usleep(static_cast<useconds_t>(key_delay_us));
       return out.failed() == 0;

@@ -58,7 +58,7 @@ void write_image(RdbWriter& out, const Keyspace& keyspace, const RdbSaveOptions&
     db.for_each([&](const Entry* entry) {
       if (entry->has_expiry()) {
         out.byte(rdb::kOpExpireTimeMs);
-        out.int64_le(entry->expire_at_ms);
+        out.int64_le(db.deadline_of(entry));
       }
       if (lru) {
         out.byte(rdb::kOpIdle);

@@ -1,9 +1,8 @@
-// Process administration: SHUTDOWN, DEBUG (SLEEP, SET-ACTIVE-EXPIRE, OBJECT, LOG, HELP),
-// MONITOR, SLOWLOG, LATENCY, TIME, LASTSAVE and FUNCTION FLUSH.
+// Process administration: SHUTDOWN, DEBUG (SLEEP, SET-ACTIVE-EXPIRE, OBJECT, LOG, RELOAD, HELP),
+// MONITOR, SLOWLOG, LATENCY, TIME and FUNCTION FLUSH.
 //
-// Persistence does not exist yet, so SHUTDOWN saves nothing (an explicit SAVE fails the way a
-// failed save fails in Redis, unless FORCE), LASTSAVE reports the start time, and FUNCTION FLUSH
-// has no libraries to delete.
+// SHUTDOWN saves the RDB file when save points are configured or SAVE is given (a failed save
+// refuses to exit unless FORCE), through the persistence layer's RdbService.
 #include <unistd.h>
 
 #include <chrono>
@@ -68,19 +67,19 @@ void shutdown_command(CommandContext& ctx) {
 
   Server& server = Server::from(ctx);
   log_message(LogLevel::kWarning, "User requested shutdown...");
-  const bool save_points = !server.settings().save.empty();
-  if (save) {
-    // An explicit SAVE cannot be honoured: like a failed save in Redis, refuse unless FORCE.
-    if (!force) {
-      log_message(LogLevel::kWarning,
-                  "Error trying to save the DB, can't exit: keywarden has no persistence yet.");
-      return ctx.error(errors::kShutdownFailed);
+  RdbService& rdb = server.rdb();
+  const bool save_points = !rdb.settings().save_points.empty();
+  // A background save would race the final one: it is stopped first, as Redis does.
+  rdb.kill_background_save();
+  if (save || (save_points && !nosave)) {
+    log_message(LogLevel::kNotice, "Saving the final RDB snapshot before exiting.");
+    if (!rdb.save().empty()) {
+      if (!force) {
+        log_message(LogLevel::kWarning, "Error trying to save the DB, can't exit.");
+        return ctx.error(errors::kShutdownFailed);
+      }
+      log_message(LogLevel::kWarning, "Error trying to save the DB. Exit anyway.");
     }
-    log_message(LogLevel::kWarning,
-                "Error trying to save the DB (keywarden has no persistence yet). Exit anyway.");
-  } else if (save_points && !nosave) {
-    log_message(LogLevel::kWarning,
-                "Save points are configured but keywarden has no persistence yet: nothing saved.");
   }
   // The client gets no reply: its connection closes when the server stops, as in Redis, and
   // nothing it pipelined after SHUTDOWN runs.
@@ -188,6 +187,17 @@ void debug_help(CommandContext& ctx) {
   ctx.reply_status_lines(kLines);
 }
 
+// Save, empty the keyspace, load the file back: the dataset must come through unchanged.
+void debug_reload(CommandContext& ctx) {
+  const std::string error = Server::from(ctx).rdb().reload();
+  if (!error.empty()) {
+    log_message(LogLevel::kWarning, "DEBUG RELOAD failed: " + error);
+    return ctx.error("ERR Error trying to load the RDB dump, check server logs.");
+  }
+  log_message(LogLevel::kWarning, "DB reloaded by DEBUG RELOAD");
+  ctx.reply.simple_string("OK");
+}
+
 // DEBUG is one command, not a container: it matches its subcommand and count itself.
 void debug_command(CommandContext& ctx) {
   std::string_view sub = ctx.args[1];
@@ -199,6 +209,7 @@ void debug_command(CommandContext& ctx) {
   }
   if (equals_ignore_case(sub, "object") && argc == 3) return debug_object(ctx);
   if (equals_ignore_case(sub, "log") && argc == 3) return debug_log(ctx);
+  if (equals_ignore_case(sub, "reload") && argc == 2) return debug_reload(ctx);
   subcommand_syntax_error(ctx);
 }
 
@@ -686,7 +697,7 @@ void latency_help_command(CommandContext& ctx) {
   ctx.reply_status_lines(kLines);
 }
 
-// --- TIME, LASTSAVE ----------------------------------------------------------------------------
+// --- TIME ----------------------------------------------------------------------------
 
 void time_command(CommandContext& ctx) {
   const int64_t now_us = ctx.server.clock().wall_us();
@@ -695,10 +706,6 @@ void time_command(CommandContext& ctx) {
   ctx.reply.bulk_integer(now_us % 1'000'000);
 }
 
-void lastsave_command(CommandContext& ctx) {
-  // Until persistence exists the last "save" is the start, as Redis reports before its first.
-  ctx.reply.integer(Server::from(ctx).start_time_ms() / 1000);
-}
 
 void bgrewriteaof_command(CommandContext& ctx) {
   Server& server = Server::from(ctx);
@@ -767,9 +774,6 @@ constexpr CommandSpec kAdminCommands[] = {
      "Return the current server time", "O(1)"},
     {"bgrewriteaof", 1, kAdmin | kNoScript, 0, 0, 0, 0, bgrewriteaof_command,
      "server", "1.0.0", "Asynchronously rewrite the append-only file", "O(1)"},
-    {"lastsave", 1, kLoading | kStale | kFast, 0, 0, 0, kAclAdmin | kAclDangerous,
-     lastsave_command, "server", "1.0.0",
-     "Get the UNIX time stamp of the last successful save to disk", "O(1)"},
 };
 
 }  // namespace

@@ -88,8 +88,7 @@ void append_client_info_at(std::string& out, const Connection& connection, int64
   const size_t query_capacity = std::max(connection.query_buffer_capacity(), query_used);
   const size_t pending = connection.output_size();
   const size_t multi_memory = session.transaction.memory_overhead();
-  const size_t total_memory = sizeof(Connection) + query_capacity +
-                              connection.output_capacity() + argv_memory + multi_memory;
+  const size_t total_memory = connection.memory_usage() + argv_memory;
 
   std::string events;
   if (connection.watched_events() & EventLoop::kReadable) events += 'r';

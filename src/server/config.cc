@@ -77,6 +77,11 @@ std::string file_line(const ConfigDirective& directive, const std::string& value
 bool parse_memory(std::string_view text, int64_t* out) {
   // A sign is malformed, not out of range: Redis answers "argument must be a memory value".
   if (text.starts_with('-')) return false;
+  // As Redis's parser, an empty value is zero ("CONFIG SET maxmemory ''" turns the limit off).
+  if (text.empty()) {
+    *out = 0;
+    return true;
+  }
   std::string lower = lowercase(text);
   int64_t multiplier = 1;
   struct Unit {

@@ -137,11 +137,27 @@ void Connection::read_from_socket() {
     close();
     return;
   }
+  // A query buffer that takes the clients past maxmemory-clients may get this client evicted
+  // before its command runs.
+  server_.client_memory_changed(*this);
   process_query_buffer();
+  server_.client_memory_changed(*this);
 }
 
 void Connection::resume() {
-  if (!closed()) process_query_buffer();
+  if (closed()) return;
+  process_query_buffer();
+  server_.client_memory_changed(*this);
+}
+
+size_t Connection::memory_usage() const {
+  return sizeof(Connection) + query_.capacity() + output_.capacity() +
+         session_.transaction.memory_overhead();
+}
+
+void Connection::evict() {
+  close_asap_ = true;
+  server_.queue_write(this);
 }
 
 void Connection::retry_blocked() {
@@ -336,6 +352,7 @@ ReplyWriter* Connection::pubsub_writer() {
 void Connection::pubsub_delivered() {
   server_.queue_write(this);
   enforce_output_limit();
+  server_.client_memory_changed(*this);
 }
 
 size_t Connection::output_memory() const {
@@ -415,6 +432,7 @@ bool Connection::flush() {
   } else {
     watch_for(EventLoop::kReadable | EventLoop::kWritable);
   }
+  server_.client_memory_changed(*this);
   return true;
 }
 

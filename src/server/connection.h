@@ -79,6 +79,13 @@ class Connection final : public EventHandler, public Subscriber {
   size_t query_buffer_capacity() const { return query_.capacity(); }
   size_t output_size() const { return output_.size() - output_sent_; }
   size_t output_capacity() const { return output_.capacity(); }
+  // Bytes the connection holds: itself, its buffers, a queued transaction (CLIENT LIST
+  // tot-mem without the arguments of a command running now).
+  size_t memory_usage() const;
+  // What it last reported to Server::client_memory_changed (0 once evicted or closed).
+  size_t reported_memory = 0;
+  // Client eviction: closed at the next flush, without sending what is left.
+  void evict();
   // The most reply bytes waiting at once lately (CLIENT LIST rbp); restarts every 5 seconds.
   size_t output_peak() const { return output_peak_; }
   // EventLoop::kReadable / kWritable bits being watched (CLIENT LIST events=).

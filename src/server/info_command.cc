@@ -131,11 +131,6 @@ std::string executable_path() {
   return length > 0 ? std::string(path, static_cast<size_t>(length)) : std::string();
 }
 
-// What one connection holds in memory (CLIENT LIST tot-mem without the running command).
-size_t connection_memory(const Connection& connection) {
-  return sizeof(Connection) + connection.query_buffer_capacity() + connection.output_capacity();
-}
-
 uint64_t average_sample(const uint64_t (&samples)[16]) {
   uint64_t sum = 0;
   for (uint64_t sample : samples) sum += sample;
@@ -221,7 +216,7 @@ void memory_section(InfoText& info, Server& server) {
 
   size_t clients_memory = 0;
   for (const auto& [id, connection] : server.connections()) {
-    if (!connection->closed()) clients_memory += connection_memory(*connection);
+    if (!connection->closed()) clients_memory += connection->memory_usage();
   }
   // Overhead is what is not the data itself: the start-up footprint, client buffers, and the
   // databases' bucket arrays and expiry indexes.
@@ -318,17 +313,18 @@ void persistence_section(InfoText& info, Server& server) {
   info.field("current_fork_perc", "0.00");
   info.field("current_save_keys_processed", 0);
   info.field("current_save_keys_total", 0);
+  const RdbService& rdb = server.rdb();
+  const int64_t now_ms = server.clock().wall_ms();
   info.field("rdb_changes_since_last_save", server.state().stats().dirty);
-  info.field("rdb_bgsave_in_progress", 0);
-  // Nothing has been saved since start-up, which Redis counts as the last save.
-  info.field("rdb_last_save_time", server.start_time_ms() / 1000);
-  info.field("rdb_last_bgsave_status", "ok");
-  info.field("rdb_last_bgsave_time_sec", -1);
-  info.field("rdb_current_bgsave_time_sec", -1);
-  info.field("rdb_saves", 0);
+  info.field("rdb_bgsave_in_progress", rdb.bgsave_in_progress() ? 1 : 0);
+  info.field("rdb_last_save_time", rdb.last_save_time_s());
+  info.field("rdb_last_bgsave_status", rdb.last_bgsave_ok() ? "ok" : "err");
+  info.field("rdb_last_bgsave_time_sec", rdb.last_bgsave_duration_s());
+  info.field("rdb_current_bgsave_time_sec", rdb.current_bgsave_duration_s(now_ms));
+  info.field("rdb_saves", rdb.saves());
   info.field("rdb_last_cow_size", 0);
-  info.field("rdb_last_load_keys_expired", 0);
-  info.field("rdb_last_load_keys_loaded", 0);
+  info.field("rdb_last_load_keys_expired", rdb.last_load_keys_expired());
+  info.field("rdb_last_load_keys_loaded", rdb.last_load_keys_loaded());
   AofLog& aof = *server.aof();
   const AofRewriteStats& rewrite = aof.rewrite_stats();
   const bool aof_on = aof.is_open();
@@ -337,7 +333,7 @@ void persistence_section(InfoText& info, Server& server) {
   info.field("aof_rewrite_scheduled", rewrite.scheduled ? 1 : 0);
   info.field("aof_last_rewrite_time_sec", rewrite.last_time_sec);
   info.field("aof_current_rewrite_time_sec",
-             rewrite.in_progress ? (server.clock().wall_ms() - rewrite.started_ms) / 1000 : -1);
+             rewrite.in_progress ? (now_ms - rewrite.started_ms) / 1000 : -1);
   info.field("aof_last_bgrewrite_status", rewrite.last_ok ? "ok" : "err");
   info.field("aof_rewrites", rewrite.rewrites);
   info.field("aof_rewrites_consecutive_failures", rewrite.consecutive_failures);
@@ -402,7 +398,7 @@ void stats_section(InfoText& info, Server& server) {
   info.field("expired_time_cap_reached_count", expiry.time_cap_reached_count);
   info.field("expire_cycle_cpu_milliseconds", expiry.cycle_cpu_us / 1000);
   info.field("evicted_keys", server.state().eviction().evicted_keys());
-  info.field("evicted_clients", 0);
+  info.field("evicted_clients", network.evicted_clients);
   info.field("total_eviction_exceeded_time", server.state().eviction().total_exceeded_ms());
   info.field("current_eviction_exceeded_time", server.state().eviction().current_exceeded_ms());
   info.field("keyspace_hits", stats.keyspace_hits);

@@ -28,6 +28,7 @@
 #include "persistence/fork_child.h"
 #include "persistence/rdb_file.h"
 #include "resp/split_arguments.h"
+#include "persistence/fork_child.h"
 #include "scripting/eval_commands.h"
 #include "scripting/script_engine.h"
 #include "server/server_families.h"
@@ -212,6 +213,11 @@ Server::Server() : state_(clock_, 16), dispatcher_(state_) {
   replication_id_ = random_hex_id();
   register_data_commands(state_.commands());
   register_server_commands(state_.commands());
+  register_persistence_commands(state_.commands());
+  rdb_ = std::make_unique<RdbService>(state_);
+  state_.set_rdb(rdb_.get());
+  rdb_->set_memory_gauge([this] { return used_memory(); });
+  ForkChild::attach(&state_.keyspace());
   scripting_ = std::make_unique<ScriptEngine>(state_);
   scripting_->set_busy_handler([this] { process_while_busy(); });
   scripting_->set_monitor_feed(
@@ -228,7 +234,17 @@ Server::Server() : state_(clock_, 16), dispatcher_(state_) {
   start_time_ms_ = clock_.wall_ms();
 }
 
+std::string Server::load_data() {
+  // With appendonly the AOF is the source of truth and the RDB file is not read (the AOF
+  // side loads its own files).
+  if (settings_.aof.appendonly) return "";
+  std::string error = rdb_->load_at_startup();
+  if (!error.empty()) return "Fatal error loading the DB (" + rdb_->settings().dbfilename + "): " + error + ". Exiting.";
+  return "";
+}
+
 Server::~Server() {
+  rdb_->kill_background_save();
   connections_.clear();
   scripting_.reset();
   listeners_.clear();
@@ -354,18 +370,49 @@ void Server::register_config() {
              normalized += word;
            }
            settings_.save = normalized;
+           std::vector<SavePoint>& points = rdb_->settings().save_points;
+           points.clear();
+           for (size_t i = 0; i + 1 < words.size(); i += 2) {
+             points.push_back({std::stoll(words[i]), std::stoll(words[i + 1])});
+           }
+           rdb_->settings_changed();
            return "";
          }});
   register_aof_config();
-  c.add_string("dbfilename", &settings_.dbfilename);
   c.add_integer("key-load-delay", &settings_.key_load_delay, INT32_MIN, INT32_MAX);
   c.add_integer("rdb-key-save-delay", &settings_.rdb_key_save_delay, INT32_MIN, INT32_MAX);
+  RdbSettings& rdb = rdb_->settings();
+  c.add_string("dbfilename", &rdb.dbfilename);
+  c.add_bool("rdbcompression", &rdb.compression);
+  c.add_bool("rdbchecksum", &rdb.checksum);
+  c.add_bool("stop-writes-on-bgsave-error", &rdb.stop_writes_on_bgsave_error, 0,
+             [this] { rdb_->settings_changed(); });
   c.add_integer("slowlog-log-slower-than", &settings_.slowlog_log_slower_than, -1, kMax);
   c.add_integer("slowlog-max-len", &settings_.slowlog_max_len, 0, kMax);
   c.add_integer("latency-monitor-threshold", &settings_.latency_monitor_threshold, 0, kMax);
   EvictionSettings& eviction = state_.eviction().settings();
   c.add_memory("maxmemory", &eviction.maxmemory, 0, kMax, 0,
                [this] { state_.eviction().schedule(); });
+  c.add({"maxmemory-clients", {}, 0,
+         [this] {
+           const int64_t value = settings_.maxmemory_clients;
+           return value < 0 ? std::to_string(-value) + "%" : std::to_string(value);
+         },
+         [this](std::string_view value, bool) -> std::string {
+           constexpr const char* kMalformed = "argument must be a memory or percent value";
+           int64_t number;
+           if (value.ends_with('%')) {
+             if (!parse_int64(value.substr(0, value.size() - 1), &number) || number < 0) {
+               return kMalformed;
+             }
+             if (number > 100) return "percentage argument must be less or equal to 100";
+             settings_.maxmemory_clients = -number;
+           } else {
+             if (!parse_memory(value, &number)) return kMalformed;
+             settings_.maxmemory_clients = number;
+           }
+           return "";
+         }});
   c.add_enum("maxmemory-policy", &command.maxmemory_policy,
              {{"volatile-lru", kMaxmemoryVolatileLru},
               {"volatile-lfu", kMaxmemoryVolatileLfu},
@@ -517,7 +564,7 @@ void Server::register_aof_config() {
   c.add_memory("auto-aof-rewrite-min-size", &aof.rewrite_min_size, 0, INT64_MAX);
 }
 
-std::string Server::load_data() {
+std::string Server::load_append_only_file() {
   if (!settings_.aof.appendonly) return "";
   AofLoadHooks hooks;
   hooks.key_load_delay = settings_.key_load_delay;
@@ -833,6 +880,8 @@ void Server::queue_write(Connection* connection) {
 
 void Server::connection_closed(Connection* connection) {
   closed_connections_.push_back(connection->id());
+  client_memory_ -= connection->reported_memory;
+  connection->reported_memory = 0;
   if (connection->monitor()) std::erase(monitors_, connection->id());
 }
 
@@ -886,6 +935,8 @@ void Server::before_sleep() {
   }
   // Acknowledged means written (and under appendfsync always, durable): the AOF goes first.
   if (aof_->is_open()) aof_->flush(false);
+  // A lowered maxmemory-clients (or maxmemory under a percentage) takes effect here.
+  evict_clients();
   flush_pending_writes();
   for (uint64_t id : closed_connections_) connections_.erase(id);
   closed_connections_.clear();
@@ -933,6 +984,7 @@ void Server::cron() {
     if (table.rehashing()) table.rehash_for(std::chrono::microseconds(1000));
   }
   close_idle_clients();
+  rdb_->cron(clock_.wall_ms());
   aof_cron();
 
   NetworkStats& stats = network_stats_;

@@ -19,6 +19,7 @@
 #include "server/config.h"
 #include "server/connection.h"
 #include "server/event_loop.h"
+#include "persistence/rdb_service.h"
 
 namespace keywarden {
 
@@ -61,7 +62,6 @@ struct ServerSettings {
   AofSettings aof;  // appendonly, appendfilename, appendfsync, aof-* …
   int64_t key_load_delay = 0;  // microseconds per loaded command (negative: nanoseconds)
   int64_t rdb_key_save_delay = 0;  // microseconds per key written by a fork child (tests)
-  std::string dbfilename = "dump.rdb";
   int64_t slowlog_log_slower_than = 10000;
   int64_t slowlog_max_len = 128;
   int64_t latency_monitor_threshold = 0;
@@ -69,6 +69,8 @@ struct ServerSettings {
   OutputBufferLimit output_buffer_limits[3] = {
       {0, 0, 0}, {256LL << 20, 64LL << 20, 60}, {32LL << 20, 8LL << 20, 60}};
   int64_t io_threads = 1;
+  // maxmemory-clients: a byte count, or minus a percentage of maxmemory ("10%" is -10); 0 off.
+  int64_t maxmemory_clients = 0;
   bool latency_tracking = true;
   std::vector<double> latency_tracking_percentiles = {50, 99, 99.9};
 };
@@ -115,6 +117,7 @@ struct NetworkStats {
   uint64_t net_output_bytes = 0;
   uint64_t reads_processed = 0;   // read events handled (total_reads_processed)
   uint64_t writes_processed = 0;  // flushes with something to send (total_writes_processed)
+  uint64_t evicted_clients = 0;   // closed by client eviction (maxmemory-clients)
   // instantaneous_*: per-second rates over the last 16 cron samples.
   uint64_t ops_samples[16] = {};
   uint64_t input_samples[16] = {};
@@ -145,6 +148,10 @@ class Server final : public ServerHost {
   std::string configure(const std::string& config_path, std::span<const std::string> arguments);
   // Opens listeners; returns "" or the reason for failing.
   std::string listen();
+  // Loads the dataset from disk (the RDB file) before clients are accepted; "" or the reason
+  // the server must not start.
+  std::string load_data();
+  RdbService& rdb() { return *rdb_; }
   // Runs until SHUTDOWN or a termination signal.
   void run();
   void request_shutdown() { loop_.stop(); }
@@ -177,6 +184,21 @@ class Server final : public ServerHost {
   void queue_write(Connection* connection);
   // Called by a connection that closed itself.
   void connection_closed(Connection* connection);
+
+  // Client eviction (maxmemory-clients), as Redis 7.0 does it: every connection reports what it
+  // holds whenever that may have changed (after reading, after its commands ran, after a flush,
+  // after a pub/sub delivery), the server keeps the total, and once the total reaches the limit
+  // the connections holding the most are evicted until it is under again. CLIENT NO-EVICT
+  // exempts a connection (its memory still counts in the total). An evicted connection is
+  // closed without a reply at its next flush, like one over its output buffer limit, so the
+  // eviction may happen anywhere, even in the middle of a command delivering to it.
+  void client_memory_changed(Connection& connection);
+  void evict_clients();
+  // The limit in bytes: maxmemory-clients, or its percentage of maxmemory (none without a
+  // maxmemory), never below 128 KiB so that a bad setting cannot cut everyone off; 0 = off.
+  size_t client_eviction_limit() const;
+  // What every open connection held when it last reported.
+  size_t client_memory() const { return client_memory_; }
 
   // After each command that ran (not one refused before running): slow log, latency monitor,
   // MONITOR feed.
@@ -223,9 +245,9 @@ class Server final : public ServerHost {
 
   uint64_t next_client_id() { return ++last_client_id_; }
 
-  // Start-up, after configure() and before listen(): loads the AOF when appendonly is yes and
-  // opens it for appending. Returns "" or the fatal report.
-  std::string load_data();
+  // Start-up, after listen() (clients get -LOADING meanwhile): loads the AOF when appendonly
+  // is yes and opens it for appending. Returns "" or the fatal report.
+  std::string load_append_only_file();
   // Called before any reply leaves the process: what the AOF buffered is written (and fsynced
   // under appendfsync always) first.
   void sync_aof_before_replies() {
@@ -270,12 +292,14 @@ class Server final : public ServerHost {
   ServerState state_;
   Dispatcher dispatcher_;
   std::unique_ptr<ScriptEngine> scripting_;
+  std::unique_ptr<RdbService> rdb_;
   ConfigRegistry config_;
   EventLoop loop_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::map<uint64_t, std::unique_ptr<Connection>> connections_;
   std::vector<Connection*> pending_writes_;
   std::vector<uint64_t> closed_connections_;
+  size_t client_memory_ = 0;
   std::vector<uint64_t> monitors_;
   NetworkStats network_stats_;
   std::deque<SlowlogEntry> slowlog_;

@@ -83,8 +83,8 @@ void Entry::destroy(Entry* entry) {
 }
 
 Entry* Entry::rekey(Entry* entry, std::string_view new_key) {
+  assert(!entry->has_expiry());
   Entry* renamed = create(new_key, std::move(entry->value));
-  renamed->expire_at_ms = entry->expire_at_ms;
   renamed->access_clock = entry->access_clock;
   destroy(entry);
   return renamed;
@@ -126,7 +126,6 @@ void Database::overwrite(Entry* entry, Value value, bool keep_ttl, bool lazy) {
 }
 
 void Database::set_expiry(Entry* entry, int64_t deadline_ms) {
-  entry->expire_at_ms = deadline_ms;
   if (deadline_ms == kNoExpiry) {
     expiry_.remove(entry);
   } else {
@@ -167,11 +166,12 @@ void Database::expire(Entry* entry) {
 }
 
 Entry* Database::move_entry(Entry* entry, Database& target, std::string_view new_key) {
+  const int64_t deadline_ms = deadline_of(entry);
   expiry_.remove(entry);
   table_.remove(entry);
   Entry* moved = Entry::rekey(entry, new_key);
   target.table_.insert(moved);
-  if (moved->expire_at_ms != kNoExpiry) target.expiry_.set(moved, moved->expire_at_ms);
+  if (deadline_ms != kNoExpiry) target.expiry_.set(moved, deadline_ms);
   return moved;
 }
 

@@ -139,8 +139,10 @@ class Database {
   const ExpiryIndex& expiry_index() const { return expiry_; }
   EntryTable& table() { return table_; }
 
-  static bool is_expired(const Entry* entry, int64_t now_ms) {
-    return entry->expire_at_ms != kNoExpiry && now_ms > entry->expire_at_ms;
+  // The entry's absolute deadline in Unix milliseconds, kNoExpiry when it has none.
+  int64_t deadline_of(const Entry* entry) const { return expiry_.deadline_of(entry); }
+  bool is_expired(const Entry* entry, int64_t now_ms) const {
+    return entry->has_expiry() && now_ms > expiry_.deadline_of(entry);
   }
 
  private:

@@ -1,8 +1,48 @@
 #include "storage/expiry_index.h"
 
 #include <cassert>
+#include <new>
+#include <utility>
+#include <vector>
+
+#include "storage/memory_accounting.h"
 
 namespace keywarden {
+
+ExpiryIndex::~ExpiryIndex() { release(); }
+
+ExpiryIndex::ExpiryIndex(ExpiryIndex&& other) noexcept
+    : heap_(std::exchange(other.heap_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      capacity_(std::exchange(other.capacity_, 0)),
+      deadline_sum_(std::exchange(other.deadline_sum_, 0)) {}
+
+ExpiryIndex& ExpiryIndex::operator=(ExpiryIndex&& other) noexcept {
+  if (this != &other) {
+    release();
+    heap_ = std::exchange(other.heap_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
+    deadline_sum_ = std::exchange(other.deadline_sum_, 0);
+  }
+  return *this;
+}
+
+bool ExpiryIndex::reallocate(size_t capacity) {
+  assert(capacity >= size_);
+  void* block = memory::resize_block(heap_, capacity_ * sizeof(Slot), capacity * sizeof(Slot));
+  if (block == nullptr) return false;
+  heap_ = static_cast<Slot*>(block);
+  capacity_ = capacity;
+  return true;
+}
+
+void ExpiryIndex::release() {
+  memory::free_block(heap_, capacity_ * sizeof(Slot));
+  heap_ = nullptr;
+  size_ = 0;
+  capacity_ = 0;
+}
 
 void ExpiryIndex::place(size_t index, Slot slot) {
   heap_[index] = slot;
@@ -22,7 +62,7 @@ void ExpiryIndex::sift_up(size_t index) {
 
 void ExpiryIndex::sift_down(size_t index) {
   Slot moving = heap_[index];
-  const size_t count = heap_.size();
+  const size_t count = size_;
   for (;;) {
     size_t child = 2 * index + 1;
     if (child >= count) break;
@@ -36,9 +76,12 @@ void ExpiryIndex::sift_down(size_t index) {
 
 void ExpiryIndex::set(Entry* entry, int64_t deadline_ms) {
   if (entry->expiry_slot == kNotInExpiryIndex) {
-    heap_.push_back({deadline_ms, entry});
+    if (size_ == capacity_ && !reallocate(capacity_ == 0 ? kMinCapacity : 2 * capacity_)) {
+      throw std::bad_alloc();
+    }
+    const size_t index = size_++;
+    heap_[index] = {deadline_ms, entry};
     deadline_sum_ += deadline_ms;
-    size_t index = heap_.size() - 1;
     entry->expiry_slot = static_cast<uint32_t>(index);
     sift_up(index);
     return;
@@ -61,9 +104,11 @@ void ExpiryIndex::remove(Entry* entry) {
   assert(heap_[index].entry == entry);
   deadline_sum_ -= heap_[index].deadline_ms;
   entry->expiry_slot = kNotInExpiryIndex;
-  Slot last = heap_.back();
-  heap_.pop_back();
-  if (index == heap_.size()) return;
+  const Slot last = heap_[--size_];
+  // Halving at a quarter full leaves room to grow back without reallocating at once. A failed
+  // shrink only keeps the bigger array.
+  if (capacity_ > kMinCapacity && size_ < capacity_ / 4) reallocate(capacity_ / 2);
+  if (index == size_) return;
   int64_t removed_deadline = last.deadline_ms;
   place(index, last);
   // The moved slot may belong above or below its new position.
@@ -77,12 +122,12 @@ void ExpiryIndex::remove(Entry* entry) {
 int64_t ExpiryIndex::count_due(int64_t now_ms, int64_t limit) const {
   int64_t count = 0;
   std::vector<size_t> pending;
-  if (!heap_.empty() && heap_[0].deadline_ms < now_ms) pending.push_back(0);
+  if (size_ > 0 && heap_[0].deadline_ms < now_ms) pending.push_back(0);
   while (!pending.empty() && count < limit) {
     size_t index = pending.back();
     pending.pop_back();
     ++count;
-    for (size_t child = 2 * index + 1; child <= 2 * index + 2 && child < heap_.size(); ++child) {
+    for (size_t child = 2 * index + 1; child <= 2 * index + 2 && child < size_; ++child) {
       if (heap_[child].deadline_ms < now_ms) pending.push_back(child);
     }
   }
@@ -90,9 +135,8 @@ int64_t ExpiryIndex::count_due(int64_t now_ms, int64_t limit) const {
 }
 
 void ExpiryIndex::clear() {
-  for (Slot& slot : heap_) slot.entry->expiry_slot = kNotInExpiryIndex;
-  heap_.clear();
-  heap_.shrink_to_fit();
+  for (size_t i = 0; i < size_; ++i) heap_[i].entry->expiry_slot = kNotInExpiryIndex;
+  release();
   deadline_sum_ = 0;
 }
 

@@ -7,12 +7,17 @@
 // It is a binary min-heap of (deadline, entry) pairs. Each entry records its own slot so that
 // a TTL change, PERSIST or DEL can fix the heap in O(log n) without searching.
 //
-// Invariants: heap_[i].entry->expiry_slot == i for every i; the parent of every slot has a
-// deadline no later than its children.
+// The deadline lives in the heap slot only (the entry records where its slot is), so the index
+// costs a volatile key 16 bytes here plus the 4-byte slot number in the entry. The array grows
+// by doubling and shrinks by half when a quarter full, through memory::resize_block(): a big
+// heap is remapped rather than copied, and a mass expiry gives its pages back.
+//
+// Invariants: heap_[i].entry->expiry_slot == i for every i < size_; the parent of every slot
+// has a deadline no later than its children.
 #pragma once
 
 #include <cstdint>
-#include <vector>
+#include <cstddef>
 
 #include "storage/entry.h"
 
@@ -20,8 +25,15 @@ namespace keywarden {
 
 class ExpiryIndex {
  public:
-  size_t size() const { return heap_.size(); }
-  bool empty() const { return heap_.empty(); }
+  ExpiryIndex() = default;
+  ~ExpiryIndex();
+  ExpiryIndex(const ExpiryIndex&) = delete;
+  ExpiryIndex& operator=(const ExpiryIndex&) = delete;
+  ExpiryIndex(ExpiryIndex&& other) noexcept;
+  ExpiryIndex& operator=(ExpiryIndex&& other) noexcept;
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
 
   // Adds the entry, or moves it if it is already indexed.
   void set(Entry* entry, int64_t deadline_ms);
@@ -29,8 +41,13 @@ class ExpiryIndex {
   void clear();
 
   // The entry with the earliest deadline; nullptr when empty.
-  Entry* front() const { return heap_.empty() ? nullptr : heap_[0].entry; }
-  int64_t front_deadline() const { return heap_.empty() ? INT64_MAX : heap_[0].deadline_ms; }
+  Entry* front() const { return size_ == 0 ? nullptr : heap_[0].entry; }
+  int64_t front_deadline() const { return size_ == 0 ? INT64_MAX : heap_[0].deadline_ms; }
+  // The deadline of an indexed entry; kNoExpiry for one that is not indexed.
+  int64_t deadline_of(const Entry* entry) const {
+    return entry->expiry_slot == kNotInExpiryIndex ? kNoExpiry
+                                                   : heap_[entry->expiry_slot].deadline_ms;
+  }
   // The entry in heap slot `index` (< size()): eviction samples volatile keys uniformly here.
   Entry* at(size_t index) const { return heap_[index].entry; }
 
@@ -42,18 +59,25 @@ class ExpiryIndex {
   __int128 deadline_sum() const { return deadline_sum_; }
 
   // Bytes held by the index itself.
-  size_t memory_bytes() const { return heap_.capacity() * sizeof(Slot); }
+  size_t memory_bytes() const { return capacity_ * sizeof(Slot); }
 
  private:
   struct Slot {
     int64_t deadline_ms;
     Entry* entry;
   };
+  static constexpr size_t kMinCapacity = 16;
+
   void place(size_t index, Slot slot);
   void sift_up(size_t index);
   void sift_down(size_t index);
+  // Sets the array's capacity (at least size_). False when out of memory.
+  bool reallocate(size_t capacity);
+  void release();
 
-  std::vector<Slot> heap_;
+  Slot* heap_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
   __int128 deadline_sum_ = 0;
 };
 

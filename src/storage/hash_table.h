@@ -18,6 +18,7 @@
 #pragma once
 
 #include "common/prefetch.h"
+#include "storage/memory_accounting.h"
 
 #include <algorithm>
 #include <bit>
@@ -541,10 +542,14 @@ class HashTable {
     }
   }
 
+  // Large arrays are mapped straight from the kernel as untouched zero pages (a growing table
+  // does not stall to clear megabytes it fills gradually anyway) and unmapped when the resize
+  // that replaced them ends; see memory::allocate_block().
   static Node** allocate_slots(size_t buckets) {
-    // calloc because large zeroed blocks come straight from the kernel as untouched pages: a
-    // growing table does not stall to clear megabytes it fills gradually anyway.
-    return static_cast<Node**>(std::calloc(buckets, sizeof(Node*)));
+    return static_cast<Node**>(memory::allocate_block(buckets * sizeof(Node*)));
+  }
+  static void free_slots(const Table& table) {
+    memory::free_block(table.slots, table.bucket_count() * sizeof(Node*));
   }
 
   // The head of the bucket `hash` falls into in array `t`, or nullptr if that array is absent
@@ -646,7 +651,7 @@ class HashTable {
       --buckets;
     }
     if (from.used > 0) return true;
-    std::free(from.slots);
+    free_slots(from);
     from = to;
     to = Table{};
     rehash_index_ = kNotRehashing;
@@ -662,7 +667,7 @@ class HashTable {
     if (slots == nullptr) return false;
     Table fresh{slots, buckets - 1, 0};
     if (tables_[0].used == 0) {
-      std::free(tables_[0].slots);
+      free_slots(tables_[0]);
       tables_[0] = fresh;
       return true;
     }
@@ -700,8 +705,8 @@ class HashTable {
   }
 
   void release_arrays() {
-    std::free(tables_[0].slots);
-    std::free(tables_[1].slots);
+    free_slots(tables_[0]);
+    free_slots(tables_[1]);
     tables_[0] = Table{};
     tables_[1] = Table{};
     rehash_index_ = kNotRehashing;

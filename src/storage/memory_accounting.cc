@@ -1,12 +1,15 @@
 // Memory accounting through jemalloc's per-thread counters, or glibc's heap figures.
 #include "storage/memory_accounting.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 
@@ -81,7 +84,60 @@ size_t heap_bytes() {
 }
 #endif
 
+// Bytes of the blocks currently mapped by allocate_block()/resize_block().
+std::atomic<size_t> mapped_bytes{0};
+
+// Whole pages, as the kernel maps them.
+size_t page_rounded(size_t bytes) {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return (bytes + page - 1) / page * page;
+}
+
+void* map_block(size_t bytes) {
+  void* block = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (block == MAP_FAILED) return nullptr;
+  mapped_bytes.fetch_add(page_rounded(bytes), std::memory_order_relaxed);
+  return block;
+}
+
+void unmap_block(void* block, size_t bytes) {
+  munmap(block, bytes);
+  mapped_bytes.fetch_sub(page_rounded(bytes), std::memory_order_relaxed);
+}
+
 }  // namespace
+
+void* allocate_block(size_t bytes) {
+  return bytes >= kDirectMapBytes ? map_block(bytes) : std::calloc(1, bytes);
+}
+
+void* resize_block(void* block, size_t old_bytes, size_t new_bytes) {
+  if (block == nullptr) return allocate_block(new_bytes);
+  const bool was_mapped = old_bytes >= kDirectMapBytes;
+  const bool mapped = new_bytes >= kDirectMapBytes;
+  if (!was_mapped && !mapped) return std::realloc(block, new_bytes);
+  if (was_mapped && mapped) {
+    void* moved = mremap(block, old_bytes, new_bytes, MREMAP_MAYMOVE);
+    if (moved == MAP_FAILED) return nullptr;
+    mapped_bytes.fetch_add(page_rounded(new_bytes), std::memory_order_relaxed);
+    mapped_bytes.fetch_sub(page_rounded(old_bytes), std::memory_order_relaxed);
+    return moved;
+  }
+  void* fresh = allocate_block(new_bytes);
+  if (fresh == nullptr) return nullptr;
+  std::memcpy(fresh, block, std::min(old_bytes, new_bytes));
+  free_block(block, old_bytes);
+  return fresh;
+}
+
+void free_block(void* block, size_t bytes) {
+  if (block == nullptr) return;
+  if (bytes >= kDirectMapBytes) {
+    unmap_block(block, bytes);
+  } else {
+    std::free(block);
+  }
+}
 
 std::string_view allocator_name() {
 #if defined(KEYWARDEN_JEMALLOC)
@@ -101,7 +157,8 @@ std::string_view allocator_name() {
 #endif
 }
 
-size_t used_bytes() {
+// What the allocator itself has handed out, by the means the build has (see the header).
+static size_t allocator_bytes() {
 #if defined(__SANITIZE_ADDRESS__)
   return __sanitizer_get_current_allocated_bytes();
 #else
@@ -121,6 +178,10 @@ size_t used_bytes() {
   return cached;
 #endif
 #endif
+}
+
+size_t used_bytes() {
+  return allocator_bytes() + mapped_bytes.load(std::memory_order_relaxed);
 }
 
 void refresh() {

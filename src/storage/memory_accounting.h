@@ -70,6 +70,22 @@ bool purge();
 // allocations tick the arena's decay clock, so an idle server keeps them. No-op with libc.
 void set_background_purge(bool enabled);
 
+// Big zeroed arrays: the keyspace's own indexes (hash table buckets, the expiry heap). Those of
+// kDirectMapBytes or more are mapped straight from the kernel and unmapped when freed, so
+// that the old array a resize leaves behind goes back to the system at once instead of
+// sitting among the allocator's dirty pages for its decay time (about 8 bytes of RSS per key
+// right after a table of a million keys doubled), and so that growing the expiry heap is a
+// remap rather than a copy. Smaller arrays come from the allocator. Mapped bytes count in
+// used_bytes() like any allocation. Any thread may free a block.
+inline constexpr size_t kDirectMapBytes = size_t{1} << 20;
+// Zeroed; nullptr when out of memory.
+void* allocate_block(size_t bytes);
+// Keeps the first min(old_bytes, new_bytes) bytes; bytes beyond old_bytes are unspecified.
+// nullptr when out of memory, the old block then left as it was.
+void* resize_block(void* block, size_t old_bytes, size_t new_bytes);
+// `bytes` is what the block was allocated or last resized with. Null blocks are ignored.
+void free_block(void* block, size_t bytes);
+
 // Held for its whole life by a thread other than the command thread that allocates or frees
 // data, so that its balance counts in used_bytes(). publish() (after each unit of work) makes
 // the balance visible; destruction folds the final balance in for good. At most 30 at once.

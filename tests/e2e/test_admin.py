@@ -2,8 +2,7 @@
 LASTSAVE, FUNCTION FLUSH and COMMAND, each run against keywarden and a stock redis-server and
 compared (timestamps, durations, client ports and addresses normalised away).
 
-Known, deliberate differences are asserted as such: keywarden has no persistence yet, so an
-explicit SHUTDOWN SAVE fails unless FORCE is given.
+SHUTDOWN SAVE writes the RDB file; one that cannot save fails unless FORCE is given.
 """
 
 import re
@@ -82,8 +81,11 @@ def test_shutdown_option_errors_match_redis(keywarden, reference_redis):
     assert keywarden.raw().execute("PING") == b"PONG"
 
 
-def test_shutdown_save_fails_without_persistence_unless_forced(server_factory):
-    server = server_factory()
+def test_shutdown_save_fails_when_the_save_fails_unless_forced(server_factory, tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    server = server_factory(("dir", str(gone)))
+    gone.rmdir()  # the save cannot create its temp file any more
     conn = server.raw()
     assert conn.execute("SHUTDOWN", "SAVE") == ReplyError(
         b"ERR Errors trying to SHUTDOWN. Check logs.")
@@ -93,6 +95,16 @@ def test_shutdown_save_fails_without_persistence_unless_forced(server_factory):
     conn.send_command("SHUTDOWN", "SAVE", "FORCE")
     assert conn.read_until_close(timeout=5) == b""
     assert wait_for_exit(server) == 0
+
+
+def test_shutdown_save_writes_the_rdb(server_factory, tmp_path):
+    server = server_factory(("dir", str(tmp_path)))
+    conn = server.raw()
+    assert conn.execute("SET", "k", "v") == b"OK"
+    conn.send_command("SHUTDOWN", "SAVE")
+    assert conn.read_until_close(timeout=5) == b""
+    assert wait_for_exit(server) == 0
+    assert (tmp_path / "dump.rdb").exists()
 
 
 def test_other_clients_are_disconnected_by_shutdown(server_factory):

@@ -250,18 +250,8 @@ def _run(server, flags: str, commands: list) -> list[tuple[str, str]]:
     return events
 
 
-def _supports(server, command: str) -> bool:
-    conn = server.raw()
-    conn.send_command("COMMAND", "INFO", command)
-    reply = conn.read_reply()
-    conn.close()
-    return bool(reply and reply[0])
-
-
 @pytest.mark.parametrize("name,flags,commands", SCENARIOS, ids=[s[0] for s in SCENARIOS])
 def test_same_events(keywarden, reference_redis, name, flags, commands):
-    if name == "restore" and not _supports(keywarden, "restore"):
-        pytest.skip("keywarden has no RESTORE yet")
     expected = _run(reference_redis, flags, commands)
     actual = _run(keywarden, flags, commands)
     if name == "expired-active":

@@ -37,7 +37,7 @@ using Strings = std::vector<std::string>;
 TEST_F(ExpireCommands, ExpireSetsARelativeDeadlineAndPropagatesItAbsolute) {
   set("k");
   EXPECT_EQ(h.call("EXPIRE k 100"), ":1");
-  EXPECT_EQ(find("k")->expire_at_ms, kStart + 100'000);
+  EXPECT_EQ(db().deadline_of(find("k")), kStart + 100'000);
   EXPECT_EQ(h.call("TTL k"), ":100");
   EXPECT_EQ(h.call("PTTL k"), ":100000");
   EXPECT_EQ(h.take_propagated(), Strings({"0:PEXPIREAT k 1700000100000"}));
@@ -300,7 +300,7 @@ TEST_F(ExpireCommands, OneActiveCycleRemovesEveryDueKeyAndNoneEarly) {
   for (int i = 0; i < 4; ++i) {
     remaining += db(i).size();
     db(i).for_each([&](const Entry* entry) {
-      EXPECT_TRUE(!entry->has_expiry() || entry->expire_at_ms >= now()) << entry->key();
+      EXPECT_TRUE(!entry->has_expiry() || db(i).deadline_of(entry) >= now()) << entry->key();
       return true;
     });
   }

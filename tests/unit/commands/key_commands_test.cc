@@ -359,7 +359,7 @@ TEST_F(KeyCommands, RenameMovesValueAndDeadline) {
   EXPECT_EQ(h.take_propagated(), Strings({"0:RENAME a b"}));
   EXPECT_EQ(find("a"), nullptr);
   ASSERT_NE(find("b"), nullptr);
-  EXPECT_EQ(find("b")->expire_at_ms, now() + 5000);
+  EXPECT_EQ(db().deadline_of(find("b")), now() + 5000);
   EXPECT_EQ(h.call("GET b"), "\"hello\"");
   EXPECT_EQ(db().volatile_count(), 1u);
   // A key without deadline stays without one.
@@ -394,7 +394,7 @@ TEST_F(KeyCommands, RenamenxOnlyToANewKey) {
   EXPECT_TRUE(h.take_propagated().empty());
   EXPECT_EQ(h.call("RENAMENX a c"), ":1");
   EXPECT_EQ(h.take_propagated(), Strings({"0:RENAMENX a c"}));
-  EXPECT_EQ(find("c")->expire_at_ms, now() + 7000);
+  EXPECT_EQ(db().deadline_of(find("c")), now() + 7000);
   EXPECT_EQ(h.call("PTTL c"), ":7000");
   // An expired target counts as absent.
   set_with_deadline("d", "v", now() + 5);
@@ -441,7 +441,7 @@ TEST_F(KeyCommands, CopyKeepsDeadlineAndEncoding) {
   set("emb3", "abc");
   EXPECT_EQ(h.call("COPY emb3 emb4"), ":1");
   EXPECT_EQ(h.call("OBJECT ENCODING emb4"), "\"embstr\"");
-  EXPECT_EQ(find("int2")->expire_at_ms, now() + 4000);
+  EXPECT_EQ(db().deadline_of(find("int2")), now() + 4000);
   EXPECT_FALSE(find("emb2")->has_expiry());
   EXPECT_EQ(h.call("GET int2"), "\"12345\"");
   EXPECT_EQ(h.call("GET emb2"), "\"shortmore\"");
@@ -498,7 +498,7 @@ TEST_F(KeyCommands, MoveCarriesTheDeadline) {
   EXPECT_EQ(h.take_propagated(), Strings({"0:MOVE k 1"}));
   EXPECT_EQ(find("k"), nullptr);
   ASSERT_NE(find("k", 1), nullptr);
-  EXPECT_EQ(find("k", 1)->expire_at_ms, now() + 3000);
+  EXPECT_EQ(db(1).deadline_of(find("k", 1)), now() + 3000);
   EXPECT_EQ(db(0).volatile_count(), 0u);
   EXPECT_EQ(db(1).volatile_count(), 1u);
   set("k", "again");

@@ -24,7 +24,7 @@ class StringCommands : public ::testing::Test {
   }
   int64_t deadline(std::string_view key) {
     Entry* entry = find(key);
-    return entry == nullptr ? -2 : entry->expire_at_ms;
+    return entry == nullptr ? -2 : h.state.keyspace().db(0).deadline_of(entry);
   }
   int64_t now() const { return h.clock.wall_ms(); }
 

@@ -142,7 +142,7 @@ std::map<std::string, std::string> snapshot(const Keyspace& keyspace) {
   for (int i = 0; i < keyspace.database_count(); ++i) {
     keyspace.db(i).for_each([&](const Entry* e) {
       all[std::to_string(i) + "/" + std::string(e->key())] =
-          describe(e->value) + "@" + std::to_string(e->expire_at_ms);
+          describe(e->value) + "@" + std::to_string(keyspace.db(i).deadline_of(e));
       return true;
     });
   }

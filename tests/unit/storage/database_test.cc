@@ -76,6 +76,7 @@ void expect_index_consistent(Database& db) {
       EXPECT_NE(entry->expiry_slot, kNotInExpiryIndex) << entry->key();
       EXPECT_LT(entry->expiry_slot, db.expiry_index().size()) << entry->key();
       EXPECT_TRUE(slots.insert(entry->expiry_slot).second) << entry->key();
+      EXPECT_EQ(db.expiry_index().at(entry->expiry_slot), entry) << entry->key();
     } else {
       EXPECT_EQ(entry->expiry_slot, kNotInExpiryIndex) << entry->key();
     }
@@ -85,16 +86,16 @@ void expect_index_consistent(Database& db) {
   EXPECT_EQ(db.expiry_index().size(), db.volatile_count());
   __int128 sum = 0;
   db.for_each([&](const Entry* entry) {
-    if (entry->has_expiry()) sum += entry->expire_at_ms;
+    if (entry->has_expiry()) sum += db.deadline_of(entry);
     return true;
   });
   EXPECT_TRUE(db.expiry_index().deadline_sum() == sum);
   if (volatile_entries > 0) {
     const Entry* front = db.expiry_index().front();
-    EXPECT_EQ(front->expire_at_ms, db.expiry_index().front_deadline());
+    EXPECT_EQ(db.deadline_of(front), db.expiry_index().front_deadline());
     db.for_each([&](const Entry* entry) {
       if (entry->has_expiry()) {
-        EXPECT_GE(entry->expire_at_ms, front->expire_at_ms);
+        EXPECT_GE(db.deadline_of(entry), db.deadline_of(front));
       }
       return true;
     });
@@ -149,12 +150,12 @@ TEST(DatabaseTest, LazyExpiryAtTheExactDeadline) {
   Entry* entry = db.add("k", string_value("v"));
   db.set_expiry(entry, kNow);
   // Due exactly now: still alive, as in Redis (expired only when now > deadline).
-  EXPECT_FALSE(Database::is_expired(entry, kNow));
+  EXPECT_FALSE(db.is_expired(entry, kNow));
   EXPECT_EQ(db.lookup("k", kNow), entry);
   EXPECT_EQ(db.lookup("k", kNow - 1000), entry);
   EXPECT_TRUE(listener.expired.empty());
   // One millisecond later it is gone, and the listener hears about it once.
-  EXPECT_TRUE(Database::is_expired(entry, kNow + 1));
+  EXPECT_TRUE(db.is_expired(entry, kNow + 1));
   EXPECT_EQ(db.lookup("k", kNow + 1), nullptr);
   ASSERT_EQ(listener.expired.size(), 1u);
   EXPECT_EQ(listener.expired[0], std::make_pair(4, std::string("k")));
@@ -220,7 +221,7 @@ TEST(DatabaseTest, SetExpiryAndPersistKeepTheIndexConsistent) {
 
   // Overwrite: SET drops the TTL, SET KEEPTTL keeps it.
   db.overwrite(entries[2], string_value("new"), /*keep_ttl=*/true);
-  EXPECT_EQ(entries[2]->expire_at_ms, kNow + 998);
+  EXPECT_EQ(db.deadline_of(entries[2]), kNow + 998);
   db.overwrite(entries[4], string_value("new"), /*keep_ttl=*/false);
   EXPECT_FALSE(entries[4]->has_expiry());
   EXPECT_EQ(db.volatile_count(), 23u);
@@ -250,7 +251,7 @@ TEST(DatabaseTest, MoveEntryKeepsTheDeadline) {
   EXPECT_EQ(source.find_raw("v"), nullptr);
   EXPECT_EQ(target.find_raw("moved"), moved);
   EXPECT_EQ(moved->key(), "moved");
-  EXPECT_EQ(moved->expire_at_ms, kNow + 100);
+  EXPECT_EQ(target.deadline_of(moved), kNow + 100);
   EXPECT_EQ(moved->access_clock, 11u);
   char scratch[kInt64BufferSize];
   EXPECT_EQ(moved->value.string_view(scratch), "1");
@@ -270,7 +271,7 @@ TEST(DatabaseTest, MoveEntryKeepsTheDeadline) {
   Entry* renamed = source.move_entry(other, source, "a-much-longer-name-than-before");
   EXPECT_EQ(source.find_raw("o"), nullptr);
   EXPECT_EQ(source.find_raw("a-much-longer-name-than-before"), renamed);
-  EXPECT_EQ(renamed->expire_at_ms, kNow + 50);
+  EXPECT_EQ(source.deadline_of(renamed), kNow + 50);
   EXPECT_EQ(source.volatile_count(), 1u);
   EXPECT_EQ(source.expiry_index().front(), renamed);
   expect_index_consistent(source);

@@ -109,8 +109,11 @@ void check_full(const ExpiryIndex& index, const Model& model,
   for (const auto& entry : entries) {
     if (!model.contains(entry.get())) {
       ASSERT_EQ(entry->expiry_slot, kNotInExpiryIndex) << entry->key();
+      ASSERT_EQ(index.deadline_of(entry.get()), kNoExpiry) << entry->key();
       continue;
     }
+    // The deadline lives in the index only: what it answers is what was last set.
+    ASSERT_EQ(index.deadline_of(entry.get()), model.deadline_of(entry.get())) << entry->key();
     ASSERT_LT(entry->expiry_slot, heap.size()) << entry->key();
     ASSERT_EQ(heap[entry->expiry_slot], nullptr) << "two entries claim slot " << entry->expiry_slot;
     heap[entry->expiry_slot] = entry.get();
@@ -334,6 +337,30 @@ TEST(ExpiryIndexTest, ClearResetsEverySlotAndTheIndexIsReusable) {
 }
 
 // The active cycle pops due keys while commands change TTLs of keys that are due too.
+// The array shrinks as the index empties (a mass expiry gives its memory back) and the heap
+// stays correct through the shrinks.
+TEST(ExpiryIndexTest, ArrayShrinksAsEntriesLeave) {
+  auto entries = make_entries(100'000);
+  ExpiryIndex index;
+  Model model;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const int64_t deadline = static_cast<int64_t>((i * 7919) % entries.size());
+    index.set(entries[i].get(), deadline);
+    model.set(entries[i].get(), deadline);
+  }
+  const size_t full = index.memory_bytes();
+  EXPECT_GE(full, entries.size() * 16);
+  // Take the earliest 99% from the front, as active expiry does.
+  while (index.size() > 1'000) {
+    ASSERT_EQ(index.front_deadline(), model.earliest());
+    Entry* front = index.front();
+    index.remove(front);
+    model.remove(front);
+  }
+  EXPECT_LE(index.memory_bytes(), full / 16);
+  check_full(index, model, entries);
+}
+
 TEST(ExpiryIndexTest, TtlChangesAndRemovalsWhileKeysAreDue) {
   auto entries = make_entries(200);
   ExpiryIndex index;

@@ -52,6 +52,43 @@ TEST(MemoryAccountingTest, OtherThreadsCountThroughTheirAccounts) {
   EXPECT_LE(used_bytes() + 4'000'000, loaded);
 }
 
+// Index arrays: zeroed, contents kept across resizes in both directions over the direct-map
+// threshold, and mapped bytes counted in used_bytes() while they are held.
+TEST(MemoryAccountingTest, BlocksAreZeroedKeepTheirContentsAndCount) {
+  constexpr size_t kSmall = 4096;
+  constexpr size_t kBig = 4 * kDirectMapBytes;
+  auto* small = static_cast<uint64_t*>(allocate_block(kSmall));
+  ASSERT_NE(small, nullptr);
+  for (size_t i = 0; i < kSmall / 8; ++i) ASSERT_EQ(small[i], 0u) << i;
+  for (size_t i = 0; i < kSmall / 8; ++i) small[i] = i + 1;
+
+  refresh();
+  const size_t before = used_bytes();
+  auto* big = static_cast<uint64_t*>(resize_block(small, kSmall, kBig));  // to a mapping
+  ASSERT_NE(big, nullptr);
+  for (size_t i = 0; i < kSmall / 8; ++i) ASSERT_EQ(big[i], i + 1) << i;
+  big[kBig / 8 - 1] = 7;
+  refresh();
+  EXPECT_GE(used_bytes(), before + kBig - kSmall);
+
+  auto* bigger = static_cast<uint64_t*>(resize_block(big, kBig, 2 * kBig));  // remapped
+  ASSERT_NE(bigger, nullptr);
+  EXPECT_EQ(bigger[kSmall / 8 - 1], kSmall / 8);
+  EXPECT_EQ(bigger[kBig / 8 - 1], 7u);
+  auto* back = static_cast<uint64_t*>(resize_block(bigger, 2 * kBig, kSmall));  // and back
+  ASSERT_NE(back, nullptr);
+  for (size_t i = 0; i < kSmall / 8; ++i) ASSERT_EQ(back[i], i + 1) << i;
+  free_block(back, kSmall);
+  refresh();
+  EXPECT_LT(used_bytes(), before + kBig / 2);
+
+  auto* fresh = static_cast<uint64_t*>(allocate_block(kBig));
+  ASSERT_NE(fresh, nullptr);
+  EXPECT_EQ(fresh[kBig / 8 - 1], 0u);
+  free_block(fresh, kBig);
+  free_block(nullptr, kBig);
+}
+
 TEST(MemoryAccountingTest, AllocatorReportsAnswer) {
   EXPECT_FALSE(allocator_name().empty());
   const AllocatorStats stats = allocator_stats();

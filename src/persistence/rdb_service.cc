@@ -1,0 +1,188 @@
+// RdbService: SAVE, BGSAVE through the fork child, save points, start-up load; see the header.
+#include "persistence/rdb_service.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/log.h"
+#include "persistence/fork_child.h"
+
+namespace keywarden {
+namespace {
+
+// After a failed background save, automatic ones wait this long before trying again.
+constexpr int64_t kBgsaveRetryDelaySeconds = 5;
+
+}  // namespace
+
+RdbService::RdbService(ServerState& state) : state_(state) {
+  last_save_s_ = state_.clock().wall_ms() / 1000;
+}
+
+RdbSaveOptions RdbService::save_options(int64_t now_ms) const {
+  RdbSaveOptions options;
+  options.compression = settings_.compression;
+  options.checksum = settings_.checksum;
+  options.now_ms = now_ms;
+  options.maxmemory_policy = state_.settings().maxmemory_policy;
+  options.lfu_decay_time = state_.settings().lfu_decay_time;
+  options.used_memory = memory_gauge_ ? memory_gauge_() : 0;
+  return options;
+}
+
+bool RdbService::writes_refused() const {
+  return settings_.stop_writes_on_bgsave_error && !settings_.save_points.empty() &&
+         !last_bgsave_ok_;
+}
+
+void RdbService::update_write_refusal() {
+  state_.set_write_refusal(writes_refused() ? kMisconfError : std::string_view());
+}
+
+bool RdbService::bgsave_in_progress() const {
+  return ForkChild::active() && ForkChild::kind() == ForkChild::Kind::kRdb;
+}
+
+std::string RdbService::save() {
+  const int64_t now_ms = state_.clock().wall_ms();
+  std::string error = rdb_save_file(settings_.dbfilename, state_.keyspace(), save_options(now_ms));
+  if (!error.empty()) {
+    log_message(LogLevel::kWarning, error);
+    return error;
+  }
+  log_message(LogLevel::kNotice, "DB saved on disk");
+  state_.stats().dirty = 0;
+  last_save_s_ = now_ms / 1000;
+  last_bgsave_ok_ = true;  // as Redis: a good SAVE clears the MISCONF condition
+  ++saves_;
+  update_write_refusal();
+  return "";
+}
+
+std::string RdbService::background_save() {
+  if (ForkChild::active()) {
+    return ForkChild::kind() == ForkChild::Kind::kRdb ? "Background save already in progress"
+                                                      : "Another child process is active (AOF?)";
+  }
+  const int64_t now_ms = state_.clock().wall_ms();
+  const RdbSaveOptions options = save_options(now_ms);
+  dirty_at_bgsave_start_ = state_.stats().dirty;
+  last_bgsave_try_s_ = now_ms / 1000;
+  const std::string path = settings_.dbfilename;
+  const Keyspace& keyspace = state_.keyspace();
+  auto started = ForkChild::start(ForkChild::Kind::kRdb, [&keyspace, path, options] {
+    const std::string error = rdb_save_file(path, keyspace, options);
+    if (!error.empty()) {
+      log_message(LogLevel::kWarning, error);
+      return 1;
+    }
+    log_message(LogLevel::kNotice, "DB saved on disk");
+    return 0;
+  });
+  if (!started.ok()) {
+    last_bgsave_ok_ = false;
+    update_write_refusal();
+    const std::string error = std::string("Can't save in background: fork: ") +
+                              std::strerror(started.error);
+    log_message(LogLevel::kWarning, error);
+    return error;
+  }
+  bgsave_scheduled_ = false;
+  log_message(LogLevel::kNotice,
+              "Background saving started by pid " + std::to_string(started.pid));
+  return "";
+}
+
+void RdbService::background_done(bool success, int64_t duration_ms) {
+  last_bgsave_duration_s_ = duration_ms / 1000;
+  if (success) {
+    log_message(LogLevel::kNotice, "Background saving terminated with success");
+    // Writes that arrived while the child ran are not in the file.
+    const uint64_t dirty = state_.stats().dirty;
+    state_.stats().dirty = dirty > dirty_at_bgsave_start_ ? dirty - dirty_at_bgsave_start_ : 0;
+    last_save_s_ = last_bgsave_try_s_;
+    last_bgsave_ok_ = true;
+    ++saves_;
+  } else {
+    log_message(LogLevel::kWarning, "Background saving error");
+    last_bgsave_ok_ = false;
+  }
+  update_write_refusal();
+}
+
+int64_t RdbService::current_bgsave_duration_s(int64_t now_ms) const {
+  if (!bgsave_in_progress()) return -1;
+  return (now_ms - ForkChild::start_time_ms()) / 1000;
+}
+
+void RdbService::kill_background_save() {
+  if (!bgsave_in_progress()) return;
+  const pid_t pid = ForkChild::pid();
+  ForkChild::kill_child();
+  ::unlink(("temp-" + std::to_string(pid) + ".rdb").c_str());
+}
+
+void RdbService::cron(int64_t now_ms) {
+  if (ForkChild::active()) {
+    // Another kind of child (an AOF rewrite) is reaped by its owner, not here.
+    if (ForkChild::kind() != ForkChild::Kind::kRdb) return;
+    if (auto exit = ForkChild::poll()) {
+      if (!exit->success()) ::unlink(("temp-" + std::to_string(exit->pid) + ".rdb").c_str());
+      background_done(exit->success(), exit->duration_ms);
+      // Killed on purpose (SIGUSR1) is not an error, as in Redis.
+      if (exit->signal == SIGUSR1) {
+        last_bgsave_ok_ = true;
+        update_write_refusal();
+      }
+    }
+    return;
+  }
+  if (bgsave_scheduled_) {
+    background_save();
+    return;
+  }
+  const int64_t now_s = now_ms / 1000;
+  const uint64_t dirty = state_.stats().dirty;
+  for (const SavePoint& point : settings_.save_points) {
+    if (dirty >= static_cast<uint64_t>(point.changes) && now_s - last_save_s_ > point.seconds &&
+        (last_bgsave_ok_ || now_s - last_bgsave_try_s_ > kBgsaveRetryDelaySeconds)) {
+      log_message(LogLevel::kNotice, std::to_string(point.changes) + " changes in " +
+                                         std::to_string(point.seconds) + " seconds. Saving...");
+      background_save();
+      return;
+    }
+  }
+}
+
+std::string RdbService::load_at_startup() {
+  const int64_t now_ms = state_.clock().wall_ms();
+  bool missing = false;
+  const int64_t started_ms = now_ms;
+  std::string error = rdb_load_file(settings_.dbfilename, state_.keyspace(), state_.settings(),
+                                    now_ms, &last_load_, &missing);
+  if (!error.empty()) return error;
+  if (missing) return "";
+  log_message(LogLevel::kNotice,
+              "DB loaded from disk: " +
+                  std::to_string((state_.clock().wall_ms() - started_ms) / 1000.0) +
+                  " seconds (" + std::to_string(last_load_.keys_loaded) + " keys, " +
+                  std::to_string(last_load_.keys_expired) + " expired keys skipped)");
+  return "";
+}
+
+std::string RdbService::reload() {
+  std::string error = save();
+  if (!error.empty()) return error;
+  Keyspace& keyspace = state_.keyspace();
+  for (int i = 0; i < keyspace.database_count(); ++i) keyspace.db(i).clear();
+  bool missing = false;
+  error = rdb_load_file(settings_.dbfilename, keyspace, state_.settings(),
+                        state_.clock().wall_ms(), &last_load_, &missing);
+  if (missing) error = "the RDB file vanished before it could be loaded";
+  return error;
+}
+
+}  // namespace keywarden

@@ -1,0 +1,110 @@
+// The RDB side of the server: its settings (dbfilename, save points, rdbcompression,
+// rdbchecksum, stop-writes-on-bgsave-error), SAVE and BGSAVE, the save points checked from the
+// cron, the status INFO persistence reports, and loading the file at start-up.
+//
+// BGSAVE forks through ForkChild: the child serializes the keyspace as it was at the fork
+// (copy-on-write) into temp-<childpid>.rdb and renames it over the target; the parent only
+// learns the outcome from poll() in the cron. A failed background save, with save points
+// configured and stop-writes-on-bgsave-error on, makes the dispatcher refuse writes with
+// -MISCONF until a save succeeds (ServerState::write_refusal).
+//
+// The server layer owns one RdbService, registers its settings as config directives and calls
+// cron() from its own cron. Commands reach it through ServerState::rdb().
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "commands/server_state.h"
+#include "persistence/rdb_file.h"
+
+namespace keywarden {
+
+struct SavePoint {
+  int64_t seconds = 0;
+  int64_t changes = 0;
+};
+
+struct RdbSettings {
+  std::string dbfilename = "dump.rdb";
+  std::vector<SavePoint> save_points = {{3600, 1}, {300, 100}, {60, 10000}};
+  bool compression = true;
+  bool checksum = true;
+  bool stop_writes_on_bgsave_error = true;
+};
+
+class RdbService {
+ public:
+  explicit RdbService(ServerState& state);
+  RdbService(const RdbService&) = delete;
+  RdbService& operator=(const RdbService&) = delete;
+
+  RdbSettings& settings() { return settings_; }
+  // To call after save points or stop-writes-on-bgsave-error change (CONFIG SET).
+  void settings_changed() { update_write_refusal(); }
+  // Bytes in use, for the used-mem AUX field (the server's gauge).
+  void set_memory_gauge(std::function<uint64_t()> gauge) { memory_gauge_ = std::move(gauge); }
+
+  // Synchronous save to dbfilename (SAVE, SHUTDOWN, DEBUG RELOAD). "" or the error, logged.
+  std::string save();
+  // Starts a background save. "" when started, else the error reply text (without "ERR ").
+  std::string background_save();
+  // BGSAVE SCHEDULE while an AOF rewrite runs: the save starts once the child is gone.
+  void schedule_background_save() { bgsave_scheduled_ = true; }
+  bool bgsave_scheduled() const { return bgsave_scheduled_; }
+  bool bgsave_in_progress() const;
+
+  // From the server cron: reaps a finished child, starts a scheduled save, and a save whose
+  // save point is due (and, after a failed one, not sooner than 5 seconds later, as Redis).
+  void cron(int64_t now_ms);
+  // Reaps the child synchronously when one is running (shutdown): kills it.
+  void kill_background_save();
+
+  // Loads dbfilename into the (empty) keyspace. "" when loaded or when there is no file.
+  std::string load_at_startup();
+  // DEBUG RELOAD: save, empty the keyspace, load the file back.
+  std::string reload();
+
+  // INFO persistence.
+  int64_t last_save_time_s() const { return last_save_s_; }
+  bool last_bgsave_ok() const { return last_bgsave_ok_; }
+  int64_t last_bgsave_duration_s() const { return last_bgsave_duration_s_; }
+  int64_t current_bgsave_duration_s(int64_t now_ms) const;
+  uint64_t saves() const { return saves_; }
+  uint64_t last_load_keys_loaded() const { return last_load_.keys_loaded; }
+  uint64_t last_load_keys_expired() const { return last_load_.keys_expired; }
+  // Whether the MISCONF refusal applies (see the header comment).
+  bool writes_refused() const;
+
+ private:
+  RdbSaveOptions save_options(int64_t now_ms) const;
+  void update_write_refusal();
+  void background_done(bool success, int64_t duration_ms);
+
+  ServerState& state_;
+  RdbSettings settings_;
+  std::function<uint64_t()> memory_gauge_;
+  int64_t last_save_s_ = 0;
+  int64_t last_bgsave_try_s_ = 0;
+  bool last_bgsave_ok_ = true;
+  int64_t last_bgsave_duration_s_ = -1;
+  uint64_t dirty_at_bgsave_start_ = 0;
+  uint64_t saves_ = 0;
+  bool bgsave_scheduled_ = false;
+  RdbLoadStats last_load_;
+};
+
+// The -MISCONF error of a refused write, byte for byte as Redis 7.0.
+inline constexpr std::string_view kMisconfError =
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to "
+    "disk. Commands that may modify the data set are disabled, because this instance is "
+    "configured to report errors during writes if RDB snapshotting fails "
+    "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB "
+    "error.";
+
+// DUMP, RESTORE, SAVE, BGSAVE, LASTSAVE.
+void register_persistence_commands(CommandTable& table);
+
+}  // namespace keywarden
