@@ -243,6 +243,7 @@ TEST(ParseMemoryTest, Units) {
       {"9223372036854775807b", INT64_MAX},
       {"9223372036854775k", 9223372036854775000},
       {"8589934591gb", 8589934591LL * 1024 * 1024 * 1024},
+      {"", 0},  // as Redis's parser: CONFIG SET maxmemory '' turns the limit off
   };
   for (const Case& c : cases) {
     int64_t value = -1;
@@ -253,7 +254,7 @@ TEST(ParseMemoryTest, Units) {
 
 TEST(ParseMemoryTest, RejectsMalformedNegativeAndOverflow) {
   for (const char* text :
-       {"", "k", "kb", "gb", "1x", "10xb", "1kbb", "1 k", " 1", "1 ", "1.5k", "+5", "0x10",
+       {"k", "kb", "gb", "1x", "10xb", "1kbb", "1 k", " 1", "1 ", "1.5k", "+5", "0x10",
         "1e3", "-1", "-1k", "-0", "-9223372036854775808", "9223372036854775808",
         "9223372036854776k", "8589934592gb", "99999999999999999999", "1kk"}) {
     int64_t value = 42;
@@ -512,6 +513,7 @@ TEST(ServerConfigTest, SetGetOnTheRealDirectives) {
   patterns = {"maxmemory*", "*memory"};
   EXPECT_EQ(as_map(server.config().get(patterns)),
             (std::map<std::string, std::string>{{"maxmemory", "1024"},
+                                                {"maxmemory-clients", "0"},
                                                 {"maxmemory-eviction-tenacity", "10"},
                                                 {"maxmemory-policy", "noeviction"},
                                                 {"maxmemory-samples", "5"}}));
