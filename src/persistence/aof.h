@@ -3,12 +3,12 @@
 // start-up.
 //
 // Writing follows Redis's contract. Effects arrive from the propagation path (it is a
-// PropagationSink) and only accumulate in a buffer; flush() writes the buffer before any reply
-// leaves the process, so a client never sees the reply of a write the file does not hold. With
-// `appendfsync always` flush() also fsyncs, so acknowledged means durable. With `everysec` a
-// background thread fsyncs about once a second; when that fsync is still running (a slow
-// disk) the write is postponed, for at most two seconds, and then done anyway and counted in
-// aof_delayed_fsync. With `no` the kernel decides.
+// PropagationSink) and only accumulate in a buffer; the server calls flush() before any reply
+// leaves the process. With `appendfsync always` flush() writes and fsyncs, so acknowledged
+// means durable. With `everysec` it writes and a background thread fsyncs about once a second;
+// when that fsync is still running (a slow disk) the write is postponed — replies go out
+// meanwhile, as in Redis — for at most two seconds, then done anyway and counted in
+// aof_delayed_fsync. With `no` it writes and the kernel decides when to sync.
 //
 // The object never reaches the network or the config table: the server owns it, points its
 // settings into the config table and calls flush() / cron() from its loop.
@@ -108,16 +108,18 @@ class AofLog final : public PropagationSink {
   AofLog(const AofSettings& settings, const Clock& clock);
   ~AofLog() override;
 
-  // At start-up, before clients are accepted: turns an old single-file AOF into the
-  // multi-part layout, then replays the base and incremental files through `dispatcher`
-  // (nothing is propagated: the log is not a sink yet). `dir` is the working directory.
+  // At start-up: turns an old single-file AOF into the multi-part layout, then replays the
+  // base (RDB or AOF format) and incremental files through `dispatcher` (nothing is
+  // propagated: the log is not a sink yet). Paths are relative to the working directory,
+  // which `dir` set.
   AofLoadResult load(Dispatcher& dispatcher, const AofLoadHooks& hooks = {});
   // Opens the last incremental file for appending, creating one (and the directory and
   // manifest) when there is none. Returns "" or the reason.
   std::string open_for_append();
   // Creates the directory if needed and reads the manifest when none is in memory.
   std::string prepare_directory();
-  // CONFIG SET appendonly no, SHUTDOWN: writes and fsyncs what is buffered, then closes.
+  // CONFIG SET appendonly no, SHUTDOWN: writes what is buffered, then fsyncs and closes on the
+  // fsync thread (behind any fsync queued there; the thread drains before it ends).
   void close();
   bool is_open() const { return fd_ >= 0; }
 
