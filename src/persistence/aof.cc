@@ -450,6 +450,22 @@ std::string AofLog::prepare_directory() {
   return "";
 }
 
+std::string AofLog::create_base(const std::function<std::string(int fd)>& write_base,
+                                bool rdb_format) {
+  if (std::string problem = prepare_directory(); !problem.empty()) return problem;
+  AofManifest next = manifest_;
+  const std::string name = next.start_new_base(settings_.filename, rdb_format);
+  log_message(LogLevel::kNotice, "Creating AOF base file " + name + " on server start");
+  int fd = open(path_of(name).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return "Can't open the AOF base file " + name + ": " + errno_text();
+  std::string problem = write_base(fd);
+  if (problem.empty() && fsync(fd) != 0) problem = errno_text();
+  ::close(fd);
+  if (problem.empty()) problem = persist_manifest(next);
+  if (!problem.empty()) unlink(path_of(name).c_str());
+  return problem;
+}
+
 std::string AofLog::open_for_append() {
   if (std::string problem = prepare_directory(); !problem.empty()) return problem;
   AofManifest next = manifest_;

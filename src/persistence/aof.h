@@ -118,6 +118,9 @@ class AofLog final : public PropagationSink {
   std::string open_for_append();
   // Creates the directory if needed and reads the manifest when none is in memory.
   std::string prepare_directory();
+  // Start-up with no AOF at all: writes a base of the (empty) dataset with `write_base`, as
+  // Redis 7 does, so the directory starts as base + incremental file. "" or the reason.
+  std::string create_base(const std::function<std::string(int fd)>& write_base, bool rdb_format);
   // CONFIG SET appendonly no, SHUTDOWN: writes what is buffered, then fsyncs and closes on the
   // fsync thread (behind any fsync queued there; the thread drains before it ends).
   void close();

@@ -584,6 +584,17 @@ std::string Server::load_append_only_file() {
   AofLoadResult loaded = aof_->load(dispatcher_, hooks);
   loading_.active = false;
   if (!loaded.error.empty()) return loaded.error;
+  if (!loaded.existed) {
+    const bool rdb_format = settings_.aof.use_rdb_preamble;
+    std::string problem = aof_->create_base(
+        [&](int fd) {
+          return rdb_format ? rdb_save_to_fd(fd, state_.keyspace(), rewrite_rdb_options())
+                            : write_keyspace_as_commands(state_.keyspace(), fd, clock_.wall_ms(),
+                                                         settings_.aof.timestamp_enabled);
+        },
+        rdb_format);
+    if (!problem.empty()) return problem;
+  }
   // Replayed commands are not client traffic: no counters, no commandstats, no errorstats.
   state_.stats().reset();
   state_.stats().dirty = 0;
@@ -620,6 +631,18 @@ void Server::stop_append_only() {
   log_message(LogLevel::kNotice, "Calling fsync() on the AOF file.");
 }
 
+RdbSaveOptions Server::rewrite_rdb_options() {
+  RdbSaveOptions options;
+  options.compression = rdb_->settings().compression;
+  options.checksum = rdb_->settings().checksum;
+  options.now_ms = clock_.wall_ms();
+  options.maxmemory_policy = state_.settings().maxmemory_policy;
+  options.lfu_decay_time = state_.settings().lfu_decay_time;
+  options.used_memory = used_memory();
+  options.aof_base = true;
+  return options;
+}
+
 std::string Server::rewrite_append_only() {
   AofRewriteStats& stats = aof_->rewrite_stats();
   if (stats.in_progress) return "Background append only file rewriting already in progress";
@@ -644,12 +667,7 @@ std::string Server::rewrite_append_only() {
   const Keyspace& keyspace = state_.keyspace();
   // aof-use-rdb-preamble: the base is an RDB image (smaller, faster to load), as Redis 7.
   const bool rdb_format = settings_.aof.use_rdb_preamble;
-  RdbSaveOptions rdb_options;
-  rdb_options.now_ms = now_ms;
-  rdb_options.maxmemory_policy = state_.settings().maxmemory_policy;
-  rdb_options.lfu_decay_time = state_.settings().lfu_decay_time;
-  rdb_options.used_memory = used_memory();
-  rdb_options.aof_base = true;
+  const RdbSaveOptions rdb_options = rewrite_rdb_options();
   ForkChild::Started started = ForkChild::start(ForkChild::Kind::kAof, [&] {
     const std::string temp = directory + "/temp-rewriteaof-bg-" + std::to_string(getpid()) +
                              ".aof";

@@ -277,6 +277,8 @@ class Server final : public ServerHost {
   void register_aof_config();
   void aof_cron();
   void finish_rewrite(bool ok);
+  // An AOF base in RDB format: rdbcompression/rdbchecksum, the aof-base AUX field.
+  RdbSaveOptions rewrite_rdb_options();
   void rewrite_child_done(const ForkChild::Exit& exit);
   // CONFIG SET appendonly no and shutdown end a running rewrite, as Redis does.
   void kill_rewrite_child();

@@ -69,7 +69,10 @@ def test_writes_survive_kill_and_restart(server_factory):
     assert c.execute("EXEC") == [2, b"a"]
     assert c.execute("SELECT", "3") == b"OK"
     assert c.execute("SET", "in3", "yes") == b"OK"
-    assert manifest(server) == "file appendonly.aof.1.incr.aof seq 1 type i\n"
+    # As Redis 7 on a first start: a base of the empty dataset (RDB, the preamble default) and
+    # the first incremental file.
+    assert manifest(server) == ("file appendonly.aof.1.base.rdb seq 1 type b\n"
+                                "file appendonly.aof.1.incr.aof seq 1 type i\n")
     incr = (aof_dir(server) / "appendonly.aof.1.incr.aof").read_bytes()
     assert incr.startswith(encode_command("SELECT", "0"))
     assert encode_command("MULTI") in incr and encode_command("EXEC") in incr
@@ -87,11 +90,12 @@ def test_writes_survive_kill_and_restart(server_factory):
     assert c.execute("SELECT", "3") == b"OK"
     assert c.execute("GET", "in3") == b"yes"
     # Loading appends to the same incremental file.
-    assert manifest(server) == "file appendonly.aof.1.incr.aof seq 1 type i\n"
+    assert manifest(server) == ("file appendonly.aof.1.base.rdb seq 1 type b\n"
+                                "file appendonly.aof.1.incr.aof seq 1 type i\n")
     fields = info(c)
     assert fields["aof_enabled"] == "1"
-    assert int(fields["aof_current_size"]) == len(
-        (aof_dir(server) / "appendonly.aof.1.incr.aof").read_bytes())
+    assert int(fields["aof_current_size"]) == sum(
+        f.stat().st_size for f in aof_dir(server).glob("appendonly.aof.1.*"))
     assert fields["aof_last_write_status"] == "ok"
     assert fields["aof_delayed_fsync"] == "0"
 
@@ -207,7 +211,7 @@ def test_config_set_appendonly_rewrites_existing_data(server_factory):
 @pytest.mark.parametrize("preamble", ["yes", "no"])
 def test_bgrewriteaof_replaces_base_and_incr(server_factory, preamble):
     server = server_factory(*AOF, ("aof-use-rdb-preamble", preamble))
-    base_name = "appendonly.aof.1.base." + ("rdb" if preamble == "yes" else "aof")
+    base_name = "appendonly.aof.2.base." + ("rdb" if preamble == "yes" else "aof")
     c = server.raw()
     for i in range(50):
         c.execute("INCR", "counter")
@@ -215,7 +219,7 @@ def test_bgrewriteaof_replaces_base_and_incr(server_factory, preamble):
     c.execute("ZADD", "z", "1e300", "big", "-inf", "low")
     assert c.execute("BGREWRITEAOF") == b"Background append only file rewriting started"
     assert wait_for(lambda: info(c)["aof_rewrite_in_progress"] == "0")
-    assert manifest(server) == (f"file {base_name} seq 1 type b\n"
+    assert manifest(server) == (f"file {base_name} seq 2 type b\n"
                                 "file appendonly.aof.2.incr.aof seq 2 type i\n")
     assert not (aof_dir(server) / "appendonly.aof.1.incr.aof").exists()
     fields = info(c)
@@ -316,14 +320,15 @@ def test_writes_during_rewrite_go_to_the_new_incremental_file(server_factory):
     assert info(c)["aof_rewrite_in_progress"] == "1"
     assert c.execute("BGREWRITEAOF") == \
         b"ERR Background append only file rewriting already in progress"
-    assert manifest(server) == ("file appendonly.aof.1.incr.aof seq 1 type i\n"
+    assert manifest(server) == ("file appendonly.aof.1.base.aof seq 1 type b\n"
+                                "file appendonly.aof.1.incr.aof seq 1 type i\n"
                                 "file appendonly.aof.2.incr.aof seq 2 type i\n")
     assert c.execute("SET", "during", "rewrite") == b"OK"
     incr2 = (aof_dir(server) / "appendonly.aof.2.incr.aof").read_bytes()
     assert encode_command("SET", "during", "rewrite") in incr2
     assert wait_for(lambda: info(c)["aof_rewrite_in_progress"] == "0", timeout=120)
     assert info(c)["aof_last_bgrewrite_status"] == "ok"
-    assert manifest(server) == ("file appendonly.aof.1.base.aof seq 1 type b\n"
+    assert manifest(server) == ("file appendonly.aof.2.base.aof seq 2 type b\n"
                                 "file appendonly.aof.2.incr.aof seq 2 type i\n")
     restart(server)
     c = server.raw()
@@ -370,7 +375,7 @@ def test_upgrade_from_single_file_aof_with_rdb_preamble(server_factory):
     c.execute("HSET", "h", "f", "v")
     assert c.execute("BGREWRITEAOF") == b"Background append only file rewriting started"
     assert wait_for(lambda: info(c)["aof_rewrite_in_progress"] == "0")
-    image = (aof_dir(source) / "appendonly.aof.1.base.rdb").read_bytes()
+    image = (aof_dir(source) / "appendonly.aof.2.base.rdb").read_bytes()
     server = server_factory()
     server.stop()
     Path(server.workdir, "appendonly.aof").write_bytes(

@@ -96,7 +96,7 @@ def start_in(binary: str, aof_from: Path | None, directives) -> ServerProcess:
 @pytest.mark.parametrize("preamble", ["yes", "no"])
 def test_keywarden_aof_loads_in_redis(preamble):
     kw = start_in(keywarden_binary(), None, [*AOF, ("aof-use-rdb-preamble", preamble)])
-    base = "appendonly.aof.1.base." + ("rdb" if preamble == "yes" else "aof")
+    base = "appendonly.aof.2.base." + ("rdb" if preamble == "yes" else "aof")
     redis = None
     try:
         c = kw.raw()
@@ -107,7 +107,7 @@ def test_keywarden_aof_loads_in_redis(preamble):
         expected = snapshot(c)
         kw.stop()
         manifest = (Path(kw.workdir) / "appendonlydir" / "appendonly.aof.manifest").read_text()
-        assert manifest == (f"file {base} seq 1 type b\n"
+        assert manifest == (f"file {base} seq 2 type b\n"
                             "file appendonly.aof.2.incr.aof seq 2 type i\n")
         directory = Path(kw.workdir) / "appendonlydir"
         check = subprocess.run(["redis-check-aof", str(directory / "appendonly.aof.manifest")],
@@ -208,3 +208,19 @@ def test_info_persistence_aof_fields_like_redis():
             finally:
                 server.cleanup()
         assert names[0] == names[1]
+
+
+@pytest.mark.parametrize("preamble", ["yes", "no"])
+def test_first_start_layout_like_redis(preamble):
+    """A first start with appendonly yes creates the same files and manifest as Redis 7.0."""
+    layouts = []
+    for binary in (redis_binary(), keywarden_binary()):
+        server = start_in(binary, None, [*AOF, ("aof-use-rdb-preamble", preamble)])
+        try:
+            snapshot(server.raw())  # waits for the end of loading
+            directory = Path(server.workdir) / "appendonlydir"
+            layouts.append((sorted(p.name for p in directory.iterdir()),
+                            (directory / "appendonly.aof.manifest").read_text()))
+        finally:
+            server.cleanup()
+    assert layouts[0] == layouts[1]
