@@ -271,6 +271,25 @@ void Connection::finish_processing() {
 }
 
 void Connection::execute_one(std::span<const std::string_view> args, Command* command) {
+  if (server_.loading().active && command != nullptr && !command->has(kLoading)) {
+    static constexpr std::string_view kLoadingError =
+        "LOADING Redis is loading the dataset in memory";
+    server_.state().count_error(kLoadingError);
+    writer_.error(kLoadingError);
+    server_.queue_write(this);
+    return;
+  }
+  // After a failed AOF write, writes (and PING) are refused until a write succeeds again, so
+  // nothing is acknowledged that the file may not hold.
+  if (command != nullptr && (command->has(kWrite) || command->full_name == "ping") &&
+      server_.aof()->is_open() && !server_.aof()->last_write_ok()) {
+    std::string text = "MISCONF Errors writing to the AOF file: ";
+    text += std::strerror(server_.aof()->last_write_error());
+    server_.state().count_error(text);
+    writer_.error(text);
+    server_.queue_write(this);
+    return;
+  }
   const bool skip_this = session_.reply_mode == ReplyMode::kSkip;
   const size_t mark = output_.size();
   const bool was_authenticated = session_.authenticated;
@@ -374,6 +393,8 @@ void Connection::enforce_output_limit() {
 
 bool Connection::flush() {
   if (closed()) return false;
+  // No reply may leave before the AOF holds the writes it acknowledges.
+  server_.sync_aof_before_replies();
   if (close_asap_) {
     close();
     return false;

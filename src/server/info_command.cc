@@ -294,7 +294,7 @@ void memory_section(InfoText& info, Server& server) {
   info.field("mem_clients_slaves", 0);
   info.field("mem_clients_normal", clients_memory);
   info.field("mem_cluster_links", 0);
-  info.field("mem_aof_buffer", 0);
+  info.field("mem_aof_buffer", server.aof()->buffer_length());
   info.field("mem_allocator", memory::allocator_name());
   info.field("active_defrag_running", 0);
   const LazyFree& lazy_free = server.state().keyspace().lazy_free();
@@ -304,7 +304,8 @@ void memory_section(InfoText& info, Server& server) {
 
 void persistence_section(InfoText& info, Server& server) {
   info.section("Persistence");
-  info.field("loading", 0);
+  const LoadingState& loading = server.loading();
+  info.field("loading", loading.active ? 1 : 0);
   info.field("async_loading", 0);
   info.field("current_cow_peak", 0);
   info.field("current_cow_size", 0);
@@ -324,19 +325,50 @@ void persistence_section(InfoText& info, Server& server) {
   info.field("rdb_last_cow_size", 0);
   info.field("rdb_last_load_keys_expired", rdb.last_load_keys_expired());
   info.field("rdb_last_load_keys_loaded", rdb.last_load_keys_loaded());
-  // No AOF is written yet, whatever appendonly says.
-  info.field("aof_enabled", 0);
-  info.field("aof_rewrite_in_progress", 0);
-  info.field("aof_rewrite_scheduled", 0);
-  info.field("aof_last_rewrite_time_sec", -1);
-  info.field("aof_current_rewrite_time_sec", -1);
-  info.field("aof_last_bgrewrite_status", "ok");
-  info.field("aof_rewrites", 0);
-  info.field("aof_rewrites_consecutive_failures", 0);
-  info.field("aof_last_write_status", "ok");
+  AofLog& aof = *server.aof();
+  const AofRewriteStats& rewrite = aof.rewrite_stats();
+  const bool aof_on = aof.is_open();
+  info.field("aof_enabled", aof_on ? 1 : 0);
+  info.field("aof_rewrite_in_progress", rewrite.in_progress ? 1 : 0);
+  info.field("aof_rewrite_scheduled", rewrite.scheduled ? 1 : 0);
+  info.field("aof_last_rewrite_time_sec", rewrite.last_time_sec);
+  info.field("aof_current_rewrite_time_sec",
+             rewrite.in_progress ? (now_ms - rewrite.started_ms) / 1000 : -1);
+  info.field("aof_last_bgrewrite_status", rewrite.last_ok ? "ok" : "err");
+  info.field("aof_rewrites", rewrite.rewrites);
+  info.field("aof_rewrites_consecutive_failures", rewrite.consecutive_failures);
+  info.field("aof_last_write_status", aof.last_write_ok() ? "ok" : "err");
   info.field("aof_last_cow_size", 0);
   info.field("module_fork_in_progress", 0);
   info.field("module_fork_last_cow_size", 0);
+  if (aof_on) {
+    info.field("aof_current_size", aof.current_size());
+    info.field("aof_base_size", aof.base_size());
+    info.field("aof_pending_rewrite", rewrite.scheduled ? 1 : 0);
+    info.field("aof_buffer_length", aof.buffer_length());
+    info.field("aof_pending_bio_fsync", aof.pending_fsync());
+    info.field("aof_delayed_fsync", aof.delayed_fsync());
+  }
+  if (loading.active) {
+    // Progress as Redis reports it: bytes of all the files, and a linear ETA.
+    const int64_t elapsed_us = monotonic_now_us() - loading.start_us;
+    const double fraction = loading.total_bytes > 0
+                                ? static_cast<double>(loading.loaded_bytes) /
+                                      static_cast<double>(loading.total_bytes)
+                                : 0.0;
+    info.field("loading_start_time", loading.start_sec);
+    info.field("loading_total_bytes", loading.total_bytes);
+    info.field("loading_rdb_used_mem", 0);
+    info.field("loading_loaded_bytes", loading.loaded_bytes);
+    char percent[32];
+    std::snprintf(percent, sizeof(percent), "%.2f%%", fraction * 100);
+    info.field("loading_loaded_perc", std::string(percent));
+    const int64_t eta = fraction > 0 ? static_cast<int64_t>(
+                                           static_cast<double>(elapsed_us) / fraction / 1e6 -
+                                           static_cast<double>(elapsed_us) / 1e6)
+                                     : 1;
+    info.field("loading_eta_seconds", eta);
+  }
 }
 
 void stats_section(InfoText& info, Server& server) {

@@ -74,6 +74,11 @@ int main(int argc, char** argv) {
     keywarden::log_message(keywarden::LogLevel::kWarning, problem);
     return 1;
   }
+  problem = server.load_append_only_file();
+  if (!problem.empty()) {
+    keywarden::log_message(keywarden::LogLevel::kWarning, problem);
+    return 1;
+  }
   g_server = &server;
   struct sigaction action {};
   action.sa_handler = on_termination_signal;

@@ -24,6 +24,9 @@
 #include "commands/families.h"
 #include "common/log.h"
 #include "common/number.h"
+#include "persistence/aof_rewrite.h"
+#include "persistence/fork_child.h"
+#include "persistence/rdb_file.h"
 #include "resp/split_arguments.h"
 #include "persistence/fork_child.h"
 #include "scripting/eval_commands.h"
@@ -222,6 +225,8 @@ Server::Server() : state_(clock_, 16), dispatcher_(state_) {
         feed_monitors_from_script(client, args);
       });
   register_eval_commands(state_.commands());
+  aof_ = std::make_unique<AofLog>(settings_.aof, clock_);
+  ForkChild::attach(&state_.keyspace());
   register_config();
   // Eviction counts what Redis counts: used memory less the buffers it leaves out
   // (mem_not_counted_for_evict: replication backlog, AOF buffer; none exist yet).
@@ -232,7 +237,7 @@ Server::Server() : state_(clock_, 16), dispatcher_(state_) {
 std::string Server::load_data() {
   // With appendonly the AOF is the source of truth and the RDB file is not read (the AOF
   // side loads its own files).
-  if (settings_.appendonly) return "";
+  if (settings_.aof.appendonly) return "";
   std::string error = rdb_->load_at_startup();
   if (!error.empty()) return "Fatal error loading the DB (" + rdb_->settings().dbfilename + "): " + error + ". Exiting.";
   return "";
@@ -373,8 +378,9 @@ void Server::register_config() {
            rdb_->settings_changed();
            return "";
          }});
-  c.add_bool("appendonly", &settings_.appendonly);
-  c.add_string("appendfilename", &settings_.appendfilename, kConfigImmutable);
+  register_aof_config();
+  c.add_integer("key-load-delay", &settings_.key_load_delay, INT32_MIN, INT32_MAX);
+  c.add_integer("rdb-key-save-delay", &settings_.rdb_key_save_delay, INT32_MIN, INT32_MAX);
   RdbSettings& rdb = rdb_->settings();
   c.add_string("dbfilename", &rdb.dbfilename);
   c.add_bool("rdbcompression", &rdb.compression);
@@ -506,6 +512,244 @@ void Server::register_config() {
          },
          ""});
   c.seal();
+}
+
+void Server::register_aof_config() {
+  ConfigRegistry& c = config_;
+  AofSettings& aof = settings_.aof;
+  c.add({"appendonly", {}, 0, [&aof] { return std::string(aof.appendonly ? "yes" : "no"); },
+         [this](std::string_view value, bool starting) -> std::string {
+           bool enable;
+           if (equals_ignore_case(value, "yes")) {
+             enable = true;
+           } else if (equals_ignore_case(value, "no")) {
+             enable = false;
+           } else {
+             return "argument must be 'yes' or 'no'";
+           }
+           if (starting || enable == settings_.aof.appendonly) {
+             settings_.aof.appendonly = enable;
+             return "";
+           }
+           if (!enable) {
+             stop_append_only();
+             return "";
+           }
+           if (std::string problem = start_append_only(); !problem.empty()) return problem;
+           return "";
+         }});
+  // Names of files and of the directory may not be paths, as Redis checks.
+  auto base_name_only = [](std::string* target, const char* what) {
+    return [target, what](std::string_view value, bool) -> std::string {
+      if (value.empty() || value.find('/') != std::string_view::npos) {
+        return std::string(what) + " can't be a path, just a filename";
+      }
+      target->assign(value);
+      return "";
+    };
+  };
+  c.add({"appendfilename", {}, kConfigImmutable, [&aof] { return aof.filename; },
+         base_name_only(&aof.filename, "appendfilename")});
+  c.add({"appenddirname", {}, kConfigImmutable, [&aof] { return aof.dirname; },
+         base_name_only(&aof.dirname, "appenddirname")});
+  c.add_enum("appendfsync", &aof.fsync,
+             {{"always", kAppendFsyncAlways}, {"everysec", kAppendFsyncEverySec},
+              {"no", kAppendFsyncNo}});
+  c.add_bool("aof-load-truncated", &aof.load_truncated);
+  c.add_bool("aof-use-rdb-preamble", &aof.use_rdb_preamble);
+  c.add_bool("aof-timestamp-enabled", &aof.timestamp_enabled);
+  c.add_bool("no-appendfsync-on-rewrite", &aof.no_fsync_on_rewrite);
+  c.add_bool("aof-rewrite-incremental-fsync", &aof.rewrite_incremental_fsync);
+  c.add_integer("auto-aof-rewrite-percentage", &aof.rewrite_percentage, 0, INT32_MAX);
+  c.add_memory("auto-aof-rewrite-min-size", &aof.rewrite_min_size, 0, INT64_MAX);
+}
+
+std::string Server::load_append_only_file() {
+  if (!settings_.aof.appendonly) return "";
+  AofLoadHooks hooks;
+  hooks.key_load_delay = settings_.key_load_delay;
+  loading_ = LoadingState{true, clock_.wall_ms() / 1000, 0, 0, monotonic_now_us()};
+  hooks.progress = [this](int64_t loaded, int64_t total) {
+    loading_.loaded_bytes = loaded;
+    loading_.total_bytes = total;
+    // Clients connected meanwhile are answered (-LOADING for most commands), as Redis does
+    // with processEventsWhileBlocked.
+    flush_pending_writes();
+    loop_.poll_once(0);
+    flush_pending_writes();
+    for (uint64_t id : closed_connections_) connections_.erase(id);
+    closed_connections_.clear();
+  };
+  log_message(LogLevel::kNotice, "Loading the dataset from the append only file...");
+  AofLoadResult loaded = aof_->load(dispatcher_, hooks);
+  loading_.active = false;
+  if (!loaded.error.empty()) return loaded.error;
+  if (!loaded.existed) {
+    const bool rdb_format = settings_.aof.use_rdb_preamble;
+    std::string problem = aof_->create_base(
+        [&](int fd) {
+          return rdb_format ? rdb_save_to_fd(fd, state_.keyspace(), rewrite_rdb_options())
+                            : write_keyspace_as_commands(state_.keyspace(), fd, clock_.wall_ms(),
+                                                         settings_.aof.timestamp_enabled);
+        },
+        rdb_format);
+    if (!problem.empty()) return problem;
+  }
+  // Replayed commands are not client traffic: no counters, no commandstats, no errorstats.
+  state_.stats().reset();
+  state_.stats().dirty = 0;
+  state_.commands().reset_stats();
+  if (std::string problem = aof_->open_for_append(); !problem.empty()) return problem;
+  state_.propagator().add_sink(aof_.get());
+  return "";
+}
+
+std::string Server::start_append_only() {
+  if (std::string problem = aof_->open_for_append(); !problem.empty()) {
+    log_message(LogLevel::kWarning, "Redis needs to enable the AOF but can't open the append "
+                                    "only file: " + problem);
+    return problem;
+  }
+  state_.propagator().add_sink(aof_.get());
+  settings_.aof.appendonly = true;
+  // As Redis: the file must hold the data already in memory, so a rewrite starts at once.
+  if (std::string problem = rewrite_append_only(); !problem.empty()) {
+    state_.propagator().remove_sink(aof_.get());
+    aof_->close();
+    settings_.aof.appendonly = false;
+    return "Failed to start the AOF rewrite: " + problem;
+  }
+  return "";
+}
+
+void Server::stop_append_only() {
+  kill_rewrite_child();
+  state_.propagator().flush();
+  aof_->close();
+  state_.propagator().remove_sink(aof_.get());
+  settings_.aof.appendonly = false;
+  log_message(LogLevel::kNotice, "Calling fsync() on the AOF file.");
+}
+
+RdbSaveOptions Server::rewrite_rdb_options() {
+  RdbSaveOptions options;
+  options.compression = rdb_->settings().compression;
+  options.checksum = rdb_->settings().checksum;
+  options.now_ms = clock_.wall_ms();
+  options.maxmemory_policy = state_.settings().maxmemory_policy;
+  options.lfu_decay_time = state_.settings().lfu_decay_time;
+  options.used_memory = used_memory();
+  options.aof_base = true;
+  return options;
+}
+
+std::string Server::rewrite_append_only() {
+  AofRewriteStats& stats = aof_->rewrite_stats();
+  if (stats.in_progress) return "Background append only file rewriting already in progress";
+  // One child at a time, as Redis: the rewrite starts from the cron once the save ends. Inside
+  // EXEC (effects pending) the file switch would split the transaction: it waits as well.
+  if (ForkChild::active() || state_.propagator().pending_count() > 0) {
+    stats.scheduled = true;
+    return "";
+  }
+  // Writes from now on go to a new incremental file; the child's base covers what came before.
+  if (std::string problem = aof_->is_open() ? aof_->switch_to_new_incremental()
+                                            : aof_->prepare_directory();
+      !problem.empty()) {
+    ++stats.consecutive_failures;
+    stats.last_ok = false;
+    return problem;
+  }
+  const std::string directory = aof_->directory();
+  const bool timestamp = settings_.aof.timestamp_enabled;
+  const int64_t key_delay_us = settings_.rdb_key_save_delay;
+  const int64_t now_ms = clock_.wall_ms();
+  const Keyspace& keyspace = state_.keyspace();
+  // aof-use-rdb-preamble: the base is an RDB image (smaller, faster to load), as Redis 7.
+  const bool rdb_format = settings_.aof.use_rdb_preamble;
+  const RdbSaveOptions rdb_options = rewrite_rdb_options();
+  ForkChild::Started started = ForkChild::start(ForkChild::Kind::kAof, [&] {
+    const std::string temp = directory + "/temp-rewriteaof-bg-" + std::to_string(getpid()) +
+                             ".aof";
+    int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return 1;
+    std::string problem =
+        rdb_format ? rdb_save_to_fd(fd, keyspace, rdb_options)
+                   : write_keyspace_as_commands(keyspace, fd, now_ms, timestamp, key_delay_us);
+    if (problem.empty() && fsync(fd) != 0) problem = strerror(errno);
+    close(fd);
+    if (!problem.empty()) {
+      log_message(LogLevel::kWarning, problem);
+      return 1;
+    }
+    return 0;
+  });
+  if (!started.ok()) {
+    ++stats.consecutive_failures;
+    stats.last_ok = false;
+    return std::string("Can't rewrite append only file in background: fork: ") +
+           strerror(started.error);
+  }
+  log_message(LogLevel::kNotice, "Background append only file rewriting started by pid " +
+                                     std::to_string(started.pid));
+  stats.in_progress = true;
+  stats.scheduled = false;
+  stats.started_ms = clock_.wall_ms();
+  rewrite_rdb_format_ = rdb_format;
+  aof_->set_rewrite_child_running(true);
+  return "";
+}
+
+void Server::rewrite_child_done(const ForkChild::Exit& exit) {
+  aof_->set_rewrite_child_running(false);
+  const std::string temp =
+      aof_->path_of("temp-rewriteaof-bg-" + std::to_string(exit.pid) + ".aof");
+  std::string problem;
+  if (!exit.success()) {
+    problem = exit.signal != 0 ? "killed by signal " + std::to_string(exit.signal)
+                               : "exited with code " + std::to_string(exit.exit_code);
+  } else {
+    // Written data goes to disk before the manifest says the new base is in force.
+    aof_->flush(true);
+    problem = aof_->install_rewritten_base(temp, rewrite_rdb_format_);
+  }
+  if (!problem.empty()) {
+    unlink(temp.c_str());
+    log_message(LogLevel::kWarning, "Background AOF rewrite failed: " + problem);
+  }
+  finish_rewrite(problem.empty());
+  // An AOF switched on at run time has no base until its first rewrite succeeds: until then
+  // the files do not hold the data, so the rewrite is tried again (a few times).
+  AofRewriteStats& stats = aof_->rewrite_stats();
+  if (!problem.empty() && aof_->is_open() && !aof_->manifest().has_base &&
+      stats.consecutive_failures < 10) {
+    stats.scheduled = true;
+  }
+}
+
+void Server::kill_rewrite_child() {
+  if (!ForkChild::active() || ForkChild::kind() != ForkChild::Kind::kAof) return;
+  const pid_t pid = ForkChild::pid();
+  log_message(LogLevel::kNotice, "Killing running AOF rewrite child: " + std::to_string(pid));
+  ForkChild::kill_child();
+  unlink(aof_->path_of("temp-rewriteaof-bg-" + std::to_string(pid) + ".aof").c_str());
+  aof_->set_rewrite_child_running(false);
+  finish_rewrite(false);
+}
+
+void Server::finish_rewrite(bool ok) {
+  AofRewriteStats& stats = aof_->rewrite_stats();
+  stats.in_progress = false;
+  stats.last_time_sec = (clock_.wall_ms() - stats.started_ms) / 1000;
+  stats.last_ok = ok;
+  if (ok) {
+    ++stats.rewrites;
+    stats.consecutive_failures = 0;
+    log_message(LogLevel::kNotice, "Background AOF rewrite finished successfully");
+  } else {
+    ++stats.consecutive_failures;
+    log_message(LogLevel::kWarning, "Background AOF rewrite failed");
+  }
 }
 
 void Server::apply_hz() {
@@ -707,6 +951,8 @@ void Server::before_sleep() {
         deadline_ms < now.wall_ms ? 0 : std::min(deadline_ms - now.wall_ms, kMaxWaitMs) + 1;
     loop_.wake_by(now.monotonic_us + wait_ms * 1000);
   }
+  // Acknowledged means written (and under appendfsync always, durable): the AOF goes first.
+  if (aof_->is_open()) aof_->flush(false);
   // A lowered maxmemory-clients (or maxmemory under a percentage) takes effect here.
   evict_clients();
   flush_pending_writes();
@@ -757,6 +1003,7 @@ void Server::cron() {
   }
   close_idle_clients();
   rdb_->cron(clock_.wall_ms());
+  aof_cron();
 
   NetworkStats& stats = network_stats_;
   const int64_t now_us = monotonic_now_us();
@@ -779,6 +1026,32 @@ void Server::cron() {
   peak_memory_ = std::max(peak_memory_, used_memory());
 }
 
+void Server::aof_cron() {
+  if (ForkChild::active() && ForkChild::kind() == ForkChild::Kind::kAof) {
+    if (std::optional<ForkChild::Exit> exit = ForkChild::poll()) rewrite_child_done(*exit);
+  }
+  if (!aof_->is_open()) return;
+  aof_->cron();
+  // Automatic rewrite once the files grew by auto-aof-rewrite-percentage over their size
+  // after the last rewrite (or load), and are at least auto-aof-rewrite-min-size.
+  const AofSettings& aof = settings_.aof;
+  AofRewriteStats& stats = aof_->rewrite_stats();
+  if (stats.scheduled && !stats.in_progress && !ForkChild::active()) {
+    rewrite_append_only();
+    return;
+  }
+  if (aof.rewrite_percentage <= 0 || stats.in_progress || ForkChild::active()) return;
+  const int64_t size = aof_->current_size();
+  const int64_t base = std::max<int64_t>(aof_->base_size(), 1);
+  if (size < aof.rewrite_min_size) return;
+  const int64_t growth = (size * 100 / base) - 100;
+  if (growth >= aof.rewrite_percentage) {
+    log_message(LogLevel::kNotice, "Starting automatic rewriting of AOF on " +
+                                       std::to_string(growth) + "% growth");
+    rewrite_append_only();
+  }
+}
+
 void Server::run() {
   memory::set_background_purge(jemalloc_bg_thread_);
   startup_memory_ = used_memory();
@@ -788,7 +1061,10 @@ void Server::run() {
   log_message(LogLevel::kNotice, "Ready to accept connections");
   loop_.run();
   shutting_down_ = true;
-  // Send what is pending before closing, as a shutdown mid-pipeline should.
+  // Send what is pending before closing, as a shutdown mid-pipeline should; the AOF first.
+  state_.propagator().flush();
+  kill_rewrite_child();
+  if (aof_->is_open()) aof_->close();
   for (auto& [id, connection] : connections_) connection->flush();
 }
 

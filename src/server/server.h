@@ -14,6 +14,8 @@
 #include "commands/dispatcher.h"
 #include "commands/server_state.h"
 #include "common/clock.h"
+#include "persistence/aof.h"
+#include "persistence/fork_child.h"
 #include "server/config.h"
 #include "server/connection.h"
 #include "server/event_loop.h"
@@ -57,8 +59,9 @@ struct ServerSettings {
   std::string pidfile;
   bool daemonize = false;
   std::string save = "3600 1 300 100 60 10000";
-  bool appendonly = false;
-  std::string appendfilename = "appendonly.aof";
+  AofSettings aof;  // appendonly, appendfilename, appendfsync, aof-* …
+  int64_t key_load_delay = 0;  // microseconds per loaded command (negative: nanoseconds)
+  int64_t rdb_key_save_delay = 0;  // microseconds per key written by a fork child (tests)
   int64_t slowlog_log_slower_than = 10000;
   int64_t slowlog_max_len = 128;
   int64_t latency_monitor_threshold = 0;
@@ -125,6 +128,15 @@ struct NetworkStats {
   uint64_t last_output_bytes = 0;
   int64_t last_ops_sample_us = 0;
   std::map<const Command*, LatencyHistogram> command_latency;
+};
+
+// Start-up loading, for INFO persistence and the -LOADING refusal.
+struct LoadingState {
+  bool active = false;
+  int64_t start_sec = 0;
+  int64_t total_bytes = 0;
+  int64_t loaded_bytes = 0;
+  int64_t start_us = 0;
 };
 
 class Server final : public ServerHost {
@@ -232,6 +244,23 @@ class Server final : public ServerHost {
   void record_command_latency(const Command& command, int64_t duration_us);
 
   uint64_t next_client_id() { return ++last_client_id_; }
+
+  // Start-up, after listen() (clients get -LOADING meanwhile): loads the AOF when appendonly
+  // is yes and opens it for appending. Returns "" or the fatal report.
+  std::string load_append_only_file();
+  // Called before any reply leaves the process: what the AOF buffered is written (and fsynced
+  // under appendfsync always) first.
+  void sync_aof_before_replies() {
+    if (aof_ != nullptr && aof_->has_pending()) aof_->flush(false);
+  }
+  AofLog* aof() { return aof_.get(); }
+  const LoadingState& loading() const { return loading_; }
+  // CONFIG SET appendonly yes / no at run time.
+  std::string start_append_only();
+  void stop_append_only();
+  // BGREWRITEAOF: a new base from the keyspace; writes meanwhile go to a new incremental file.
+  // Returns "" or the reason it could not run.
+  std::string rewrite_append_only();
   bool shutting_down() const { return shutting_down_; }
 
  private:
@@ -245,6 +274,14 @@ class Server final : public ServerHost {
   // CONFIG SET port/bind: replaces the TCP listeners, keeping the old ones on failure.
   std::string reopen_tcp_listeners();
   void register_config();
+  void register_aof_config();
+  void aof_cron();
+  void finish_rewrite(bool ok);
+  // An AOF base in RDB format: rdbcompression/rdbchecksum, the aof-base AUX field.
+  RdbSaveOptions rewrite_rdb_options();
+  void rewrite_child_done(const ForkChild::Exit& exit);
+  // CONFIG SET appendonly no and shutdown end a running rewrite, as Redis does.
+  void kill_rewrite_child();
   void accept_client(int listen_fd, bool unix_socket);
   void before_sleep();
   void cron();
@@ -285,6 +322,9 @@ class Server final : public ServerHost {
   std::string run_id_;
   std::string replication_id_;
   int64_t cron_loops_ = 0;
+  std::unique_ptr<AofLog> aof_;
+  LoadingState loading_;
+  bool rewrite_rdb_format_ = false;  // the running rewrite writes an RDB-format base
 };
 
 }  // namespace keywarden

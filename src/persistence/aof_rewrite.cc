@@ -1,0 +1,162 @@
+// The keyspace as AOF commands (aof_rewrite.h).
+#include "persistence/aof_rewrite.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "common/number.h"
+#include "types/hash_value.h"
+#include "types/list_value.h"
+#include "types/set_value.h"
+#include "types/zset_value.h"
+
+namespace keywarden {
+namespace {
+
+// Redis's AOF_REWRITE_ITEMS_PER_CMD: keeps each command's argument count bounded.
+constexpr size_t kItemsPerCommand = 64;
+constexpr size_t kWriteChunk = 1 << 20;
+
+class CommandWriter {
+ public:
+  explicit CommandWriter(int fd) : fd_(fd) {}
+
+  void header(size_t count) {
+    char text[32];
+    int length = std::snprintf(text, sizeof(text), "*%zu\r\n", count);
+    out_.append(text, static_cast<size_t>(length));
+  }
+  void bulk(std::string_view bytes) {
+    char text[32];
+    int length = std::snprintf(text, sizeof(text), "$%zu\r\n", bytes.size());
+    out_.append(text, static_cast<size_t>(length));
+    out_.append(bytes);
+    out_.append("\r\n", 2);
+    if (out_.size() >= kWriteChunk) drain();
+  }
+  void raw(std::string_view bytes) { out_.append(bytes); }
+  bool drain() {
+    size_t done = 0;
+    while (done < out_.size()) {
+      ssize_t count = ::write(fd_, out_.data() + done, out_.size() - done);
+      if (count < 0) {
+        if (errno == EINTR) continue;
+        failed_ = errno;
+        break;
+      }
+      done += static_cast<size_t>(count);
+    }
+    out_.clear();
+    return failed_ == 0;
+  }
+  int failed() const { return failed_; }
+
+ private:
+  int fd_;
+  std::string out_;
+  int failed_ = 0;
+};
+
+// Emits `items` (each `width` arguments wide) as commands `name key item…` in batches.
+template <typename Visit>
+void write_batched(CommandWriter& out, std::string_view name, std::string_view key, size_t total,
+                   size_t width, Visit&& for_each_item) {
+  size_t remaining = total;
+  size_t in_batch = 0;
+  for_each_item([&](std::initializer_list<std::string_view> item) {
+    if (in_batch == 0) {
+      size_t count = std::min(remaining, kItemsPerCommand);
+      out.header(2 + count * width);
+      out.bulk(name);
+      out.bulk(key);
+      in_batch = count;
+      remaining -= count;
+    }
+    for (std::string_view part : item) out.bulk(part);
+    --in_batch;
+  });
+}
+
+}  // namespace
+
+std::string write_keyspace_as_commands(const Keyspace& keyspace, int fd, int64_t now_ms,
+                                       bool timestamp, int64_t key_delay_us) {
+  CommandWriter out(fd);
+  if (timestamp) out.raw("#TS:" + std::to_string(now_ms / 1000) + "\r\n");
+  for (int index = 0; index < keyspace.database_count(); ++index) {
+    const Database& db = keyspace.db(index);
+    if (db.size() == 0) continue;
+    const std::string db_text = std::to_string(index);
+    out.header(2);
+    out.bulk("SELECT");
+    out.bulk(db_text);
+    db.for_each([&](const Entry* entry) {
+      const int64_t deadline_ms = db.deadline_of(entry);
+      if (entry->has_expiry() && deadline_ms < now_ms) return true;
+      const std::string_view key = entry->key();
+      const Value& value = entry->value;
+      switch (value.type()) {
+        case ValueType::kString: {
+          char scratch[kInt64BufferSize];
+          out.header(3);
+          out.bulk("SET");
+          out.bulk(key);
+          out.bulk(value.string_view(scratch));
+          break;
+        }
+        case ValueType::kList: {
+          const auto& list = value.as<ListValue>();
+          write_batched(out, "RPUSH", key, list.size(), 1, [&](auto&& emit) {
+            list.for_each([&](std::string_view element) { emit({element}); });
+          });
+          break;
+        }
+        case ValueType::kSet: {
+          const auto& set = value.as<SetValue>();
+          write_batched(out, "SADD", key, set.size(), 1, [&](auto&& emit) {
+            set.for_each([&](std::string_view member) { emit({member}); });
+          });
+          break;
+        }
+        case ValueType::kZSet: {
+          const auto& zset = value.as<ZSetValue>();
+          write_batched(out, "ZADD", key, zset.size(), 2, [&](auto&& emit) {
+            zset.for_each([&](std::string_view member, double score) {
+              const std::string text = format_double(score);
+              emit({text, member});
+            });
+          });
+          break;
+        }
+        case ValueType::kHash: {
+          const auto& hash = value.as<HashValue>();
+          write_batched(out, "HMSET", key, hash.size(), 2, [&](auto&& emit) {
+            hash.for_each([&](std::string_view field, std::string_view data) {
+              emit({field, data});
+            });
+          });
+          break;
+        }
+      }
+      if (entry->has_expiry()) {
+        out.header(3);
+        out.bulk("PEXPIREAT");
+        out.bulk(key);
+        out.bulk(std::to_string(deadline_ms));
+      }
+      if (key_delay_us > 0) usleep(static_cast<useconds_t>(key_delay_us));
+      return out.failed() == 0;
+    });
+    if (out.failed() != 0) break;
+  }
+  if (!out.drain())
+    return std::string("Write error writing the AOF rewrite: ") + std::strerror(out.failed());
+  return "";
+}
+
+}  // namespace keywarden
