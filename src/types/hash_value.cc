@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "types/packed_buffer.h"
+
 namespace keywarden {
 namespace {
 
@@ -92,9 +94,14 @@ bool HashValue::set(std::string_view field, std::string_view value, const HashLi
       encoded.reserve(packed::length_size(value.size()) + value.size());
       packed::append_length(encoded, value.size());
       encoded.append(value);
+      if (encoded.size() > end - offset) {
+        packed::reserve_more(listpack_, encoded.size() - (end - offset));
+      }
       listpack_.replace(offset, end - offset, encoded);
       return false;
     }
+    packed::reserve_more(listpack_, packed::length_size(field.size()) + field.size() +
+                                        packed::length_size(value.size()) + value.size());
     packed::append_length(listpack_, field.size());
     listpack_.append(field);
     packed::append_length(listpack_, value.size());

@@ -10,6 +10,7 @@
 #include <new>
 #include <unordered_map>
 
+#include "types/packed_buffer.h"
 #include "types/packed_length.h"
 
 namespace keywarden {
@@ -267,6 +268,7 @@ std::unique_ptr<ZSetValue> ZSetValue::from_sorted(std::vector<Element> elements,
     for (const Element& element : elements) {
       listpack_encode(zset->listpack_, element.member, element.score);
     }
+    packed::trim(zset->listpack_);
     zset->count_ = static_cast<uint32_t>(elements.size());
     return zset;
   }
@@ -348,6 +350,7 @@ size_t ZSetValue::listpack_insert_position(double score, std::string_view member
 void ZSetValue::listpack_insert(std::string_view member, double score) {
   std::string encoded;
   listpack_encode(encoded, member, score);
+  packed::reserve_more(listpack_, encoded.size());
   listpack_.insert(listpack_insert_position(score, member), encoded);
   ++count_;
 }
@@ -779,6 +782,7 @@ void ZSetValue::convert_to_listpack() {
        node = node->levels[0].forward) {
     listpack_encode(entries, *node->member, node->score);
   }
+  packed::trim(entries);
   count_ = static_cast<uint32_t>(skiplist_->length);
   skiplist_.reset();
   listpack_ = std::move(entries);
