@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,7 +97,7 @@ void hsetnx_command(CommandContext& ctx) {
   Entry* entry = write_hash(ctx, ctx.args[1]);
   if (entry == nullptr) return;
   HashValue& hash = entry->value.as<HashValue>();
-  if (hash.find(ctx.args[2]) != nullptr) return ctx.reply.integer(0);
+  if (hash.find(ctx.args[2]).has_value()) return ctx.reply.integer(0);
   hash.set(ctx.args[2], ctx.args[3], limits(ctx));
   ctx.dirty();
   ctx.key_modified(ctx.args[1]);
@@ -111,8 +112,9 @@ void hget_command(CommandContext& ctx) {
   bool wrong_type;
   const HashValue* hash = read_hash(ctx, ctx.args[1], &wrong_type);
   if (wrong_type) return;
-  const std::string* value = hash == nullptr ? nullptr : hash->find(ctx.args[2]);
-  if (value == nullptr) return ctx.reply.null();
+  const std::optional<std::string_view> value =
+      hash == nullptr ? std::nullopt : hash->find(ctx.args[2]);
+  if (!value.has_value()) return ctx.reply.null();
   ctx.reply.bulk(*value);
 }
 
@@ -122,8 +124,9 @@ void hmget_command(CommandContext& ctx) {
   if (wrong_type) return;
   ctx.reply.array_header(ctx.args.size() - 2);
   for (size_t i = 2; i < ctx.args.size(); ++i) {
-    const std::string* value = hash == nullptr ? nullptr : hash->find(ctx.args[i]);
-    if (value == nullptr) {
+    const std::optional<std::string_view> value =
+        hash == nullptr ? std::nullopt : hash->find(ctx.args[i]);
+    if (!value.has_value()) {
       ctx.reply.null();
     } else {
       ctx.reply.bulk(*value);
@@ -144,7 +147,7 @@ void reply_all(CommandContext& ctx, Parts parts) {
     ctx.reply.array_header(size);
   }
   if (hash == nullptr) return;
-  hash->for_each([&](const std::string& field, const std::string& value) {
+  hash->for_each([&](std::string_view field, std::string_view value) {
     if (parts != Parts::kValues) ctx.reply.bulk(field);
     if (parts != Parts::kFields) ctx.reply.bulk(value);
   });
@@ -165,15 +168,16 @@ void hstrlen_command(CommandContext& ctx) {
   bool wrong_type;
   const HashValue* hash = read_hash(ctx, ctx.args[1], &wrong_type);
   if (wrong_type) return;
-  const std::string* value = hash == nullptr ? nullptr : hash->find(ctx.args[2]);
-  ctx.reply.integer(value == nullptr ? 0 : static_cast<int64_t>(value->size()));
+  const std::optional<std::string_view> value =
+      hash == nullptr ? std::nullopt : hash->find(ctx.args[2]);
+  ctx.reply.integer(value.has_value() ? static_cast<int64_t>(value->size()) : 0);
 }
 
 void hexists_command(CommandContext& ctx) {
   bool wrong_type;
   const HashValue* hash = read_hash(ctx, ctx.args[1], &wrong_type);
   if (wrong_type) return;
-  ctx.reply.integer(hash != nullptr && hash->find(ctx.args[2]) != nullptr ? 1 : 0);
+  ctx.reply.integer(hash != nullptr && hash->find(ctx.args[2]).has_value() ? 1 : 0);
 }
 
 // --- HDEL ----------------------------------------------------------------------------------
@@ -214,8 +218,8 @@ void hincrby_command(CommandContext& ctx) {
   if (entry != nullptr && !is_hash(entry)) return ctx.error(errors::kWrongType);
   int64_t current = 0;
   if (entry != nullptr) {
-    const std::string* value = entry->value.as<HashValue>().find(ctx.args[2]);
-    if (value != nullptr && !parse_int64(*value, &current)) {
+    const std::optional<std::string_view> value = entry->value.as<HashValue>().find(ctx.args[2]);
+    if (value.has_value() && !parse_int64(*value, &current)) {
       return ctx.error(errors::kHashValueNotInteger);
     }
   }
@@ -229,8 +233,8 @@ void hincrby_command(CommandContext& ctx) {
     ctx.notify(kNotifyNew, "new", ctx.args[1]);
   }
   char digits[kMaxInt64Chars];
-  entry->value.as<HashValue>().set(ctx.args[2], std::string_view(digits, int64_to_chars(result, digits)),
-                          limits(ctx));
+  entry->value.as<HashValue>().set(
+      ctx.args[2], std::string_view(digits, int64_to_chars(result, digits)), limits(ctx));
   ctx.dirty();
   ctx.key_modified(ctx.args[1]);
   ctx.notify(kNotifyHash, "hincrby", ctx.args[1]);
@@ -246,8 +250,8 @@ void hincrbyfloat_command(CommandContext& ctx) {
   if (entry != nullptr && !is_hash(entry)) return ctx.error(errors::kWrongType);
   long double current = 0;
   if (entry != nullptr) {
-    const std::string* value = entry->value.as<HashValue>().find(ctx.args[2]);
-    if (value != nullptr && !parse_long_double(*value, &current)) {
+    const std::optional<std::string_view> value = entry->value.as<HashValue>().find(ctx.args[2]);
+    if (value.has_value() && !parse_long_double(*value, &current)) {
       return ctx.error(errors::kHashValueNotFloat);
     }
   }
@@ -268,7 +272,7 @@ void hincrbyfloat_command(CommandContext& ctx) {
 
 // --- HRANDFIELD ----------------------------------------------------------------------------
 
-void reply_random_pair(CommandContext& ctx, const HashValue::Pair& pair, bool with_values) {
+void reply_random_pair(CommandContext& ctx, const HashValue::PairView& pair, bool with_values) {
   if (with_values && ctx.reply.resp() == 3) ctx.reply.array_header(2);
   ctx.reply.bulk(pair.field);
   if (with_values) ctx.reply.bulk(pair.value);
@@ -317,17 +321,17 @@ void hrandfield_command(CommandContext& ctx) {
   const size_t size = hash->size();
   if (static_cast<uint64_t>(count) >= size) {
     ctx.reply.array_header(flat_pairs ? size * 2 : size);
-    hash->for_each([&](const std::string& field, const std::string& value) {
+    hash->for_each([&](std::string_view field, std::string_view value) {
       if (with_values && ctx.reply.resp() == 3) ctx.reply.array_header(2);
       ctx.reply.bulk(field);
       if (with_values) ctx.reply.bulk(value);
     });
     return;
   }
-  const std::vector<const HashValue::Pair*> chosen =
+  const std::vector<HashValue::PairView> chosen =
       hash->random_distinct(static_cast<size_t>(count), rng);
   ctx.reply.array_header(flat_pairs ? chosen.size() * 2 : chosen.size());
-  for (const HashValue::Pair* pair : chosen) reply_random_pair(ctx, *pair, with_values);
+  for (const HashValue::PairView& pair : chosen) reply_random_pair(ctx, pair, with_values);
 }
 
 // --- HSCAN ---------------------------------------------------------------------------------
@@ -340,7 +344,7 @@ void hscan_command(CommandContext& ctx) {
   if (hash == nullptr) return;
   std::vector<std::string_view> items;
   size_t visited = 0;
-  auto collect = [&](const std::string& field, const std::string& value) {
+  auto collect = [&](std::string_view field, std::string_view value) {
     ++visited;
     if (options.use_pattern && !glob_match(options.pattern, field)) return;
     items.push_back(field);

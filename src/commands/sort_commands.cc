@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -106,9 +107,9 @@ bool lookup_pattern(CommandContext& ctx, std::string_view pattern, std::string_v
   if (entry == nullptr) return false;
   if (!field.empty()) {
     if (entry->value.type() != ValueType::kHash) return false;
-    const std::string* value = entry->value.as<HashValue>().find(field);
-    if (value == nullptr) return false;
-    *out = *value;
+    const std::optional<std::string_view> value = entry->value.as<HashValue>().find(field);
+    if (!value.has_value()) return false;
+    out->assign(*value);
     return true;
   }
   if (entry->value.type() != ValueType::kString) return false;

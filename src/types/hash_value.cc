@@ -3,7 +3,16 @@
 
 #include <algorithm>
 
+#include "types/packed_buffer.h"
+
 namespace keywarden {
+namespace {
+
+size_t string_heap_bytes(const std::string& text) {
+  return text.capacity() > 15 ? text.capacity() + 1 : 0;
+}
+
+}  // namespace
 
 HashValue::HashValue() = default;
 HashValue::~HashValue() = default;
@@ -12,6 +21,7 @@ HashValue& HashValue::operator=(HashValue&&) noexcept = default;
 
 HashValue::HashValue(const HashValue& other)
     : listpack_(other.listpack_),
+      count_(other.count_),
       table_(other.table_ == nullptr ? nullptr : std::make_unique<Table>(*other.table_)) {}
 
 HashValue& HashValue::operator=(const HashValue& other) {
@@ -19,25 +29,54 @@ HashValue& HashValue::operator=(const HashValue& other) {
   return *this;
 }
 
-size_t HashValue::size() const { return table_ == nullptr ? listpack_.size() : table_->size(); }
+size_t HashValue::size() const { return table_ == nullptr ? count_ : table_->size(); }
 
-const std::string* HashValue::find(std::string_view field) const {
-  if (table_ == nullptr) {
-    for (const Pair& pair : listpack_) {
-      if (pair.field == field) return &pair.value;
+size_t HashValue::listpack_find(std::string_view field) const {
+  const std::string_view bytes = listpack_;
+  size_t offset = 0;
+  for (size_t i = 0; i < count_; ++i) {
+    const size_t record = offset;
+    const size_t field_length = packed::read_length(bytes, &offset);
+    if (field_length == field.size() && bytes.compare(offset, field_length, field) == 0) {
+      return record;
     }
-    return nullptr;
+    offset += field_length;
+    offset += packed::read_length(bytes, &offset);
+  }
+  return std::string::npos;
+}
+
+HashValue::PairView HashValue::listpack_at(size_t index) const {
+  const std::string_view bytes = listpack_;
+  size_t offset = 0;
+  for (size_t i = 0; i < index; ++i) {
+    offset += packed::read_length(bytes, &offset);
+    offset += packed::read_length(bytes, &offset);
+  }
+  return listpack_read(&offset);
+}
+
+std::optional<std::string_view> HashValue::find(std::string_view field) const {
+  if (table_ == nullptr) {
+    size_t offset = listpack_find(field);
+    if (offset == std::string::npos) return std::nullopt;
+    return listpack_read(&offset).value;
   }
   const Pair* pair = table_->find(field);
-  return pair == nullptr ? nullptr : &pair->value;
+  if (pair == nullptr) return std::nullopt;
+  return std::string_view(pair->value);
 }
 
 void HashValue::convert_to_table() {
   if (table_ != nullptr) return;
-  table_ = std::make_unique<Table>();
-  table_->reserve(listpack_.size());
-  for (Pair& pair : listpack_) table_->insert_new(std::move(pair));
-  std::vector<Pair>().swap(listpack_);
+  auto table = std::make_unique<Table>();
+  table->reserve(count_);
+  for_each([&](std::string_view field, std::string_view value) {
+    table->insert_new(Pair{std::string(field), std::string(value)});
+  });
+  table_ = std::move(table);
+  std::string().swap(listpack_);
+  count_ = 0;
 }
 
 bool HashValue::set(std::string_view field, std::string_view value, const HashLimits& limits) {
@@ -45,14 +84,30 @@ bool HashValue::set(std::string_view field, std::string_view value, const HashLi
     convert_to_table();
   }
   if (table_ == nullptr) {
-    for (Pair& pair : listpack_) {
-      if (pair.field == field) {
-        pair.value.assign(value);
-        return false;
+    size_t offset = listpack_find(field);
+    if (offset != std::string::npos) {
+      // Replace the value's (length, bytes) in place; the record keeps its position.
+      offset += packed::length_size(field.size()) + field.size();
+      size_t end = offset;
+      end += packed::read_length(listpack_, &end);
+      std::string encoded;
+      encoded.reserve(packed::length_size(value.size()) + value.size());
+      packed::append_length(encoded, value.size());
+      encoded.append(value);
+      if (encoded.size() > end - offset) {
+        packed::reserve_more(listpack_, encoded.size() - (end - offset));
       }
+      listpack_.replace(offset, end - offset, encoded);
+      return false;
     }
-    listpack_.push_back(Pair{std::string(field), std::string(value)});
-    if (static_cast<int64_t>(listpack_.size()) > limits.max_listpack_entries) convert_to_table();
+    packed::reserve_more(listpack_, packed::length_size(field.size()) + field.size() +
+                                        packed::length_size(value.size()) + value.size());
+    packed::append_length(listpack_, field.size());
+    listpack_.append(field);
+    packed::append_length(listpack_, value.size());
+    listpack_.append(value);
+    ++count_;
+    if (static_cast<int64_t>(count_) > limits.max_listpack_entries) convert_to_table();
     return true;
   }
   if (Pair* pair = table_->find(field)) {
@@ -65,51 +120,55 @@ bool HashValue::set(std::string_view field, std::string_view value, const HashLi
 
 bool HashValue::remove(std::string_view field) {
   if (table_ == nullptr) {
-    auto it = std::find_if(listpack_.begin(), listpack_.end(),
-                           [field](const Pair& pair) { return pair.field == field; });
-    if (it == listpack_.end()) return false;
-    listpack_.erase(it);
+    const size_t record = listpack_find(field);
+    if (record == std::string::npos) return false;
+    size_t end = record;
+    listpack_read(&end);
+    listpack_.erase(record, end - record);
+    --count_;
     return true;
   }
   return table_->erase(field);
 }
 
-const HashValue::Pair& HashValue::random_pair(std::mt19937_64& rng) const {
+HashValue::PairView HashValue::random_pair(std::mt19937_64& rng) const {
   if (table_ == nullptr) {
-    return listpack_[std::uniform_int_distribution<size_t>(0, listpack_.size() - 1)(rng)];
+    return listpack_at(std::uniform_int_distribution<size_t>(0, count_ - 1)(rng));
   }
-  return table_->random(rng);
+  const Pair& pair = table_->random(rng);
+  return PairView{pair.field, pair.value};
 }
 
-std::vector<const HashValue::Pair*> HashValue::random_distinct(size_t count,
-                                                               std::mt19937_64& rng) const {
-  if (table_ != nullptr) return table_->random_distinct(count, rng);
-  const size_t total = listpack_.size();
+std::vector<HashValue::PairView> HashValue::random_distinct(size_t count,
+                                                            std::mt19937_64& rng) const {
+  std::vector<PairView> chosen;
+  if (table_ != nullptr) {
+    for (const Pair* pair : table_->random_distinct(count, rng)) {
+      chosen.push_back(PairView{pair->field, pair->value});
+    }
+    return chosen;
+  }
+  const size_t total = count_;
   count = std::min(count, total);
   // A partial shuffle of the (small) listpack.
-  std::vector<const Pair*> all;
-  all.reserve(total);
-  for (const Pair& pair : listpack_) all.push_back(&pair);
+  chosen.reserve(total);
+  for_each([&](std::string_view field, std::string_view value) {
+    chosen.push_back(PairView{field, value});
+  });
   for (size_t i = 0; i < count; ++i) {
-    std::swap(all[i], all[std::uniform_int_distribution<size_t>(i, total - 1)(rng)]);
+    std::swap(chosen[i], chosen[std::uniform_int_distribution<size_t>(i, total - 1)(rng)]);
   }
-  all.resize(count);
-  return all;
+  chosen.resize(count);
+  return chosen;
 }
 
 size_t HashValue::payload_bytes() const {
-  auto string_bytes = [](const std::string& text) {
-    return text.capacity() > 15 ? text.capacity() + 1 : 0;
-  };
   size_t bytes = sizeof(HashValue);
-  if (table_ == nullptr) {
-    bytes += listpack_.capacity() * sizeof(Pair);
-    for (const Pair& pair : listpack_) bytes += string_bytes(pair.field) + string_bytes(pair.value);
-    return bytes;
-  }
+  if (table_ == nullptr) return bytes + string_heap_bytes(listpack_);
   bytes += sizeof(Table) + table_->structure_bytes();
-  table_->for_each(
-      [&](const Pair& pair) { bytes += string_bytes(pair.field) + string_bytes(pair.value); });
+  table_->for_each([&](const Pair& pair) {
+    bytes += string_heap_bytes(pair.field) + string_heap_bytes(pair.value);
+  });
   return bytes;
 }
 

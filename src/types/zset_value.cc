@@ -6,8 +6,12 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <unordered_map>
+
+#include "types/packed_buffer.h"
+#include "types/packed_length.h"
 
 namespace keywarden {
 namespace {
@@ -24,6 +28,14 @@ double listpack_score(double score) { return score == 0 ? 0.0 : score; }
 
 size_t string_heap_bytes(const std::string& text) {
   return text.capacity() > 15 ? text.capacity() + 1 : 0;
+}
+
+// Integral scores of smaller magnitude convert to int64_t and back exactly.
+constexpr double kExactIntegerLimit = 9007199254740992.0;  // 2^53
+
+bool stored_as_integer(double score) {
+  return std::fabs(score) < kExactIntegerLimit &&
+         score == static_cast<double>(static_cast<int64_t>(score));
 }
 
 // Orders elements by score, then by member bytes.
@@ -232,7 +244,7 @@ ZSetValue::~ZSetValue() = default;
 ZSetValue::ZSetValue(ZSetValue&&) noexcept = default;
 ZSetValue& ZSetValue::operator=(ZSetValue&&) noexcept = default;
 
-ZSetValue::ZSetValue(const ZSetValue& other) : listpack_(other.listpack_) {
+ZSetValue::ZSetValue(const ZSetValue& other) : listpack_(other.listpack_), count_(other.count_) {
   if (other.skiplist_ == nullptr) return;
   skiplist_ = std::make_unique<SkipList>();
   skiplist_->table.reserve(other.size());
@@ -253,8 +265,11 @@ std::unique_ptr<ZSetValue> ZSetValue::from_sorted(std::vector<Element> elements,
   }
   auto zset = std::make_unique<ZSetValue>(!fits);
   if (fits) {
-    for (Element& element : elements) element.score = listpack_score(element.score);
-    zset->listpack_ = std::move(elements);
+    for (const Element& element : elements) {
+      listpack_encode(zset->listpack_, element.member, element.score);
+    }
+    packed::trim(zset->listpack_);
+    zset->count_ = static_cast<uint32_t>(elements.size());
     return zset;
   }
   zset->skiplist_->table.reserve(elements.size());
@@ -262,39 +277,96 @@ std::unique_ptr<ZSetValue> ZSetValue::from_sorted(std::vector<Element> elements,
   return zset;
 }
 
-size_t ZSetValue::size() const {
-  return skiplist_ == nullptr ? listpack_.size() : skiplist_->length;
-}
+size_t ZSetValue::size() const { return skiplist_ == nullptr ? count_ : skiplist_->length; }
 
 // --- Listpack helpers ----------------------------------------------------------------------
 
-size_t ZSetValue::listpack_find(std::string_view member) const {
-  for (size_t i = 0; i < listpack_.size(); ++i) {
-    if (listpack_[i].member == member) return i;
+ZSetValue::PackedEntry ZSetValue::listpack_read(size_t offset) const {
+  const std::string_view bytes = listpack_;
+  const size_t start = offset;
+  const size_t header = packed::read_length(bytes, &offset);
+  const size_t length = header >> 1;
+  PackedEntry entry{bytes.substr(offset, length), 0, 0};
+  offset += length;
+  if ((header & 1) != 0) {
+    const uint64_t zigzag = packed::read_length(bytes, &offset);
+    entry.score =
+        static_cast<double>(static_cast<int64_t>(zigzag >> 1) ^ -static_cast<int64_t>(zigzag & 1));
+  } else {
+    std::memcpy(&entry.score, bytes.data() + offset, sizeof(double));
+    offset += sizeof(double);
+  }
+  // The backward length is read from its end only; its size follows from what it holds.
+  entry.next = offset + packed::length_size(offset - start);
+  return entry;
+}
+
+size_t ZSetValue::listpack_prev(size_t offset) const {
+  const size_t body = packed::read_back_length(listpack_, &offset);
+  return offset - body;
+}
+
+void ZSetValue::listpack_encode(std::string& out, std::string_view member, double score) {
+  score = listpack_score(score);
+  const size_t start = out.size();
+  const bool integer = stored_as_integer(score);
+  packed::append_length(out, member.size() * 2 + (integer ? 1 : 0));
+  out.append(member);
+  if (integer) {
+    const auto value = static_cast<int64_t>(score);
+    packed::append_length(out,
+                          (static_cast<uint64_t>(value) << 1) ^ static_cast<uint64_t>(value >> 63));
+  } else {
+    char raw[sizeof(double)];
+    std::memcpy(raw, &score, sizeof(double));
+    out.append(raw, sizeof(double));
+  }
+  packed::append_back_length(out, out.size() - start);
+}
+
+size_t ZSetValue::listpack_find(std::string_view member, size_t* index) const {
+  size_t offset = 0;
+  for (size_t i = 0; i < count_; ++i) {
+    const PackedEntry entry = listpack_read(offset);
+    if (entry.member == member) {
+      if (index != nullptr) *index = i;
+      return offset;
+    }
+    offset = entry.next;
   }
   return kNotFound;
 }
 
 size_t ZSetValue::listpack_insert_position(double score, std::string_view member) const {
-  auto it = std::lower_bound(listpack_.begin(), listpack_.end(), 0, [&](const Element& e, int) {
-    return element_less(e.score, e.member, score, member);
-  });
-  return static_cast<size_t>(it - listpack_.begin());
+  size_t offset = 0;
+  for (size_t i = 0; i < count_; ++i) {
+    const PackedEntry entry = listpack_read(offset);
+    if (!element_less(entry.score, entry.member, score, member)) break;
+    offset = entry.next;
+  }
+  return offset;
 }
 
 void ZSetValue::listpack_insert(std::string_view member, double score) {
-  const size_t position = listpack_insert_position(score, member);
-  listpack_.insert(listpack_.begin() + static_cast<ptrdiff_t>(position),
-                   Element{std::string(member), listpack_score(score)});
+  std::string encoded;
+  listpack_encode(encoded, member, score);
+  packed::reserve_more(listpack_, encoded.size());
+  listpack_.insert(listpack_insert_position(score, member), encoded);
+  ++count_;
+}
+
+void ZSetValue::listpack_erase(size_t offset, size_t end, size_t entries) {
+  listpack_.erase(offset, end - offset);
+  count_ -= static_cast<uint32_t>(entries);
 }
 
 // --- Lookups and single-member changes -----------------------------------------------------
 
 bool ZSetValue::score_of(std::string_view member, double* score) const {
   if (skiplist_ == nullptr) {
-    const size_t index = listpack_find(member);
-    if (index == kNotFound) return false;
-    if (score != nullptr) *score = listpack_[index].score;
+    const size_t offset = listpack_find(member);
+    if (offset == kNotFound) return false;
+    if (score != nullptr) *score = listpack_read(offset).score;
     return true;
   }
   const TableEntry* entry = skiplist_->table.find(member);
@@ -313,10 +385,11 @@ ZSetValue::AddResult ZSetValue::add(std::string_view member, double score, uint8
   if (std::isnan(score)) return AddResult::kNaN;
 
   if (skiplist_ == nullptr) {
-    const size_t index = listpack_find(member);
-    if (index != kNotFound) {
+    const size_t offset = listpack_find(member);
+    if (offset != kNotFound) {
       if (nx) return AddResult::kSkipped;
-      const double current = listpack_[index].score;
+      const PackedEntry entry = listpack_read(offset);
+      const double current = entry.score;
       if (incr) {
         score += current;
         if (std::isnan(score)) return AddResult::kNaN;
@@ -324,16 +397,15 @@ ZSetValue::AddResult ZSetValue::add(std::string_view member, double score, uint8
       if ((lt && score >= current) || (gt && score <= current)) return AddResult::kSkipped;
       if (new_score != nullptr) *new_score = score;
       if (score == current) return AddResult::kUnchanged;
-      Element moved = std::move(listpack_[index]);
-      listpack_.erase(listpack_.begin() + static_cast<ptrdiff_t>(index));
-      moved.score = listpack_score(score);
-      const size_t position = listpack_insert_position(score, moved.member);
-      listpack_.insert(listpack_.begin() + static_cast<ptrdiff_t>(position), std::move(moved));
+      // Take the member out of the buffer before the entry goes.
+      const std::string moved(entry.member);
+      listpack_erase(offset, entry.next, 1);
+      listpack_insert(moved, score);
       return AddResult::kUpdated;
     }
     if (xx) return AddResult::kSkipped;
     // Checked before inserting, as Redis does: the listpack never holds more than the limit.
-    if (static_cast<int64_t>(listpack_.size()) + 1 <= limits.max_listpack_entries &&
+    if (static_cast<int64_t>(count_) + 1 <= limits.max_listpack_entries &&
         static_cast<int64_t>(member.size()) <= limits.max_listpack_value) {
       listpack_insert(member, score);
       if (new_score != nullptr) *new_score = score;
@@ -377,9 +449,9 @@ ZSetValue::AddResult ZSetValue::add(std::string_view member, double score, uint8
 
 bool ZSetValue::remove(std::string_view member) {
   if (skiplist_ == nullptr) {
-    const size_t index = listpack_find(member);
-    if (index == kNotFound) return false;
-    listpack_.erase(listpack_.begin() + static_cast<ptrdiff_t>(index));
+    const size_t offset = listpack_find(member);
+    if (offset == kNotFound) return false;
+    listpack_erase(offset, listpack_read(offset).next, 1);
     return true;
   }
   const TableEntry* entry = skiplist_->table.find(member);
@@ -392,9 +464,9 @@ int64_t ZSetValue::rank(std::string_view member, bool reverse, double* score) co
   const size_t length = size();
   size_t rank0;
   if (skiplist_ == nullptr) {
-    rank0 = listpack_find(member);
-    if (rank0 == kNotFound) return -1;
-    if (score != nullptr) *score = listpack_[rank0].score;
+    const size_t offset = listpack_find(member, &rank0);
+    if (offset == kNotFound) return -1;
+    if (score != nullptr) *score = listpack_read(offset).score;
   } else {
     const TableEntry* entry = skiplist_->table.find(member);
     if (entry == nullptr) return -1;
@@ -407,20 +479,21 @@ int64_t ZSetValue::rank(std::string_view member, bool reverse, double* score) co
 // --- Cursors and ranges --------------------------------------------------------------------
 
 bool ZSetValue::Cursor::valid() const {
-  return zset_->skiplist_ == nullptr ? index_ < zset_->listpack_.size() : node_ != nullptr;
+  return zset_->skiplist_ == nullptr ? index_ < zset_->count_ : node_ != nullptr;
 }
 
 std::string_view ZSetValue::Cursor::member() const {
-  return zset_->skiplist_ == nullptr ? std::string_view(zset_->listpack_[index_].member)
+  return zset_->skiplist_ == nullptr ? zset_->listpack_read(offset_).member
                                      : std::string_view(*node_->member);
 }
 
 double ZSetValue::Cursor::score() const {
-  return zset_->skiplist_ == nullptr ? zset_->listpack_[index_].score : node_->score;
+  return zset_->skiplist_ == nullptr ? zset_->listpack_read(offset_).score : node_->score;
 }
 
 void ZSetValue::Cursor::next() {
   if (zset_->skiplist_ == nullptr) {
+    offset_ = zset_->listpack_read(offset_).next;
     ++index_;
   } else {
     node_ = node_->levels[0].forward;
@@ -429,7 +502,12 @@ void ZSetValue::Cursor::next() {
 
 void ZSetValue::Cursor::prev() {
   if (zset_->skiplist_ == nullptr) {
-    index_ = index_ == 0 ? kNotFound : index_ - 1;
+    if (index_ == 0 || index_ > zset_->count_) {
+      index_ = kNotFound;
+    } else {
+      offset_ = zset_->listpack_prev(offset_);
+      --index_;
+    }
   } else {
     node_ = node_->backward;
   }
@@ -438,7 +516,18 @@ void ZSetValue::Cursor::prev() {
 ZSetValue::Cursor ZSetValue::cursor_at_index(size_t index) const {
   Cursor cursor;
   cursor.zset_ = this;
+  if (index >= count_) {
+    cursor.index_ = kNotFound;
+    return cursor;
+  }
   cursor.index_ = index;
+  // Walk from the nearer end.
+  if (index <= count_ / 2) {
+    for (size_t i = 0; i < index; ++i) cursor.offset_ = listpack_read(cursor.offset_).next;
+  } else {
+    cursor.offset_ = listpack_.size();
+    for (size_t i = count_; i > index; --i) cursor.offset_ = listpack_prev(cursor.offset_);
+  }
   return cursor;
 }
 
@@ -450,7 +539,7 @@ ZSetValue::Cursor ZSetValue::cursor_at_node(const SkipNode* node) const {
 }
 
 ZSetValue::Cursor ZSetValue::at_rank(size_t rank) const {
-  if (skiplist_ == nullptr) return cursor_at_index(rank < listpack_.size() ? rank : kNotFound);
+  if (skiplist_ == nullptr) return cursor_at_index(rank);
   return cursor_at_node(rank < skiplist_->length ? skip_at_rank(rank + 1) : nullptr);
 }
 
@@ -462,11 +551,11 @@ size_t ZSetValue::rank_of(const Cursor& cursor) const {
 ZSetValue::Cursor ZSetValue::first_in(const ScoreRange& range) const {
   if (range.always_empty() || empty()) return at_rank(kNotFound);
   if (skiplist_ == nullptr) {
-    auto it = std::partition_point(listpack_.begin(), listpack_.end(),
-                                   [&](const Element& e) { return !range.above_min(e.score); });
-    const size_t index = static_cast<size_t>(it - listpack_.begin());
-    if (index == listpack_.size() || !range.below_max(it->score)) return at_rank(kNotFound);
-    return cursor_at_index(index);
+    // Scores ascend: the first entry above min, if it is below max.
+    Cursor cursor = at_rank(0);
+    while (cursor.valid() && !range.above_min(cursor.score())) cursor.next();
+    if (!cursor.valid() || !range.below_max(cursor.score())) return at_rank(kNotFound);
+    return cursor;
   }
   const SkipNode* x = skiplist_->header;
   for (int i = static_cast<int>(skiplist_->level) - 1; i >= 0; --i) {
@@ -482,10 +571,10 @@ ZSetValue::Cursor ZSetValue::first_in(const ScoreRange& range) const {
 ZSetValue::Cursor ZSetValue::last_in(const ScoreRange& range) const {
   if (range.always_empty() || empty()) return at_rank(kNotFound);
   if (skiplist_ == nullptr) {
-    auto it = std::partition_point(listpack_.begin(), listpack_.end(),
-                                   [&](const Element& e) { return range.below_max(e.score); });
-    if (it == listpack_.begin() || !range.above_min((it - 1)->score)) return at_rank(kNotFound);
-    return cursor_at_index(static_cast<size_t>(it - listpack_.begin()) - 1);
+    Cursor cursor = at_rank(count_ - 1);
+    while (cursor.valid() && !range.below_max(cursor.score())) cursor.prev();
+    if (!cursor.valid() || !range.above_min(cursor.score())) return at_rank(kNotFound);
+    return cursor;
   }
   const SkipNode* x = skiplist_->header;
   for (int i = static_cast<int>(skiplist_->level) - 1; i >= 0; --i) {
@@ -507,12 +596,11 @@ ZSetValue::Cursor ZSetValue::first_in(const LexRange& range) const {
     return at_rank(kNotFound);
   }
   if (skiplist_ == nullptr) {
-    for (size_t i = 0; i < listpack_.size(); ++i) {
-      if (range.above_min(listpack_[i].member)) {
-        return cursor_at_index(range.below_max(listpack_[i].member) ? i : kNotFound);
-      }
+    for (Cursor cursor = at_rank(0); cursor.valid(); cursor.next()) {
+      const std::string_view member = cursor.member();
+      if (range.above_min(member)) return range.below_max(member) ? cursor : at_rank(kNotFound);
     }
-    return cursor_at_index(kNotFound);
+    return at_rank(kNotFound);
   }
   const SkipNode* x = skiplist_->header;
   for (int i = static_cast<int>(skiplist_->level) - 1; i >= 0; --i) {
@@ -532,12 +620,11 @@ ZSetValue::Cursor ZSetValue::last_in(const LexRange& range) const {
     return at_rank(kNotFound);
   }
   if (skiplist_ == nullptr) {
-    for (size_t i = listpack_.size(); i-- > 0;) {
-      if (range.below_max(listpack_[i].member)) {
-        return cursor_at_index(range.above_min(listpack_[i].member) ? i : kNotFound);
-      }
+    for (Cursor cursor = at_rank(count_ - 1); cursor.valid(); cursor.prev()) {
+      const std::string_view member = cursor.member();
+      if (range.below_max(member)) return range.above_min(member) ? cursor : at_rank(kNotFound);
     }
-    return cursor_at_index(kNotFound);
+    return at_rank(kNotFound);
   }
   const SkipNode* x = skiplist_->header;
   for (int i = static_cast<int>(skiplist_->level) - 1; i >= 0; --i) {
@@ -574,8 +661,9 @@ size_t ZSetValue::count_in(const LexRange& range) const {
 size_t ZSetValue::remove_from(Cursor first, size_t count) {
   if (count == 0) return 0;
   if (skiplist_ == nullptr) {
-    auto begin = listpack_.begin() + static_cast<ptrdiff_t>(first.index_);
-    listpack_.erase(begin, begin + static_cast<ptrdiff_t>(count));
+    size_t end = first.offset_;
+    for (size_t i = 0; i < count; ++i) end = listpack_read(end).next;
+    listpack_erase(first.offset_, end, count);
     return count;
   }
   const SkipNode* node = first.node_;
@@ -624,14 +712,10 @@ size_t ZSetValue::remove_range(const LexRange& range) {
 
 ZSetValue::Element ZSetValue::pop(bool highest) {
   if (skiplist_ == nullptr) {
-    Element element;
-    if (highest) {
-      element = std::move(listpack_.back());
-      listpack_.pop_back();
-    } else {
-      element = std::move(listpack_.front());
-      listpack_.erase(listpack_.begin());
-    }
+    const size_t offset = highest ? listpack_prev(listpack_.size()) : 0;
+    const PackedEntry entry = listpack_read(offset);
+    Element element{std::string(entry.member), entry.score};
+    listpack_erase(offset, entry.next, 1);
     return element;
   }
   const SkipNode* node = highest ? skiplist_->tail : skiplist_->header->levels[0].forward;
@@ -644,9 +728,9 @@ ZSetValue::Element ZSetValue::pop(bool highest) {
 
 std::pair<std::string_view, double> ZSetValue::random_element(std::mt19937_64& rng) const {
   if (skiplist_ == nullptr) {
-    const Element& element =
-        listpack_[std::uniform_int_distribution<size_t>(0, listpack_.size() - 1)(rng)];
-    return {element.member, element.score};
+    const Cursor cursor =
+        cursor_at_index(std::uniform_int_distribution<size_t>(0, count_ - 1)(rng));
+    return {cursor.member(), cursor.score()};
   }
   const TableEntry& entry = skiplist_->table.random(rng);
   return {entry.key, entry.node->score};
@@ -661,18 +745,15 @@ std::vector<std::pair<std::string_view, double>> ZSetValue::random_distinct(
     }
     return chosen;
   }
-  const size_t total = listpack_.size();
+  const size_t total = count_;
   count = std::min(count, total);
-  std::vector<size_t> indexes(total);
-  for (size_t i = 0; i < total; ++i) indexes[i] = i;
+  // A partial shuffle of the (small) listpack.
+  chosen.reserve(total);
+  for_each([&](std::string_view member, double score) { chosen.emplace_back(member, score); });
   for (size_t i = 0; i < count; ++i) {
-    std::swap(indexes[i], indexes[std::uniform_int_distribution<size_t>(i, total - 1)(rng)]);
+    std::swap(chosen[i], chosen[std::uniform_int_distribution<size_t>(i, total - 1)(rng)]);
   }
-  chosen.reserve(count);
-  for (size_t i = 0; i < count; ++i) {
-    const Element& element = listpack_[indexes[i]];
-    chosen.emplace_back(element.member, element.score);
-  }
+  chosen.resize(count);
   return chosen;
 }
 
@@ -681,24 +762,30 @@ std::vector<std::pair<std::string_view, double>> ZSetValue::random_distinct(
 void ZSetValue::convert_to_skiplist() {
   if (skiplist_ != nullptr) return;
   skiplist_ = std::make_unique<SkipList>();
-  skiplist_->table.reserve(listpack_.size());
-  for (Element& element : listpack_) {
-    TableEntry& entry = skiplist_->table.insert_new(TableEntry{std::move(element.member), nullptr});
-    entry.node = skip_insert(element.score, &entry.key);
+  skiplist_->table.reserve(count_);
+  size_t offset = 0;
+  for (size_t i = 0; i < count_; ++i) {
+    const PackedEntry packed_entry = listpack_read(offset);
+    offset = packed_entry.next;
+    TableEntry& entry =
+        skiplist_->table.insert_new(TableEntry{std::string(packed_entry.member), nullptr});
+    entry.node = skip_insert(packed_entry.score, &entry.key);
   }
-  std::vector<Element>().swap(listpack_);
+  std::string().swap(listpack_);
+  count_ = 0;
 }
 
 void ZSetValue::convert_to_listpack() {
   if (skiplist_ == nullptr) return;
-  std::vector<Element> elements;
-  elements.reserve(skiplist_->length);
+  std::string entries;
   for (const SkipNode* node = skiplist_->header->levels[0].forward; node != nullptr;
        node = node->levels[0].forward) {
-    elements.push_back(Element{*node->member, listpack_score(node->score)});
+    listpack_encode(entries, *node->member, node->score);
   }
+  packed::trim(entries);
+  count_ = static_cast<uint32_t>(skiplist_->length);
   skiplist_.reset();
-  listpack_ = std::move(elements);
+  listpack_ = std::move(entries);
 }
 
 bool ZSetValue::fits_listpack(const ZSetLimits& limits) const {
@@ -713,9 +800,7 @@ bool ZSetValue::fits_listpack(const ZSetLimits& limits) const {
 size_t ZSetValue::payload_bytes() const {
   size_t bytes = sizeof(ZSetValue);
   if (skiplist_ == nullptr) {
-    bytes += listpack_.capacity() * sizeof(Element);
-    for (const Element& element : listpack_) bytes += string_heap_bytes(element.member);
-    return bytes;
+    return bytes + string_heap_bytes(listpack_);
   }
   bytes += sizeof(SkipList) + skiplist_->node_bytes + skiplist_->table.structure_bytes();
   skiplist_->table.for_each(
@@ -725,11 +810,25 @@ size_t ZSetValue::payload_bytes() const {
 
 bool ZSetValue::check_invariants() const {
   if (skiplist_ == nullptr) {
-    for (size_t i = 1; i < listpack_.size(); ++i) {
-      if (!element_less(listpack_[i - 1].score, listpack_[i - 1].member, listpack_[i].score,
-                        listpack_[i].member)) {
-        return false;
+    // Order forwards, and the backward lengths lead back over the same entries.
+    std::vector<size_t> offsets;
+    size_t offset = 0;
+    for (size_t i = 0; i < count_; ++i) {
+      if (offset >= listpack_.size()) return false;
+      const PackedEntry entry = listpack_read(offset);
+      if (!offsets.empty()) {
+        const PackedEntry previous = listpack_read(offsets.back());
+        if (!element_less(previous.score, previous.member, entry.score, entry.member)) {
+          return false;
+        }
       }
+      offsets.push_back(offset);
+      offset = entry.next;
+    }
+    if (offset != listpack_.size()) return false;
+    for (size_t i = count_; i-- > 0;) {
+      offset = listpack_prev(offset);
+      if (offset != offsets[i]) return false;
     }
     return true;
   }

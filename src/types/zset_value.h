@@ -2,9 +2,16 @@
 // by score and then by member bytes (memcmp order, a shorter prefix first), in one of the two
 // encodings Redis 7.0 reports through OBJECT ENCODING.
 //
-// "listpack": a flat vector of (member, score) kept in that order. Lookups by member are linear,
-// by rank or score binary; cheap and compact for the small sets that dominate real keyspaces
-// (leaderboards of a few entries, delay queues, rate-limit windows).
+// "listpack": one flat buffer (a std::string) of entries kept in (score, member) order, each
+//   header   LEB128 of member length * 2 + 1 when the score is stored as an integer
+//   member   the bytes
+//   score    an integral score of magnitude below 2^53 as a zigzag LEB128 integer (exact both
+//            ways; -0 is stored as 0, as Redis's listpack does), any other as the 8-byte double
+//   back     the byte size of the three fields above, LEB128 with its bytes reversed, so a
+//            walk can step back to the previous entry (types/packed_length.h)
+// Lookups by member, score or rank walk the buffer (as Redis's zzl* functions do); cheap and
+// compact for the small sets that dominate real keyspaces (leaderboards of a few entries,
+// delay queues, rate-limit windows): one allocation for the whole set.
 //
 // "skiplist": Pugh's skiplist, with Redis's additions: equal scores allowed (ties ordered by
 // member), a backward pointer on the bottom level for reverse walks, and a span on every
@@ -96,7 +103,7 @@ class ZSetValue final : public Aggregate {
   struct SkipList;
 
  public:
-  // One member and its score (a listpack entry, and what from_sorted() takes).
+  // One member and its score (what from_sorted() takes and pop() returns).
   struct Element {
     std::string member;
     double score = 0;
@@ -176,7 +183,8 @@ class ZSetValue final : public Aggregate {
    private:
     friend class ZSetValue;
     const ZSetValue* zset_ = nullptr;
-    size_t index_ = 0;                // listpack
+    size_t index_ = 0;                // listpack: rank, or kNotFound past either end
+    size_t offset_ = 0;               // listpack: where the entry starts in the buffer
     const SkipNode* node_ = nullptr;  // skiplist
   };
 
@@ -278,9 +286,21 @@ class ZSetValue final : public Aggregate {
   const SkipNode* skip_at_rank(size_t rank) const;                // 1-based
   void skip_insert_member(std::string_view member, double score);
 
-  size_t listpack_find(std::string_view member) const;  // index, or npos
+  // Listpack helpers (the layout is in the header comment).
+  struct PackedEntry {
+    std::string_view member;
+    double score;
+    size_t next;  // offset of the following entry
+  };
+  PackedEntry listpack_read(size_t offset) const;
+  // Offset of the entry before the one at `offset` (which must not be the first).
+  size_t listpack_prev(size_t offset) const;
+  static void listpack_encode(std::string& out, std::string_view member, double score);
+  // Offset of `member`'s entry, its rank into *index; npos when absent.
+  size_t listpack_find(std::string_view member, size_t* index = nullptr) const;
   size_t listpack_insert_position(double score, std::string_view member) const;
   void listpack_insert(std::string_view member, double score);
+  void listpack_erase(size_t offset, size_t end, size_t entries);
 
   Cursor cursor_at_index(size_t index) const;
   Cursor cursor_at_node(const SkipNode* node) const;
@@ -288,14 +308,15 @@ class ZSetValue final : public Aggregate {
   // Removes `count` elements from `first` on, walking upwards.
   size_t remove_from(Cursor first, size_t count);
 
-  std::vector<Element> listpack_;
+  std::string listpack_;  // count_ entries
+  uint32_t count_ = 0;
   std::unique_ptr<SkipList> skiplist_;
 };
 
 template <typename Fn>
 uint64_t ZSetValue::scan(uint64_t cursor, Fn&& visit) const {
   if (skiplist_ == nullptr) {
-    for (const Element& element : listpack_) visit(std::string_view(element.member), element.score);
+    for_each(visit);
     return 0;
   }
   return skiplist_->table.scan(cursor, [&](const TableEntry& entry) {

@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "types/value.h"
@@ -17,7 +19,9 @@ namespace {
 
 std::vector<std::pair<std::string, std::string>> pairs_of(const HashValue& hash) {
   std::vector<std::pair<std::string, std::string>> out;
-  hash.for_each([&](const std::string& f, const std::string& v) { out.emplace_back(f, v); });
+  hash.for_each([&](std::string_view f, std::string_view v) {
+    out.emplace_back(std::string(f), std::string(v));
+  });
   return out;
 }
 
@@ -28,7 +32,8 @@ std::set<std::string> scan_all(const HashValue& hash, Fn&& between) {
   uint64_t cursor = 0;
   int steps = 0;
   do {
-    cursor = hash.scan(cursor, [&](const std::string& f, const std::string&) { seen.insert(f); });
+    cursor = hash.scan(cursor,
+                       [&](std::string_view f, std::string_view) { seen.insert(std::string(f)); });
     between();
     EXPECT_LT(++steps, 1'000'000) << "scan does not terminate";
   } while (cursor != 0);
@@ -51,9 +56,9 @@ TEST(HashValue, ListpackKeepsInsertionOrder) {
   EXPECT_FALSE(hash.remove("b"));
   EXPECT_TRUE(hash.set("b", "4", limits));
   EXPECT_EQ(pairs_of(hash), (P{{"a", "22"}, {"c", "3"}, {"b", "4"}}));
-  ASSERT_NE(hash.find("c"), nullptr);
+  ASSERT_TRUE(hash.find("c").has_value());
   EXPECT_EQ(*hash.find("c"), "3");
-  EXPECT_EQ(hash.find("zz"), nullptr);
+  EXPECT_FALSE(hash.find("zz").has_value());
   EXPECT_TRUE(hash.set("", std::string("\0x", 2), limits));
   EXPECT_EQ(*hash.find(""), std::string("\0x", 2));
   EXPECT_TRUE(hash.is_listpack());
@@ -123,7 +128,8 @@ TEST(HashValue, TableGrowsAndShrinksKeepingEveryField) {
   EXPECT_EQ(hash.size(), model.size());
   for (const auto& [field, value] : model) EXPECT_EQ(*hash.find(field), value);
   std::map<std::string, std::string> walked;
-  hash.for_each([&](const std::string& f, const std::string& v) { walked[f] = v; });
+  hash.for_each(
+      [&](std::string_view f, std::string_view v) { walked[std::string(f)] = std::string(v); });
   EXPECT_EQ(walked, model);
   // Delete nearly everything: the table shrinks and still finds the survivors.
   for (const auto& [field, value] : model) {
@@ -140,8 +146,9 @@ TEST(HashValue, ListpackScanReturnsEverythingAtOnce) {
   HashValue hash;
   for (int i = 0; i < 100; ++i) hash.set("f" + std::to_string(i), "v", limits);
   std::vector<std::string> seen;
-  EXPECT_EQ(hash.scan(0, [&](const std::string& f, const std::string&) { seen.push_back(f); }),
-            0u);
+  EXPECT_EQ(
+      hash.scan(0, [&](std::string_view f, std::string_view) { seen.push_back(std::string(f)); }),
+      0u);
   EXPECT_EQ(seen.size(), 100u);
 }
 
@@ -177,15 +184,19 @@ TEST(HashValue, RandomSelection) {
     for (int i = 0; i < 10; ++i) hash.set("f" + std::to_string(i), "v" + std::to_string(i), limits);
     std::map<std::string, int> hits;
     for (int i = 0; i < 5000; ++i) {
-      const HashValue::Pair& pair = hash.random_pair(rng);
-      EXPECT_EQ("v" + pair.field.substr(1), pair.value);
-      ++hits[pair.field];
+      const HashValue::PairView pair = hash.random_pair(rng);
+      EXPECT_EQ("v" + std::string(pair.field.substr(1)), pair.value);
+      ++hits[std::string(pair.field)];
     }
     EXPECT_EQ(hits.size(), 10u);  // every field turns up
     for (size_t count : {1u, 3u, 4u, 9u}) {
-      std::vector<const HashValue::Pair*> chosen = hash.random_distinct(count, rng);
+      std::vector<HashValue::PairView> chosen = hash.random_distinct(count, rng);
       EXPECT_EQ(chosen.size(), count);
-      std::set<const HashValue::Pair*> distinct(chosen.begin(), chosen.end());
+      std::set<std::string> distinct;
+      for (const HashValue::PairView& pair : chosen) {
+        EXPECT_EQ("v" + std::string(pair.field.substr(1)), pair.value);
+        distinct.insert(std::string(pair.field));
+      }
       EXPECT_EQ(distinct.size(), count);
     }
   }
@@ -215,6 +226,61 @@ TEST(HashValue, ValueCopiesDeeplyAndReportsEncoding) {
   EXPECT_EQ(moved.type(), ValueType::kString);
   EXPECT_EQ(encoding_name(moved.encoding()), "embstr");
   EXPECT_GT(value.payload_bytes(), 100u);
+}
+
+// The flat listpack: lengths around the LEB128 boundaries (1, 2 and 3 bytes), empty strings,
+// updates that change a value's length-prefix size, and deletions in the middle.
+TEST(HashValue, FlatListpackLengthsUpdatesAndDeletions) {
+  const HashLimits limits{512, 20000};
+  HashValue hash;
+  std::vector<std::pair<std::string, std::string>> model;
+  const size_t sizes[] = {0, 1, 127, 128, 255, 256, 16383, 16384, 0};
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    std::string field = "f" + std::to_string(i) + std::string(sizes[i], 'x');
+    std::string value(sizes[std::size(sizes) - 1 - i], static_cast<char>('a' + i));
+    EXPECT_TRUE(hash.set(field, value, limits));
+    model.emplace_back(field, value);
+  }
+  EXPECT_TRUE(hash.set("", "", limits));
+  model.emplace_back("", "");
+  EXPECT_TRUE(hash.is_listpack());
+  EXPECT_EQ(pairs_of(hash), model);
+  // Grow and shrink values across the 1/2/3-byte length prefixes, in place.
+  for (size_t size : {16384u, 0u, 128u, 127u, 16383u, 5u}) {
+    model[3].second.assign(size, 'u');
+    EXPECT_FALSE(hash.set(model[3].first, model[3].second, limits));
+    EXPECT_EQ(pairs_of(hash), model);
+  }
+  EXPECT_EQ(*hash.find(""), "");
+  // Deletions in the middle close the gap and keep the order of the rest.
+  for (size_t at : {4u, 1u, 5u}) {
+    EXPECT_TRUE(hash.remove(model[at].first));
+    model.erase(model.begin() + static_cast<ptrdiff_t>(at));
+    EXPECT_EQ(pairs_of(hash), model);
+    EXPECT_EQ(hash.size(), model.size());
+  }
+  for (const auto& [field, value] : model) EXPECT_EQ(*hash.find(field), value);
+  // Still the same pairs, in the same order, after conversion to the table.
+  hash.convert_to_table();
+  EXPECT_FALSE(hash.is_listpack());
+  EXPECT_EQ(hash.size(), model.size());
+  for (const auto& [field, value] : model) EXPECT_EQ(*hash.find(field), value);
+}
+
+TEST(HashValue, FlatListpackAtTheEntryLimitAndItsMemory) {
+  const HashLimits limits{128, 64};
+  HashValue hash;
+  for (int i = 0; i < 128; ++i) hash.set("field" + std::to_string(i), std::string(24, 'v'), limits);
+  EXPECT_TRUE(hash.is_listpack());
+  EXPECT_EQ(hash.size(), 128u);
+  // One buffer: the records and their one-byte length prefixes, nothing per pair.
+  EXPECT_LT(hash.payload_bytes(), sizeof(HashValue) + 2 * 128 * (2 + 8 + 24));
+  std::mt19937_64 rng(7);
+  EXPECT_EQ(hash.random_distinct(127, rng).size(), 127u);
+  EXPECT_TRUE(hash.set("field128", "v", limits));
+  EXPECT_FALSE(hash.is_listpack());
+  EXPECT_EQ(*hash.find("field0"), std::string(24, 'v'));
+  EXPECT_EQ(*hash.find("field128"), "v");
 }
 
 }  // namespace

@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <map>
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -529,6 +531,96 @@ TEST(ZSetValue, PayloadBytesGrowWithContent) {
   // The skiplist costs more than the flat vector for the same elements.
   EXPECT_GT(big.payload_bytes(), small.payload_bytes());
   EXPECT_LT(big.payload_bytes(), small.payload_bytes() * 4);
+}
+
+// The flat listpack: member lengths around the LEB128 boundaries, scores stored as integers
+// or doubles (each must come back bit for bit), walks both ways over mixed entry sizes,
+// deletions in the middle, and conversion to the skiplist.
+TEST(ZSetValue, FlatListpackMemberLengthsAndScores) {
+  const ZSetLimits limits{1000, 20000};
+  const double two53 = 9007199254740992.0;
+  const double scores[] = {
+      -kInf,     -1e300, -two53 - 2, -two53, -(two53 - 1), -4611686018427387904.0,
+      -1.5,      -1,     0,          5e-324, 0.1,          1,
+      63,        64,     127,        128,    8191,         8192,
+      two53 - 1, two53,  two53 + 2,  1e300,  kInf};
+  const size_t lengths[] = {0, 1, 63, 64, 127, 128, 255, 256, 16383, 16384};
+  ZSetValue zset;
+  Model model;
+  int n = 0;
+  for (double score : scores) {
+    for (size_t length : lengths) {
+      const std::string member = std::string(length, 'm') + std::to_string(n++ % 7);
+      if (model.scores.count(member) != 0) continue;
+      EXPECT_EQ(zset.add(member, score, ZSetValue::kAddNone, limits), ZSetValue::AddResult::kAdded);
+      model.set(member, score);
+    }
+  }
+  ASSERT_TRUE(zset.is_listpack());
+  ASSERT_TRUE(zset.check_invariants());
+  EXPECT_EQ(elements_of(zset), model.all());
+  EXPECT_EQ(walk_down(zset.at_rank(zset.size() - 1), [](const auto&) { return true; }),
+            std::vector<Pair>(model.ordered.rbegin(), model.ordered.rend()));
+  for (const auto& [member, score] : model.scores) {
+    double found = 0;
+    ASSERT_TRUE(zset.score_of(member, &found));
+    EXPECT_EQ(std::memcmp(&found, &score, sizeof(double)), 0) << score;
+  }
+  // Moves to other places, deletions in the middle.
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 200; ++i) {
+    auto it = std::next(model.scores.begin(), static_cast<ptrdiff_t>(rng() % model.scores.size()));
+    const std::string member = it->first;
+    if (i % 3 == 0) {
+      EXPECT_TRUE(zset.remove(member));
+      model.remove(member);
+    } else {
+      const double score = scores[rng() % std::size(scores)] + (i % 2 == 0 ? 0.25 : 0);
+      zset.set(member, score, limits);
+      model.set(member, score);
+    }
+    ASSERT_TRUE(zset.check_invariants());
+    ASSERT_EQ(elements_of(zset), model.all());
+  }
+  // -0 is stored as 0, as in Redis's listpack.
+  zset.set("zero", -0.0, limits);
+  double zero = 1;
+  ASSERT_TRUE(zset.score_of("zero", &zero));
+  EXPECT_FALSE(std::signbit(zero));
+  model.set("zero", 0);
+  ZSetValue skiplist(zset);
+  skiplist.convert_to_skiplist();
+  EXPECT_TRUE(skiplist.check_invariants());
+  EXPECT_EQ(elements_of(skiplist), model.all());
+  skiplist.convert_to_listpack();
+  EXPECT_TRUE(skiplist.check_invariants());
+  EXPECT_EQ(elements_of(skiplist), model.all());
+}
+
+TEST(ZSetValue, FlatListpackAtTheEntryLimit) {
+  ZSetLimits limits;
+  ZSetValue zset;
+  for (int i = 0; i < 128; ++i) zset.set("m" + std::to_string(i), i * 1.5, limits);
+  EXPECT_TRUE(zset.is_listpack());
+  // One buffer: short members with a one-byte header and back length, 1-3 or 8 score bytes.
+  EXPECT_LT(zset.payload_bytes(), sizeof(ZSetValue) + 2 * 128 * (1 + 4 + 8 + 1));
+  std::mt19937_64 rng(5);
+  const auto chosen = zset.random_distinct(127, rng);
+  std::set<std::string_view> distinct;
+  for (const auto& [member, score] : chosen) {
+    distinct.insert(member);
+    EXPECT_EQ(score, std::stoi(std::string(member.substr(1))) * 1.5);
+  }
+  EXPECT_EQ(distinct.size(), 127u);
+  EXPECT_EQ(zset.pop(true).member, "m127");
+  EXPECT_EQ(zset.pop(false).member, "m0");
+  zset.set("m0", 0, limits);
+  zset.set("m127", 1, limits);
+  EXPECT_TRUE(zset.is_listpack());
+  zset.set("m128", 2, limits);
+  EXPECT_FALSE(zset.is_listpack());
+  EXPECT_TRUE(zset.check_invariants());
+  EXPECT_EQ(zset.size(), 129u);
 }
 
 }  // namespace
