@@ -25,6 +25,9 @@ namespace {
 using set_value_detail::int_text;
 using set_value_detail::read_length;
 
+// Flat buffers below this size grow only to the allocator's size class (FlatBytes).
+constexpr size_t kExactFitBytes = 1024;
+
 // Redis caps intsets at 2^30 entries whatever set-max-intset-entries says.
 constexpr int64_t kIntsetHardLimit = int64_t{1} << 30;
 
@@ -102,8 +105,11 @@ size_t SetValue::FlatBytes::heap_bytes() const {
 void SetValue::FlatBytes::reserve_for(size_t size) {
   if (size == 0) return;
   if (data_ != nullptr && malloc_usable_size(data_) >= size) return;
-  // A quarter more than needed: geometric, so byte-by-byte growth stays amortised O(1).
-  void* grown = std::realloc(data_, size + size / 4);
+  // Below 1 KiB only the allocator's rounding up to its size class is free room (jemalloc's
+  // classes are at most 25% apart, so growth stays geometric); beyond, a quarter more. Either
+  // way member-by-member growth is amortised O(1), and a small set ends in the size class of
+  // its contents, as Redis's intsets and listpacks (reallocated on every insertion) do.
+  void* grown = std::realloc(data_, size < kExactFitBytes ? size : size + size / 4);
   if (grown == nullptr) throw std::bad_alloc();
   data_ = static_cast<char*>(grown);
 }

@@ -104,8 +104,8 @@ class SetValue final : public Aggregate {
 
  private:
   // A growable byte buffer in 16 bytes (a std::string takes 32): its capacity is whatever the
-  // allocator handed out, read back with malloc_usable_size when it must grow, and it grows by
-  // a quarter at a time, so a small buffer ends within one size class of its contents.
+  // allocator handed out, read back with malloc_usable_size when it must grow; under 1 KiB it
+  // asks for exactly what it needs (the size class is its room), beyond for a quarter more.
   class FlatBytes {
    public:
     FlatBytes() = default;
