@@ -1,8 +1,12 @@
 // ListValue: the node ring, gap-buffer nodes and the list operations built on them.
 #include "types/list_value.h"
 
+#include <malloc.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
+#include <new>
 #include <utility>
 
 namespace keywarden {
@@ -13,22 +17,31 @@ namespace {
 constexpr uint64_t kNodeSizeLimits[] = {4096, 8192, 16384, 32768, 65536};
 constexpr uint64_t kSafetyLimit = 8192;
 constexpr int64_t kMaxFill = (1 << 15) - 1;
+// Node buffers below this size grow only to the allocator's size class (see relayout()).
+constexpr uint32_t kExactFitBytes = 1024;
 
-std::unique_ptr<char[]> allocate(uint32_t capacity) {
-  // Uninitialised: every byte a reader reaches is written first.
-  return std::unique_ptr<char[]>(new char[capacity == 0 ? 1 : capacity]);
+// Every list pays for its ListValue: keep it within jemalloc's 64-byte class.
+static_assert(sizeof(ListValue) <= 64);
+
+// A buffer of at least `request` bytes; *capacity receives what the allocator really handed
+// out. Allocators round a request up to a size class (jemalloc's are 25% apart), so the
+// rounding is free room a node can use rather than bytes it pays for and never touches.
+// Uninitialised: every byte a reader reaches is written first.
+char* allocate(uint32_t request, uint32_t* capacity) {
+  void* buffer = std::malloc(request == 0 ? 1 : request);
+  if (buffer == nullptr) throw std::bad_alloc();
+  const size_t usable = malloc_usable_size(buffer);
+  *capacity = static_cast<uint32_t>(
+      std::clamp<size_t>(usable, request, std::numeric_limits<uint32_t>::max()));
+  return static_cast<char*>(buffer);
 }
 
 }  // namespace
 
 // --- Node ----------------------------------------------------------------------------------
 
-ListValue::Node::Node(const Node& other)
-    : buffer_(allocate(other.used())),
-      capacity_(other.used()),
-      head_(0),
-      tail_(other.used()),
-      count_(other.count_) {
+ListValue::Node::Node(const Node& other) : head_(0), tail_(other.used()), count_(other.count_) {
+  buffer_.reset(allocate(other.used(), &capacity_));
   if (other.used() != 0) std::memcpy(buffer_.get(), other.bytes(), other.used());
 }
 
@@ -66,15 +79,21 @@ void ListValue::Node::write_entry(char* out, std::string_view value) {
 void ListValue::Node::relayout(uint32_t offset, uint32_t hole, Grow grow, uint32_t max_bytes) {
   const uint32_t used = this->used();
   const uint32_t new_used = used + hole;
-  // Free room for what is likely to come: a node at an end of the list grows on one side, by
-  // pushes, so it doubles; a node in the middle rarely grows. Never beyond what the node may
-  // hold: the room a full node keeps is wasted.
-  uint32_t slack = grow == Grow::kBoth ? std::clamp<uint32_t>(new_used / 4, 16, 1024)
-                                       : std::clamp<uint32_t>(new_used, 48, 4096);
+  // Free room for what is likely to come, kept small because most lists are small and every
+  // spare byte of every node is paid for. Up to 1 KiB the allocator's rounding up to its size
+  // class is the only room (jemalloc's classes are at most 25% apart, so growth stays
+  // geometric and pushes amortised O(1), as for Redis's listpacks, which are reallocated on
+  // every insertion); beyond, a node at an end of the list, which grows by pushes on one side,
+  // asks for a quarter more, and a node in the middle, which rarely grows, for an eighth.
+  // Never beyond what the node may hold: the room a full node keeps is wasted.
+  uint32_t slack = new_used < kExactFitBytes  ? 0
+                   : grow == Grow::kBoth      ? new_used / 8
+                                              : new_used / 4;
   slack = new_used >= max_bytes ? 0 : std::min(slack, max_bytes - new_used);
-  const uint32_t capacity = new_used + slack;
-  const uint32_t front = grow == Grow::kFront ? slack : grow == Grow::kBack ? 0 : slack / 2;
-  std::unique_ptr<char[]> buffer = allocate(capacity);
+  uint32_t capacity;
+  std::unique_ptr<char, FreeBuffer> buffer(allocate(new_used + slack, &capacity));
+  const uint32_t room = capacity - new_used;
+  const uint32_t front = grow == Grow::kFront ? room : grow == Grow::kBack ? 0 : room / 2;
   if (used != 0) {
     const char* old = buffer_.get() + head_;
     std::memcpy(buffer.get() + front, old, offset);
@@ -188,8 +207,7 @@ ListValue::Node ListValue::Node::split(uint32_t offset) {
   const uint32_t moved = used() - offset;
   uint32_t entries = 0;
   for (uint32_t at = offset; at < used(); at = next(at)) ++entries;
-  right.buffer_ = allocate(moved);
-  right.capacity_ = moved;
+  right.buffer_.reset(allocate(moved, &right.capacity_));
   right.head_ = 0;
   right.tail_ = moved;
   right.count_ = entries;
@@ -219,49 +237,64 @@ bool ListValue::Node::valid() const {
 // --- NodeRing ------------------------------------------------------------------------------
 
 ListValue::NodeRing::NodeRing(const NodeRing& other) {
-  if (other.count_ == 0) return;
-  size_t capacity = 1;
-  while (capacity < other.count_) capacity *= 2;
-  slots_ = std::make_unique<Node[]>(capacity);
-  capacity_ = capacity;
-  for (size_t i = 0; i < other.count_; ++i) slots_[i] = Node(other[i]);
+  if (other.count_ > 1) {
+    uint32_t capacity = 2;
+    while (capacity < other.count_) capacity *= 2;
+    heap_ = std::make_unique<Node[]>(capacity);
+    capacity_ = capacity;
+  }
+  for (uint32_t i = 0; i < other.count_; ++i) slots()[i] = Node(other[i]);
   count_ = other.count_;
 }
 
 ListValue::NodeRing::NodeRing(NodeRing&& other) noexcept
-    : slots_(std::move(other.slots_)),
-      capacity_(std::exchange(other.capacity_, 0)),
+    : heap_(std::move(other.heap_)),
+      inline_(std::move(other.inline_)),
+      capacity_(std::exchange(other.capacity_, 1)),
       head_(std::exchange(other.head_, 0)),
       count_(std::exchange(other.count_, 0)) {}
 
 ListValue::NodeRing& ListValue::NodeRing::operator=(NodeRing&& other) noexcept {
-  slots_ = std::move(other.slots_);
-  capacity_ = std::exchange(other.capacity_, 0);
+  heap_ = std::move(other.heap_);
+  inline_ = std::move(other.inline_);
+  capacity_ = std::exchange(other.capacity_, 1);
   head_ = std::exchange(other.head_, 0);
   count_ = std::exchange(other.count_, 0);
   return *this;
 }
 
-void ListValue::NodeRing::reserve(size_t capacity) {
-  auto slots = std::make_unique<Node[]>(capacity);
-  for (size_t i = 0; i < count_; ++i) slots[i] = std::move((*this)[i]);
-  slots_ = std::move(slots);
+void ListValue::NodeRing::reserve(uint32_t capacity) {
+  if (capacity == 1) {
+    // Back to the inline slot (count_ <= 1).
+    Node node = count_ != 0 ? std::move((*this)[0]) : Node();
+    heap_.reset();
+    inline_ = std::move(node);
+  } else {
+    auto slots = std::make_unique<Node[]>(capacity);
+    for (uint32_t i = 0; i < count_; ++i) slots[i] = std::move((*this)[i]);
+    heap_ = std::move(slots);
+    inline_ = Node();
+  }
   capacity_ = capacity;
   head_ = 0;
 }
 
 void ListValue::NodeRing::shrink_if_sparse() {
-  if (capacity_ > 8 && count_ * 4 <= capacity_) reserve(capacity_ / 2);
+  if (capacity_ > 1 && count_ <= 1) {
+    reserve(1);
+  } else if (capacity_ > 8 && count_ * 4 <= capacity_) {
+    reserve(capacity_ / 2);
+  }
 }
 
 void ListValue::NodeRing::push_back(Node node) {
-  if (count_ == capacity_) reserve(capacity_ == 0 ? 1 : capacity_ * 2);
+  grow_if_full();
   (*this)[count_] = std::move(node);
   ++count_;
 }
 
 void ListValue::NodeRing::push_front(Node node) {
-  if (count_ == capacity_) reserve(capacity_ == 0 ? 1 : capacity_ * 2);
+  grow_if_full();
   head_ = (head_ + capacity_ - 1) & (capacity_ - 1);
   (*this)[0] = std::move(node);
   ++count_;
@@ -281,7 +314,7 @@ void ListValue::NodeRing::pop_back() {
 }
 
 void ListValue::NodeRing::insert(size_t i, Node node) {
-  if (count_ == capacity_) reserve(capacity_ == 0 ? 1 : capacity_ * 2);
+  grow_if_full();
   if (i < count_ / 2) {
     // Slide the front part one slot towards the front.
     head_ = (head_ + capacity_ - 1) & (capacity_ - 1);
@@ -307,8 +340,10 @@ void ListValue::NodeRing::erase(size_t i) {
 }
 
 void ListValue::NodeRing::clear() {
-  slots_.reset();
-  capacity_ = head_ = count_ = 0;
+  heap_.reset();
+  inline_ = Node();
+  capacity_ = 1;
+  head_ = count_ = 0;
 }
 
 // --- ListValue -----------------------------------------------------------------------------
@@ -318,7 +353,7 @@ ListValue::ListValue(int64_t fill)
 
 ListValue::~ListValue() = default;
 ListValue::ListValue(const ListValue& other)
-    : ring_(other.ring_), size_(other.size_), fill_(other.fill_) {}
+    : ring_(other.ring_), fill_(other.fill_), size_(other.size_) {}
 
 ListValue& ListValue::operator=(const ListValue& other) {
   if (this != &other) {
@@ -331,7 +366,7 @@ ListValue& ListValue::operator=(const ListValue& other) {
 }
 
 ListValue::ListValue(ListValue&& other) noexcept
-    : ring_(std::move(other.ring_)), size_(std::exchange(other.size_, 0)), fill_(other.fill_) {}
+    : ring_(std::move(other.ring_)), fill_(other.fill_), size_(std::exchange(other.size_, 0)) {}
 
 ListValue& ListValue::operator=(ListValue&& other) noexcept {
   ring_ = std::move(other.ring_);
@@ -588,7 +623,7 @@ void ListValue::merge_range(size_t first, size_t last) {
 }
 
 size_t ListValue::payload_bytes() const {
-  size_t bytes = sizeof(ListValue) + ring_.capacity() * sizeof(Node);
+  size_t bytes = sizeof(ListValue) + ring_.slot_bytes();
   for (size_t i = 0; i < ring_.size(); ++i) bytes += ring_[i].capacity();
   return bytes;
 }

@@ -10,12 +10,15 @@
 // queues of small items are what lists hold.
 //
 // Each node keeps free room at both ends of its buffer (a gap buffer), so that LPUSH writes in
-// front of the first element and RPUSH after the last without moving any other byte; a node
-// that runs out of room is reallocated with slack on the side that grows. Nodes are bounded
-// by list-max-listpack-size, read once when the list is created (as Redis does): a positive
-// fill caps the entries per node (and the node at 8 KiB, Redis's safety limit), -1..-5 caps
-// the node at 4/8/16/32/64 KiB. A push that does not fit starts a new node, so pushes and pops
-// at either end are O(1); the ring of nodes grows and shrinks at both ends in O(1) too.
+// front of the first element and RPUSH after the last without moving any other byte; a node that
+// runs out of room is reallocated with the room on the side that grows. The room is only what the
+// allocator's size class leaves for a node under 1 KiB, a quarter more beyond, so a small list
+// costs about what its framed elements do. Nodes are bounded by list-max-listpack-size, read once
+// when the list is created (as Redis does): a positive fill caps the entries per node (and the node
+// at 8 KiB, Redis's safety limit), -1..-5 caps the node at 4/8/16/32/64 KiB. A push that does not
+// fit starts a new node, so pushes and pops at either end are O(1); the ring of nodes grows and
+// shrinks at both ends in O(1) too, and a ring of one node (most lists) keeps it inline, so a small
+// list is two allocations: the 64-byte ListValue and its node buffer.
 //
 // Positional operations (LINDEX, LSET, LINSERT, LRANGE's start) skip whole nodes by their
 // entry counts from whichever end is nearer, then walk inside one node: O(nodes + node size).
@@ -31,6 +34,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -60,7 +64,8 @@ class ListValue final : public Aggregate {
   bool empty() const { return size_ == 0; }
   Encoding encoding() const override { return Encoding::kQuicklist; }
   std::unique_ptr<Aggregate> clone() const override { return std::make_unique<ListValue>(*this); }
-  // Heap bytes: this object, the node ring and every node buffer (free room included).
+  // Heap bytes: this object, the node ring's slot array and every node buffer (free room
+  // included).
   size_t payload_bytes() const override;
   int fill() const { return fill_; }
 
@@ -127,6 +132,11 @@ class ListValue final : public Aggregate {
  private:
   // Which side of a node buffer a reallocation leaves free room on.
   enum class Grow : uint8_t { kFront, kBack, kBoth };
+
+  // Node buffers come from malloc, whose size classes decide their capacity.
+  struct FreeBuffer {
+    void operator()(char* buffer) const { std::free(buffer); }
+  };
 
   // One run of elements in a gap buffer: bytes [head_, tail_) of buffer_ hold the entries.
   // Offsets in the interface are logical: 0 is the first entry, used() is the end.
@@ -228,7 +238,7 @@ class ListValue final : public Aggregate {
     // room placed as `grow` says.
     void relayout(uint32_t offset, uint32_t hole, Grow grow, uint32_t max_bytes);
 
-    std::unique_ptr<char[]> buffer_;
+    std::unique_ptr<char, FreeBuffer> buffer_;
     uint32_t capacity_ = 0;
     uint32_t head_ = 0;
     uint32_t tail_ = 0;
@@ -236,7 +246,8 @@ class ListValue final : public Aggregate {
   };
 
   // A double-ended ring of nodes with O(1) pushes and pops at both ends and O(n) insertion
-  // and removal in the middle (n nodes, a few pointer-sized moves each).
+  // and removal in the middle (n nodes, a few pointer-sized moves each). Most lists fit one
+  // node, so a ring of one keeps its node inline and allocates no slot array.
   class NodeRing {
    public:
     NodeRing() = default;
@@ -247,9 +258,10 @@ class ListValue final : public Aggregate {
 
     size_t size() const { return count_; }
     bool empty() const { return count_ == 0; }
-    size_t capacity() const { return capacity_; }
-    Node& operator[](size_t i) { return slots_[(head_ + i) & (capacity_ - 1)]; }
-    const Node& operator[](size_t i) const { return slots_[(head_ + i) & (capacity_ - 1)]; }
+    // Heap bytes of the slot array (none while the ring holds its single slot inline).
+    size_t slot_bytes() const { return capacity_ > 1 ? capacity_ * sizeof(Node) : 0; }
+    Node& operator[](size_t i) { return slots()[(head_ + i) & (capacity_ - 1)]; }
+    const Node& operator[](size_t i) const { return slots()[(head_ + i) & (capacity_ - 1)]; }
     Node& front() { return (*this)[0]; }
     Node& back() { return (*this)[count_ - 1]; }
 
@@ -263,13 +275,19 @@ class ListValue final : public Aggregate {
     void clear();
 
    private:
-    void reserve(size_t capacity);
+    Node* slots() { return capacity_ == 1 ? &inline_ : heap_.get(); }
+    const Node* slots() const { return capacity_ == 1 ? &inline_ : heap_.get(); }
+    void reserve(uint32_t capacity);
+    void grow_if_full() {
+      if (count_ == capacity_) reserve(capacity_ * 2);
+    }
     void shrink_if_sparse();
 
-    std::unique_ptr<Node[]> slots_;
-    size_t capacity_ = 0;  // zero or a power of two
-    size_t head_ = 0;
-    size_t count_ = 0;
+    std::unique_ptr<Node[]> heap_;  // the slots when capacity_ > 1
+    Node inline_;                   // the slot when capacity_ == 1
+    uint32_t capacity_ = 1;         // a power of two
+    uint32_t head_ = 0;
+    uint32_t count_ = 0;
   };
 
   // An element's place: the node's position in the ring and the entry's offset in the node.
@@ -297,9 +315,11 @@ class ListValue final : public Aggregate {
   void merge_range(size_t first, size_t last);
   Node new_node_with(std::string_view value, Grow grow) const;
 
-  NodeRing ring_;
-  size_t size_ = 0;
+  // [[no_unique_address]] lets fill_ sit in the ring's tail padding, which keeps a ListValue
+  // within a 64-byte allocation.
+  [[no_unique_address]] NodeRing ring_;
   int32_t fill_;
+  size_t size_ = 0;
 };
 
 template <typename Fn>

@@ -1,9 +1,13 @@
 // The set value's three encodings and the one-way conversions between them (see set_value.h).
 #include "types/set_value.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <new>
+#include <utility>
 
 #include "common/number.h"
 
@@ -20,6 +24,9 @@ namespace {
 
 using set_value_detail::int_text;
 using set_value_detail::read_length;
+
+// Flat buffers below this size grow only to the allocator's size class (FlatBytes).
+constexpr size_t kExactFitBytes = 1024;
 
 // Redis caps intsets at 2^30 entries whatever set-max-intset-entries says.
 constexpr int64_t kIntsetHardLimit = int64_t{1} << 30;
@@ -52,7 +59,8 @@ void write_int(char* at, uint8_t width, int64_t value) {
   }
 }
 
-void append_length(std::string& out, size_t length) {
+template <typename Bytes>
+void append_length(Bytes& out, size_t length) {
   while (length >= 0x80) {
     out.push_back(static_cast<char>((length & 0x7F) | 0x80));
     length >>= 7;
@@ -66,21 +74,118 @@ size_t string_heap_bytes(const std::string& text) {
 
 }  // namespace
 
-SetValue::SetValue() = default;
-SetValue::~SetValue() = default;
-SetValue::SetValue(SetValue&&) noexcept = default;
-SetValue& SetValue::operator=(SetValue&&) noexcept = default;
+// Every set pays for its SetValue: keep it within jemalloc's 32-byte class.
+static_assert(sizeof(SetValue) <= 32);
+
+// --- FlatBytes -----------------------------------------------------------------------------
+
+SetValue::FlatBytes::FlatBytes(const FlatBytes& other) {
+  if (other.size_ == 0) return;
+  reserve_for(other.size_);
+  std::memcpy(data_, other.data_, other.size_);
+  size_ = other.size_;
+}
+
+SetValue::FlatBytes::FlatBytes(FlatBytes&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+SetValue::FlatBytes& SetValue::FlatBytes::operator=(FlatBytes&& other) noexcept {
+  if (this != &other) {
+    std::free(data_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+size_t SetValue::FlatBytes::heap_bytes() const {
+  return data_ == nullptr ? 0 : malloc_usable_size(data_);
+}
+
+void SetValue::FlatBytes::reserve_for(size_t size) {
+  if (size == 0) return;
+  if (data_ != nullptr && malloc_usable_size(data_) >= size) return;
+  // Below 1 KiB only the allocator's rounding up to its size class is free room (jemalloc's
+  // classes are at most 25% apart, so growth stays geometric); beyond, a quarter more. Either
+  // way member-by-member growth is amortised O(1), and a small set ends in the size class of
+  // its contents, as Redis's intsets and listpacks (reallocated on every insertion) do.
+  void* grown = std::realloc(data_, size < kExactFitBytes ? size : size + size / 4);
+  if (grown == nullptr) throw std::bad_alloc();
+  data_ = static_cast<char*>(grown);
+}
+
+void SetValue::FlatBytes::insert(size_t offset, size_t count) {
+  if (count == 0) return;
+  reserve_for(size_ + count);
+  std::memmove(data_ + offset + count, data_ + offset, size_ - offset);
+  std::memset(data_ + offset, 0, count);
+  size_ += count;
+}
+
+void SetValue::FlatBytes::append(std::string_view bytes) {
+  if (bytes.empty()) return;
+  reserve_for(size_ + bytes.size());
+  std::memcpy(data_ + size_, bytes.data(), bytes.size());
+  size_ += bytes.size();
+}
+
+void SetValue::FlatBytes::erase(size_t offset, size_t count) {
+  std::memmove(data_ + offset, data_ + offset + count, size_ - offset - count);
+  size_ -= count;
+}
+
+// --- storage -------------------------------------------------------------------------------
+
+SetValue::SetValue() : flat_() {}
+
+SetValue::~SetValue() { release_storage(); }
 
 SetValue::SetValue(const SetValue& other)
-    : encoding_(other.encoding_),
-      int_width_(other.int_width_),
-      count_(other.count_),
-      flat_(other.flat_),
-      table_(other.table_ == nullptr ? nullptr : std::make_unique<StringSet>(*other.table_)) {}
+    : count_(other.count_), encoding_(other.encoding_), int_width_(other.int_width_) {
+  if (other.is_table()) {
+    table_ = new StringSet(*other.table_);
+  } else {
+    new (&flat_) FlatBytes(other.flat_);
+  }
+}
+
+SetValue::SetValue(SetValue&& other) noexcept { take(other); }
+
+SetValue& SetValue::operator=(SetValue&& other) noexcept {
+  if (this != &other) {
+    release_storage();
+    take(other);
+  }
+  return *this;
+}
 
 SetValue& SetValue::operator=(const SetValue& other) {
   if (this != &other) *this = SetValue(other);
   return *this;
+}
+
+void SetValue::release_storage() {
+  if (is_table()) {
+    delete table_;
+  } else {
+    flat_.~FlatBytes();
+  }
+}
+
+void SetValue::take(SetValue& other) noexcept {
+  count_ = other.count_;
+  encoding_ = other.encoding_;
+  int_width_ = other.int_width_;
+  if (other.is_table()) {
+    table_ = other.table_;
+  } else {
+    new (&flat_) FlatBytes(std::move(other.flat_));
+    other.flat_.~FlatBytes();
+  }
+  new (&other.flat_) FlatBytes();
+  other.count_ = 0;
+  other.encoding_ = Encoding::kIntset;
+  other.int_width_ = 2;
 }
 
 // --- intset --------------------------------------------------------------------------------
@@ -123,14 +228,15 @@ size_t SetValue::int_position(int64_t value, bool* found) const {
 }
 
 void SetValue::widen_ints(uint8_t width) {
-  std::string wider(static_cast<size_t>(count_) * width, '\0');
+  FlatBytes wider;
+  wider.insert(0, static_cast<size_t>(count_) * width);
   for (size_t i = 0; i < count_; ++i) write_int(wider.data() + i * width, width, int_at(i));
-  flat_.swap(wider);
+  flat_ = std::move(wider);
   int_width_ = width;
 }
 
 void SetValue::insert_int(size_t index, int64_t value) {
-  flat_.insert(index * int_width_, int_width_, '\0');
+  flat_.insert(index * int_width_, int_width_);
   write_int(flat_.data() + index * int_width_, int_width_, value);
   ++count_;
 }
@@ -151,7 +257,7 @@ bool SetValue::add_int(int64_t value, const SetLimits& limits) {
 // --- listpack ------------------------------------------------------------------------------
 
 size_t SetValue::listpack_find(std::string_view member) const {
-  const std::string_view bytes = flat_;
+  const std::string_view bytes(flat_);
   size_t offset = 0;
   for (size_t i = 0; i < count_; ++i) {
     const size_t record = offset;
@@ -170,7 +276,7 @@ void SetValue::listpack_append(std::string_view member) {
 
 std::string_view SetValue::listpack_at(size_t index, size_t* record_offset,
                                        size_t* record_length) const {
-  const std::string_view bytes = flat_;
+  const std::string_view bytes(flat_);
   size_t offset = 0;
   for (size_t i = 0;; ++i) {
     const size_t record = offset;
@@ -187,14 +293,14 @@ std::string_view SetValue::listpack_at(size_t index, size_t* record_offset,
 // --- conversions ---------------------------------------------------------------------------
 
 void SetValue::convert_to_listpack() {
-  std::string records;
+  FlatBytes records;
   char buffer[24];
   for (size_t i = 0; i < count_; ++i) {
     const std::string_view text = int_text(int_at(i), buffer);
     append_length(records, text.size());
     records.append(text);
   }
-  flat_.swap(records);
+  flat_ = std::move(records);
   encoding_ = Encoding::kListpack;
 }
 
@@ -203,8 +309,8 @@ void SetValue::convert_to_table() {
   // Room for the member about to be added too, as Redis presizes its dict.
   table->reserve(count_ + 1);
   for_each([&](std::string_view member) { table->insert_new(std::string(member)); });
-  table_ = std::move(table);
-  std::string().swap(flat_);
+  flat_.~FlatBytes();
+  table_ = table.release();
   count_ = 0;
   encoding_ = Encoding::kHashTable;
 }
@@ -283,7 +389,7 @@ bool SetValue::remove(std::string_view member) {
       const size_t record = listpack_find(member);
       if (record == std::string::npos) return false;
       size_t offset = record;
-      const size_t length = read_length(flat_, &offset);
+      const size_t length = read_length(std::string_view(flat_), &offset);
       flat_.erase(record, offset - record + length);
       --count_;
       return true;
@@ -294,7 +400,7 @@ bool SetValue::remove(std::string_view member) {
 }
 
 std::string SetValue::random_member(std::mt19937_64& rng) const {
-  if (table_ != nullptr) return table_->random(rng);
+  if (is_table()) return table_->random(rng);
   const size_t index = std::uniform_int_distribution<size_t>(0, count_ - 1)(rng);
   if (encoding_ == Encoding::kIntset) return format_int64(int_at(index));
   size_t record;
@@ -306,7 +412,7 @@ std::vector<std::string> SetValue::random_distinct(size_t count, std::mt19937_64
   count = std::min(count, size());
   std::vector<std::string> chosen;
   chosen.reserve(count);
-  if (table_ != nullptr) {
+  if (is_table()) {
     for (const std::string* member : table_->random_distinct(count, rng)) {
       chosen.push_back(*member);
     }
@@ -324,7 +430,7 @@ std::vector<std::string> SetValue::random_distinct(size_t count, std::mt19937_64
 }
 
 std::string SetValue::pop_random(std::mt19937_64& rng) {
-  if (table_ != nullptr) {
+  if (is_table()) {
     std::string member = table_->random(rng);
     table_->erase(member);
     return member;
@@ -363,11 +469,9 @@ std::vector<std::string> SetValue::pop_random(size_t count, std::mt19937_64& rng
 }
 
 size_t SetValue::payload_bytes() const {
-  size_t bytes = sizeof(SetValue) + string_heap_bytes(flat_);
-  if (table_ != nullptr) {
-    bytes += sizeof(StringSet) + table_->structure_bytes();
-    table_->for_each([&](const std::string& member) { bytes += string_heap_bytes(member); });
-  }
+  if (!is_table()) return sizeof(SetValue) + flat_.heap_bytes();
+  size_t bytes = sizeof(SetValue) + sizeof(StringSet) + table_->structure_bytes();
+  table_->for_each([&](const std::string& member) { bytes += string_heap_bytes(member); });
   return bytes;
 }
 

@@ -24,12 +24,14 @@
 // SDIFFSTORE, SMOVE's destination, SPOP's rebuilt remainder) start as an empty intset and
 // convert as members arrive, which gives each the encoding Redis 7.0 gives it for integers.
 //
-// Both flat encodings live in one std::string, so a set of a few small members needs no heap
-// allocation beyond the SetValue itself.
+// Both flat encodings live in one malloc'd buffer (FlatBytes: a pointer and a length, grown to
+// the allocator's size classes), which shares its place with the hashtable pointer: a small
+// set costs a 32-byte SetValue and one buffer sized to its members, as Redis's intset does.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
@@ -65,7 +67,7 @@ class SetValue final : public Aggregate {
 
   std::unique_ptr<Aggregate> clone() const override { return std::make_unique<SetValue>(*this); }
   Encoding encoding() const override { return encoding_; }
-  size_t size() const override { return table_ != nullptr ? table_->size() : count_; }
+  size_t size() const override { return is_table() ? table_->size() : count_; }
   bool empty() const { return size() == 0; }
   size_t payload_bytes() const override;
 
@@ -101,6 +103,44 @@ class SetValue final : public Aggregate {
                                       const SetLimits& limits);
 
  private:
+  // A growable byte buffer in 16 bytes (a std::string takes 32): its capacity is whatever the
+  // allocator handed out, read back with malloc_usable_size when it must grow; under 1 KiB it
+  // asks for exactly what it needs (the size class is its room), beyond for a quarter more.
+  class FlatBytes {
+   public:
+    FlatBytes() = default;
+    FlatBytes(const FlatBytes& other);
+    FlatBytes& operator=(const FlatBytes&) = delete;
+    FlatBytes(FlatBytes&& other) noexcept;
+    FlatBytes& operator=(FlatBytes&& other) noexcept;
+    ~FlatBytes() { std::free(data_); }
+
+    const char* data() const { return data_; }
+    char* data() { return data_; }
+    size_t size() const { return size_; }
+    operator std::string_view() const { return {data_, size_}; }
+    // Bytes the allocator holds for the buffer.
+    size_t heap_bytes() const;
+
+    // Opens `count` zeroed bytes at `offset`.
+    void insert(size_t offset, size_t count);
+    void append(std::string_view bytes);
+    void push_back(char byte) { append(std::string_view(&byte, 1)); }
+    void erase(size_t offset, size_t count);
+
+   private:
+    void reserve_for(size_t size);
+
+    char* data_ = nullptr;
+    size_t size_ = 0;
+  };
+
+  bool is_table() const { return encoding_ == Encoding::kHashTable; }
+  // Frees the storage (the set is then unusable until take() or construction).
+  void release_storage();
+  // Takes other's encoding and storage, leaving it an empty intset.
+  void take(SetValue& other) noexcept;
+
   // Intset helpers: members are count_ little-endian integers of int_width_ bytes in flat_.
   int64_t int_at(size_t index) const;
   // Index of `value` if present, else where it would be inserted; *found says which.
@@ -118,11 +158,14 @@ class SetValue final : public Aggregate {
   void convert_to_listpack();
   void convert_to_table();
 
+  // The flat encodings' bytes or the hashtable, as encoding_ says: a set needs only one.
+  union {
+    FlatBytes flat_;
+    StringSet* table_;  // owned
+  };
+  uint32_t count_ = 0;  // members of the flat encodings
   Encoding encoding_ = Encoding::kIntset;
   uint8_t int_width_ = 2;
-  uint32_t count_ = 0;  // members of the flat encodings
-  std::string flat_;
-  std::unique_ptr<StringSet> table_;
 };
 
 namespace set_value_detail {
@@ -164,7 +207,7 @@ void SetValue::for_each(Fn&& visit) const {
       return;
     }
     case Encoding::kListpack: {
-      const std::string_view bytes = flat_;
+      const std::string_view bytes(flat_);
       size_t offset = 0;
       for (size_t i = 0; i < count_; ++i) {
         const size_t length = set_value_detail::read_length(bytes, &offset);
@@ -182,7 +225,7 @@ void SetValue::for_each(Fn&& visit) const {
 
 template <typename Fn>
 uint64_t SetValue::scan(uint64_t cursor, Fn&& visit) const {
-  if (table_ == nullptr) {
+  if (!is_table()) {
     for_each(visit);
     return 0;
   }

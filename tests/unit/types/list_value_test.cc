@@ -299,6 +299,109 @@ TEST(ListValue, MemoryIsCompactAndGivenBack) {
   EXPECT_TRUE(list.valid());
 }
 
+TEST(ListValue, SmallListIsOneNodeWithLittleSlack) {
+  // The memtype.py case: 16 strings of up to 32 bytes in one node held inline by the ring, in a
+  // buffer within an allocator size class of its 2-byte-framed entries.
+  ListValue list;
+  size_t framed = 0;
+  for (int i = 0; i < 16; ++i) {
+    const std::string value(static_cast<size_t>(8 + i), static_cast<char>('a' + i));
+    list.push_back(value);
+    framed += value.size() + 2;
+  }
+  EXPECT_EQ(list.node_count(), 1u);
+  EXPECT_LE(sizeof(ListValue), 64u);
+  EXPECT_GE(list.payload_bytes(), sizeof(ListValue) + framed);
+  EXPECT_LE(list.payload_bytes(), sizeof(ListValue) + framed + framed / 4 + 64);
+  // Pushes at the front grow the same buffer on the other side.
+  ListValue front;
+  for (int i = 0; i < 16; ++i) front.push_front(std::string(20, 'x'));
+  EXPECT_EQ(front.node_count(), 1u);
+  EXPECT_LE(front.payload_bytes(), sizeof(ListValue) + 16 * 22 * 5 / 4 + 64);
+  EXPECT_TRUE(list.valid());
+  EXPECT_TRUE(front.valid());
+}
+
+TEST(ListValue, RingMovesBetweenItsInlineSlotAndTheHeap) {
+  // fill 2: every third push opens a node, so the ring grows out of its inline slot and back.
+  ListValue list(2);
+  std::deque<std::string> expected;
+  const size_t single = [] {
+    ListValue one(2);
+    one.push_back("a");
+    return one.payload_bytes();
+  }();
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 9; ++i) {
+      const std::string value = std::to_string(round) + ":" + std::to_string(i);
+      if (i % 2 == 0) {
+        list.push_back(value);
+        expected.push_back(value);
+      } else {
+        list.push_front(value);
+        expected.push_front(value);
+      }
+    }
+    EXPECT_GE(list.node_count(), 4u);
+    ListValue copy(list);
+    EXPECT_EQ(contents(copy), Strings(expected.begin(), expected.end()));
+    while (list.size() > 1) {
+      if (list.size() % 2 == 0) {
+        EXPECT_EQ(list.pop_back(), expected.back());
+        expected.pop_back();
+      } else {
+        EXPECT_EQ(list.pop_front(), expected.front());
+        expected.pop_front();
+      }
+      EXPECT_TRUE(list.valid());
+    }
+    EXPECT_EQ(list.node_count(), 1u);
+    EXPECT_EQ(contents(list), Strings(expected.begin(), expected.end()));
+  }
+  // Emptied, then one element: back in the inline slot, no slot array left behind.
+  list.pop_back();
+  list.push_back("a");
+  expected = {"a"};
+  EXPECT_EQ(list.payload_bytes(), single);
+  // Moves and copies of one-node and empty lists.
+  ListValue moved(std::move(list));
+  EXPECT_EQ(contents(moved), Strings(expected.begin(), expected.end()));
+  EXPECT_TRUE(list.empty());
+  list.push_back("again");
+  EXPECT_EQ(contents(list), Strings{"again"});
+  list = moved;
+  EXPECT_EQ(contents(list), contents(moved));
+  moved = ListValue(2);
+  EXPECT_TRUE(moved.empty());
+  EXPECT_TRUE(moved.valid());
+  list.erase(0, list.size());
+  EXPECT_EQ(list.node_count(), 0u);
+  EXPECT_TRUE(list.valid());
+}
+
+TEST(ListValue, MiddleEditsOfASingleNodeAtLengthBoundaries) {
+  ListValue list;
+  const Strings values = {"", std::string(127, 'a'), std::string(128, 'b'), "",
+                          std::string(255, 'c'), std::string(256, 'd')};
+  for (const std::string& value : values) list.push_back(value);
+  Strings expected = values;
+  ASSERT_TRUE(list.set(2, std::string(16383, 'e')));
+  expected[2] = std::string(16383, 'e');
+  ASSERT_TRUE(list.insert("", std::string(16384, 'f'), true));
+  expected.insert(expected.begin() + 1, std::string(16384, 'f'));
+  EXPECT_EQ(contents(list), expected);
+  list.erase(2, 2);
+  expected.erase(expected.begin() + 2, expected.begin() + 4);
+  EXPECT_EQ(contents(list), expected);
+  EXPECT_EQ(list.remove("", 0), 2u);
+  expected.erase(std::remove(expected.begin(), expected.end(), ""), expected.end());
+  EXPECT_EQ(contents(list), expected);
+  ASSERT_TRUE(list.set(0, ""));
+  expected[0] = "";
+  EXPECT_EQ(contents(list), expected);
+  EXPECT_TRUE(list.valid());
+}
+
 // Random operations on ListValue and std::deque side by side, under every kind of fill.
 TEST(ListValue, MatchesDequeUnderRandomOperations) {
   for (int64_t fill : {-5, -2, -1, 0, 1, 2, 5, 128}) {

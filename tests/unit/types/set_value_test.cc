@@ -352,7 +352,9 @@ TEST(SetValue, PayloadBytesFollowTheEncoding) {
   SetLimits limits;
   SetValue tiny;
   tiny.add("1", limits);
-  EXPECT_EQ(tiny.payload_bytes(), sizeof(SetValue));  // fits the inline buffer
+  // The object and one small buffer (glibc's smallest chunk holds 24 bytes, jemalloc's 8).
+  EXPECT_GT(tiny.payload_bytes(), sizeof(SetValue));
+  EXPECT_LE(tiny.payload_bytes(), sizeof(SetValue) + 24);
   SetValue ints = filled(500, "");
   // 2 bytes per member plus the object.
   EXPECT_GE(ints.payload_bytes(), sizeof(SetValue) + 1000);
@@ -364,6 +366,89 @@ TEST(SetValue, PayloadBytesFollowTheEncoding) {
   // Nodes and buckets: far more per member than the flat encodings.
   EXPECT_GT(table.payload_bytes(), 1000 * 40u);
   EXPECT_LT(table.payload_bytes(), 1000 * 120u);
+}
+
+TEST(SetValue, SmallIntsetIsOneObjectAndATightBuffer) {
+  // The memtype.py case: 16 integers needing 4 bytes each.
+  SetLimits limits;
+  SetValue set;
+  for (int j = 0; j < 16; ++j) set.add(std::to_string(40000 + 3 * j), limits);
+  EXPECT_EQ(set.encoding(), Encoding::kIntset);
+  EXPECT_LE(sizeof(SetValue), 32u);
+  EXPECT_GE(set.payload_bytes(), sizeof(SetValue) + 64);
+  // A quarter of growth room at most, plus the allocator's rounding (up to 24 bytes here).
+  EXPECT_LE(set.payload_bytes(), sizeof(SetValue) + 64 + 16 + 24);
+  // 16 integers of 2 bytes.
+  SetValue narrow;
+  for (int j = 0; j < 16; ++j) narrow.add(std::to_string(3 * j), limits);
+  EXPECT_LE(narrow.payload_bytes(), sizeof(SetValue) + 40);
+}
+
+TEST(SetValue, FlatBufferEdgesAndWidening) {
+  SetLimits limits;
+  SetValue set;
+  // Widening an empty intset, then one member at each width.
+  EXPECT_TRUE(set.add("5000000000", limits));
+  EXPECT_TRUE(set.add("-1", limits));
+  EXPECT_TRUE(set.add("70000", limits));
+  EXPECT_EQ(members_of(set), (Members{"-1", "70000", "5000000000"}));
+  EXPECT_TRUE(set.remove("70000"));
+  EXPECT_TRUE(set.remove("-1"));
+  EXPECT_TRUE(set.remove("5000000000"));
+  EXPECT_TRUE(set.empty());
+  EXPECT_TRUE(set.add("1", limits));
+  // An empty member and members of 0, 63 and 64 bytes in a listpack; deletions in the middle.
+  EXPECT_TRUE(set.add("", limits));
+  EXPECT_TRUE(set.add(std::string(63, 'x'), limits));
+  EXPECT_TRUE(set.add(std::string(64, 'y'), limits));
+  EXPECT_FALSE(set.add("", limits));
+  EXPECT_EQ(set.encoding(), Encoding::kListpack);
+  EXPECT_TRUE(set.remove(""));
+  EXPECT_EQ(members_of(set), (Members{"1", std::string(63, 'x'), std::string(64, 'y')}));
+  EXPECT_TRUE(set.add("", limits));
+  EXPECT_EQ(members_of(set), (Members{"1", std::string(63, 'x'), std::string(64, 'y'), ""}));
+  // With max entries and a large max value: 255/256/16383/16384-byte records.
+  SetLimits big;
+  big.max_listpack_value = 20000;
+  big.max_listpack_entries = 8;
+  for (size_t length : {255u, 256u, 16383u, 16384u}) set.add(std::string(length, 'z'), big);
+  EXPECT_EQ(set.encoding(), Encoding::kListpack);
+  EXPECT_EQ(set.size(), 8u);  // at max entries
+  EXPECT_TRUE(set.contains(std::string(16384, 'z')));
+  EXPECT_TRUE(set.remove(std::string(256, 'z')));
+  EXPECT_TRUE(set.contains(std::string(16383, 'z')));
+  EXPECT_TRUE(set.add(std::string(256, 'z'), big));
+  EXPECT_TRUE(set.add("one more", big));
+  EXPECT_EQ(set.encoding(), Encoding::kHashTable);
+  EXPECT_EQ(set.size(), 9u);
+  EXPECT_TRUE(set.contains(std::string(16384, 'z')));
+}
+
+TEST(SetValue, MovesAndAssignmentsAcrossEncodings) {
+  SetLimits limits;
+  SetValue ints = filled(10, "");
+  SetValue words = filled(10, "w");
+  SetValue table = filled(500, "t");
+  ASSERT_EQ(table.encoding(), Encoding::kHashTable);
+  SetValue moved(std::move(table));
+  EXPECT_EQ(moved.size(), 500u);
+  EXPECT_EQ(table.encoding(), Encoding::kIntset);  // NOLINT(bugprone-use-after-move)
+  EXPECT_TRUE(table.empty());
+  EXPECT_TRUE(table.add("3", limits));
+  table = std::move(moved);  // an intset receives a hashtable
+  EXPECT_EQ(table.size(), 500u);
+  EXPECT_TRUE(table.contains("t499"));
+  table = words;  // a hashtable receives a copy of a listpack
+  EXPECT_EQ(table.encoding(), Encoding::kListpack);
+  EXPECT_EQ(members_of(table), members_of(words));
+  words = ints;
+  EXPECT_EQ(words.encoding(), Encoding::kIntset);
+  EXPECT_EQ(members_of(words), members_of(ints));
+  SetValue& self = words;
+  words = self;
+  EXPECT_EQ(members_of(words), members_of(ints));
+  std::mt19937_64 rng(7);
+  while (!words.empty()) EXPECT_TRUE(ints.contains(words.pop_random(rng)));
 }
 
 }  // namespace
