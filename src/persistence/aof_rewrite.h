@@ -1,6 +1,7 @@
 // The AOF rewrite's serializer: the whole keyspace as the shortest command stream that
-// rebuilds it (a FUNCTION LOAD per function library first, then a SELECT per non-empty database, one SET/RPUSH/SADD/ZADD/HSET per key with at
-// most 64 elements per command, PEXPIREAT for deadlines), as Redis writes an AOF-format base.
+// rebuilds it (a FUNCTION LOAD per function library first, then a SELECT per non-empty
+// database, one SET/RPUSH/SADD/ZADD/HSET per key with at most 64 elements per command,
+// PEXPIREAT for deadlines), as Redis writes an AOF-format base.
 //
 // It only reads the keyspace, so it runs unchanged in a fork child (copy-on-write snapshot)
 // or, for tests, in-process.

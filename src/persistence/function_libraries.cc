@@ -91,7 +91,8 @@ std::string load_function_libraries(Dispatcher& dispatcher,
     return "the RDB file contains function libraries but no scripting engine is attached";
   }
   for (const std::string& code : codes) {
-    const std::string reply = run_internal(dispatcher, {"FUNCTION", "LOAD", "REPLACE", code}, /*nested=*/false);
+    const std::string reply =
+        run_internal(dispatcher, {"FUNCTION", "LOAD", "REPLACE", code}, /*nested=*/false);
     if (reply.starts_with('-')) {
       return "Failed loading library from the RDB file: " + error_text(reply);
     }

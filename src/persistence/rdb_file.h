@@ -1,6 +1,7 @@
 // Whole RDB images: the dataset written as Redis 7.0 writes it (header "REDIS0010", AUX
-// fields, the function libraries (FUNCTION2 records), per database SELECTDB/RESIZEDB then each key with its expiry and eviction hints, EOF,
-// CRC64), and loaded back from any RDB version 1..10 image (and 11's listpack sets).
+// fields, the function libraries (FUNCTION2 records), per database SELECTDB/RESIZEDB then
+// each key with its expiry and eviction hints, EOF, CRC64), and loaded back from any RDB
+// version 1..10 image (and 11's listpack sets).
 //
 // Saving to a path writes "temp-<pid>.rdb" in the same directory, fsyncs it and renames it
 // over the target, so a crash leaves either the old file or the new one, never a half file.
