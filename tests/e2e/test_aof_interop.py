@@ -1,7 +1,8 @@
 """AOF interop with Redis 7.0 both ways: keywarden's AOF directory passes `redis-check-aof` and a
 stock `redis-server --appendonly yes` loads it with the same keys, values and TTLs; a
 redis-server AOF directory is loaded by keywarden the same way; both with an RDB-format base
-(aof-use-rdb-preamble yes) and an AOF-format one (no), function libraries included. A truncated tail is handled as Redis
+(aof-use-rdb-preamble yes) and an AOF-format one (no), function libraries included. A
+truncated tail is handled as Redis
 handles it (aof-load-truncated yes and no).
 """
 
@@ -19,7 +20,8 @@ from conftest import ConnectionClosed, ServerProcess, ServerStartError, encode_c
 
 AOF = [("appendonly", "yes"), ("appendfsync", "always")]
 LIBRARY = ("#!lua name=interlib\n"
-           "redis.register_function('inter_a', function(keys) return redis.call('GET', keys[1]) end)\n"
+           "redis.register_function('inter_a', function(keys) "
+           "return redis.call('GET', keys[1]) end)\n"
            "redis.register_function('inter_b', function() return 2 end)\n")
 
 

@@ -372,7 +372,8 @@ def test_misconf_after_failed_bgsave(workdir):
 # server that compresses strings.
 LIBRARIES = [
     "#!lua name=kwlib1\n"
-    "redis.register_function('kw_get', function(keys, args) return redis.call('GET', keys[1]) end)\n"
+    "redis.register_function('kw_get', function(keys, args) "
+    "return redis.call('GET', keys[1]) end)\n"
     "redis.register_function{function_name='kw_ro', callback=function() return 'ro' end, "
     "flags={'no-writes'}}\n",
     "#!lua name=kwlib2\n"
