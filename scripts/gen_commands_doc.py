@@ -25,8 +25,8 @@ NOTES = {
     "unlink": "A set of 65-128 strings is a listpack here (7.2's encoding), one allocation, so "
               "it is freed in place where 7.0 hands its hashtable to the lazy-free thread.",
     "script|debug": "NO is accepted; the Lua debugger (YES, SYNC) is not built.",
-    "function|dump": "Library code is written uncompressed (Redis LZF-compresses long code); "
-                     "both servers load either payload.",
+    "function|dump": "Library code is written uncompressed (Redis LZF-compresses long code), "
+                     "in payloads as in RDB files; both servers load either.",
     "function|list": "Libraries in name order and functions in registration order (Redis: hash "
                      "table order).",
     "unsubscribe": "Without arguments, channels are left in subscription order (Redis: hash "

@@ -16,6 +16,7 @@
 
 #include "commands/client_session.h"
 #include "common/log.h"
+#include "persistence/function_libraries.h"
 #include "persistence/rdb_file.h"
 #include "resp/reply_writer.h"
 
@@ -115,6 +116,12 @@ ReplayStatus replay_file(Dispatcher& dispatcher, const std::string& path, const 
     if (!problem.empty()) {
       log_message(LogLevel::kWarning, (old_style ? "Error reading the RDB preamble of the AOF file "
                                                  : "Error reading the RDB base file ") +
+                                          name + ", AOF loading aborted: " + problem);
+      return ReplayStatus::kFailed;
+    }
+    problem = load_function_libraries(dispatcher, stats.function_libraries);
+    if (!problem.empty()) {
+      log_message(LogLevel::kWarning, "Error loading the function libraries of the AOF file " +
                                           name + ", AOF loading aborted: " + problem);
       return ReplayStatus::kFailed;
     }

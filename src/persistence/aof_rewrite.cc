@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/number.h"
+#include "persistence/function_libraries.h"
 #include "types/hash_value.h"
 #include "types/list_value.h"
 #include "types/set_value.h"
@@ -85,9 +86,21 @@ void write_batched(CommandWriter& out, std::string_view name, std::string_view k
 }  // namespace
 
 std::string write_keyspace_as_commands(const Keyspace& keyspace, int fd, int64_t now_ms,
-                                       bool timestamp, int64_t key_delay_us) {
+                                       bool timestamp, int64_t key_delay_us,
+                                       std::string_view function_records) {
   CommandWriter out(fd);
   if (timestamp) out.raw("#TS:" + std::to_string(now_ms / 1000) + "\r\n");
+  std::vector<std::string> libraries;
+  if (!split_function_records(function_records, &libraries)) {
+    return "Malformed function libraries for the AOF rewrite";
+  }
+  // Libraries come before the keys, as Redis 7.0 writes them.
+  for (const std::string& code : libraries) {
+    out.header(3);
+    out.bulk("FUNCTION");
+    out.bulk("LOAD");
+    out.bulk(code);
+  }
   for (int index = 0; index < keyspace.database_count(); ++index) {
     const Database& db = keyspace.db(index);
     if (db.size() == 0) continue;

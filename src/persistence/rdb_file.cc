@@ -44,6 +44,7 @@ void write_image(RdbWriter& out, const Keyspace& keyspace, const RdbSaveOptions&
   aux(out, "ctime", std::to_string(options.now_ms / 1000));
   aux(out, "used-mem", std::to_string(options.used_memory));
   aux(out, "aof-base", options.aof_base ? "1" : "0");
+  out.raw(options.functions);
   const bool lru = options.maxmemory_policy == kMaxmemoryVolatileLru ||
                    options.maxmemory_policy == kMaxmemoryAllKeysLru;
   const bool lfu = policy_uses_lfu(options.maxmemory_policy);
@@ -147,6 +148,7 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
       if (touched[static_cast<size_t>(i)]) keyspace.db(i).clear();
     }
     stats->keys_loaded = 0;
+    stats->function_libraries.clear();
     return why;
   };
 
@@ -225,9 +227,14 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
       case rdb::kOpModuleAux:
         return refuse("The RDB file contains module AUX data, but keywarden loads no modules");
       case rdb::kOpFunction:
-      case rdb::kOpFunction2:
-        return refuse("The RDB file contains function libraries, which keywarden does not load "
-                      "from RDB files yet");
+        return refuse("The RDB file contains functions in the pre-release format of Redis 7.0 "
+                      "release candidates (opcode 246), which keywarden does not load");
+      case rdb::kOpFunction2: {
+        std::string code;
+        if (!in.string(&code)) return corrupt("truncated function library");
+        stats->function_libraries.push_back(std::move(code));
+        continue;
+      }
       default: {
         if (!RdbReader::is_object_type(type)) {
           return corrupt("unknown RDB opcode/type " + std::to_string(type));

@@ -1,6 +1,7 @@
 // Whole RDB images: the dataset written as Redis 7.0 writes it (header "REDIS0010", AUX
-// fields, per database SELECTDB/RESIZEDB then each key with its expiry and eviction hints, EOF,
-// CRC64), and loaded back from any RDB version 1..10 image (and 11's listpack sets).
+// fields, the function libraries (FUNCTION2 records), per database SELECTDB/RESIZEDB then
+// each key with its expiry and eviction hints, EOF, CRC64), and loaded back from any RDB
+// version 1..10 image (and 11's listpack sets).
 //
 // Saving to a path writes "temp-<pid>.rdb" in the same directory, fsyncs it and renames it
 // over the target, so a crash leaves either the old file or the new one, never a half file.
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "commands/server_state.h"
 #include "storage/keyspace.h"
@@ -28,6 +30,9 @@ struct RdbSaveOptions {
   int64_t lfu_decay_time = 1;
   uint64_t used_memory = 0;  // the used-mem AUX field
   bool aof_base = false;     // the aof-base AUX field (an AOF base file / preamble)
+  // FUNCTION2 records written before the keys (function_libraries.h gathers them in the
+  // parent, before any fork).
+  std::string functions;
 };
 
 struct RdbLoadStats {
@@ -36,6 +41,9 @@ struct RdbLoadStats {
   uint64_t empty_keys_skipped = 0;
   size_t bytes_consumed = 0;  // where the image ended (an AOF preamble continues after it)
   int version = 0;
+  // The code of each FUNCTION2 library, in file order: the caller installs them once the keys
+  // are in (load_function_libraries), and a refusal fails the load.
+  std::vector<std::string> function_libraries;
 };
 
 // Serializes the whole keyspace to `fd` (already open). Returns "" or the error.

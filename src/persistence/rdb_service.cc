@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "persistence/fork_child.h"
+#include "persistence/function_libraries.h"
 
 namespace keywarden {
 namespace {
@@ -22,15 +23,33 @@ RdbService::RdbService(ServerState& state) : state_(state) {
   last_save_s_ = state_.clock().wall_ms() / 1000;
 }
 
-RdbSaveOptions RdbService::save_options(int64_t now_ms) const {
-  RdbSaveOptions options;
+std::string RdbService::save_options(int64_t now_ms, RdbSaveOptions* out) const {
+  RdbSaveOptions& options = *out;
   options.compression = settings_.compression;
   options.checksum = settings_.checksum;
   options.now_ms = now_ms;
   options.maxmemory_policy = state_.settings().maxmemory_policy;
   options.lfu_decay_time = state_.settings().lfu_decay_time;
   options.used_memory = memory_gauge_ ? memory_gauge_() : 0;
-  return options;
+  std::string error;
+  if (state_.dispatcher() != nullptr &&
+      !dump_function_libraries(*state_.dispatcher(), &options.functions, &error)) {
+    return error;
+  }
+  return "";
+}
+
+std::string RdbService::install_functions() {
+  if (last_load_.function_libraries.empty()) return "";
+  if (state_.dispatcher() == nullptr) return "the RDB file contains function libraries";
+  std::string error = load_function_libraries(*state_.dispatcher(), last_load_.function_libraries);
+  if (!error.empty()) {
+    // All or nothing, as the keys of a refused image.
+    Keyspace& keyspace = state_.keyspace();
+    for (int i = 0; i < keyspace.database_count(); ++i) keyspace.db(i).clear();
+    last_load_.keys_loaded = 0;
+  }
+  return error;
 }
 
 bool RdbService::writes_refused() const {
@@ -48,7 +67,9 @@ bool RdbService::bgsave_in_progress() const {
 
 std::string RdbService::save() {
   const int64_t now_ms = state_.clock().wall_ms();
-  std::string error = rdb_save_file(settings_.dbfilename, state_.keyspace(), save_options(now_ms));
+  RdbSaveOptions options;
+  std::string error = save_options(now_ms, &options);
+  if (error.empty()) error = rdb_save_file(settings_.dbfilename, state_.keyspace(), options);
   if (!error.empty()) {
     log_message(LogLevel::kWarning, error);
     return error;
@@ -68,7 +89,14 @@ std::string RdbService::background_save() {
                                                       : "Another child process is active (AOF?)";
   }
   const int64_t now_ms = state_.clock().wall_ms();
-  const RdbSaveOptions options = save_options(now_ms);
+  RdbSaveOptions options;
+  // Gathered here, in the parent: the child must not run commands.
+  if (std::string error = save_options(now_ms, &options); !error.empty()) {
+    last_bgsave_ok_ = false;
+    update_write_refusal();
+    log_message(LogLevel::kWarning, error);
+    return error;
+  }
   dirty_at_bgsave_start_ = state_.stats().dirty;
   last_bgsave_try_s_ = now_ms / 1000;
   const std::string path = settings_.dbfilename;
@@ -165,6 +193,7 @@ std::string RdbService::load_at_startup() {
                                     now_ms, &last_load_, &missing);
   if (!error.empty()) return error;
   if (missing) return "";
+  if (error = install_functions(); !error.empty()) return error;
   log_message(LogLevel::kNotice,
               "DB loaded from disk: " +
                   std::to_string((state_.clock().wall_ms() - started_ms) / 1000.0) +
@@ -182,6 +211,7 @@ std::string RdbService::reload() {
   error = rdb_load_file(settings_.dbfilename, keyspace, state_.settings(),
                         state_.clock().wall_ms(), &last_load_, &missing);
   if (missing) error = "the RDB file vanished before it could be loaded";
+  if (error.empty()) error = install_functions();
   return error;
 }
 

@@ -79,7 +79,11 @@ class RdbService {
   bool writes_refused() const;
 
  private:
-  RdbSaveOptions save_options(int64_t now_ms) const;
+  // Fills the options of a save, the function libraries included. "" or the error.
+  std::string save_options(int64_t now_ms, RdbSaveOptions* out) const;
+  // Installs the libraries of the image just loaded (last_load_); on a refusal the keys are
+  // emptied again and the reason returned.
+  std::string install_functions();
   void update_write_refusal();
   void background_done(bool success, int64_t duration_ms);
 

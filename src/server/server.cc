@@ -26,6 +26,7 @@
 #include "common/number.h"
 #include "persistence/aof_rewrite.h"
 #include "persistence/fork_child.h"
+#include "persistence/function_libraries.h"
 #include "persistence/rdb_file.h"
 #include "resp/split_arguments.h"
 #include "persistence/fork_child.h"
@@ -588,9 +589,11 @@ std::string Server::load_append_only_file() {
     const bool rdb_format = settings_.aof.use_rdb_preamble;
     std::string problem = aof_->create_base(
         [&](int fd) {
-          return rdb_format ? rdb_save_to_fd(fd, state_.keyspace(), rewrite_rdb_options())
+          const RdbSaveOptions options = rewrite_rdb_options();
+          return rdb_format ? rdb_save_to_fd(fd, state_.keyspace(), options)
                             : write_keyspace_as_commands(state_.keyspace(), fd, clock_.wall_ms(),
-                                                         settings_.aof.timestamp_enabled);
+                                                         settings_.aof.timestamp_enabled, 0,
+                                                         options.functions);
         },
         rdb_format);
     if (!problem.empty()) return problem;
@@ -640,6 +643,12 @@ RdbSaveOptions Server::rewrite_rdb_options() {
   options.lfu_decay_time = state_.settings().lfu_decay_time;
   options.used_memory = used_memory();
   options.aof_base = true;
+  // A failure here (none is expected: FUNCTION DUMP only reads) leaves the libraries out; it
+  // is logged.
+  std::string error;
+  if (!dump_function_libraries(dispatcher_, &options.functions, &error)) {
+    log_message(LogLevel::kWarning, "Function libraries left out of the AOF base: " + error);
+  }
   return options;
 }
 
@@ -675,7 +684,8 @@ std::string Server::rewrite_append_only() {
     if (fd < 0) return 1;
     std::string problem =
         rdb_format ? rdb_save_to_fd(fd, keyspace, rdb_options)
-                   : write_keyspace_as_commands(keyspace, fd, now_ms, timestamp, key_delay_us);
+                   : write_keyspace_as_commands(keyspace, fd, now_ms, timestamp, key_delay_us,
+                                                rdb_options.functions);
     if (problem.empty() && fsync(fd) != 0) problem = strerror(errno);
     close(fd);
     if (!problem.empty()) {

@@ -407,3 +407,28 @@ def test_rewrite_inside_multi_keeps_the_transaction_whole(server_factory):
     c = server.raw()
     assert c.execute("GET", "a") == b"1"
     assert c.execute("GET", "n") == b"1"
+
+
+@pytest.mark.parametrize("preamble", ["yes", "no"])
+def test_function_libraries_survive_rewrite_and_restart(server_factory, preamble):
+    server = server_factory(*AOF, ("aof-use-rdb-preamble", preamble))
+    c = server.raw()
+    code = ("#!lua name=auditlib\n"
+            "redis.register_function('audit_set', function(keys, args) "
+            "return redis.call('SET', keys[1], args[1]) end)\n")
+    assert c.execute("FUNCTION", "LOAD", code) == b"auditlib"
+    c.execute("SET", "k", "v")
+    assert c.execute("BGREWRITEAOF") == b"Background append only file rewriting started"
+    assert wait_for(lambda: info(c)["aof_rewrite_in_progress"] == "0")
+    assert info(c)["aof_last_bgrewrite_status"] == "ok"
+    base_name = "appendonly.aof.2.base." + ("rdb" if preamble == "yes" else "aof")
+    base = (aof_dir(server) / base_name).read_bytes()
+    assert b"auditlib" in base
+    if preamble == "no":
+        assert base.index(b"FUNCTION") < base.index(b"SELECT")
+    restart(server)
+    c = server.raw()
+    assert c.execute("FCALL", "audit_set", "1", "x", "1") == b"OK"
+    assert c.execute("GET", "k") == b"v"
+    listing = c.execute("FUNCTION", "LIST")
+    assert listing[0][1] == b"auditlib"

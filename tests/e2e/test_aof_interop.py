@@ -1,7 +1,8 @@
 """AOF interop with Redis 7.0 both ways: keywarden's AOF directory passes `redis-check-aof` and a
 stock `redis-server --appendonly yes` loads it with the same keys, values and TTLs; a
 redis-server AOF directory is loaded by keywarden the same way; both with an RDB-format base
-(aof-use-rdb-preamble yes) and an AOF-format one (no). A truncated tail is handled as Redis
+(aof-use-rdb-preamble yes) and an AOF-format one (no), function libraries included. A
+truncated tail is handled as Redis
 handles it (aof-load-truncated yes and no).
 """
 
@@ -18,6 +19,10 @@ from conftest import ConnectionClosed, ServerProcess, ServerStartError, encode_c
     redis_binary
 
 AOF = [("appendonly", "yes"), ("appendfsync", "always")]
+LIBRARY = ("#!lua name=interlib\n"
+           "redis.register_function('inter_a', function(keys) "
+           "return redis.call('GET', keys[1]) end)\n"
+           "redis.register_function('inter_b', function() return 2 end)\n")
 
 
 def populate(c) -> None:
@@ -31,6 +36,7 @@ def populate(c) -> None:
     c.execute("SADD", "set", *[f"m{i}" for i in range(150)])
     c.execute("ZADD", "zset", "1.5", "a", "-2", "b", "1e20", "c")
     c.execute("PEXPIRE", "hash", "5000000")
+    c.execute("FUNCTION", "LOAD", LIBRARY)
     c.execute("SELECT", "5")
     c.execute("SET", "db5", "x")
     c.execute("MULTI")
@@ -79,6 +85,15 @@ def snapshot(c) -> dict:
             if cursor == b"0":
                 break
     c.execute("SELECT", "0")
+    libraries = []
+    for library in c.execute("FUNCTION", "LIST", "WITHCODE"):
+        fields = dict(zip(library[::2], library[1::2]))
+        # Function order within a library is not specified (Redis: hash table order).
+        fields[b"functions"] = sorted(fields[b"functions"], key=lambda f: f[1])
+        libraries.append(sorted(fields.items()))
+    if libraries:
+        data["functions"] = sorted(libraries)
+        assert c.execute("FCALL", "inter_b", "0") == 2
     return data
 
 

@@ -366,3 +366,130 @@ def test_misconf_after_failed_bgsave(workdir):
         assert conn.execute("SET", "a", "b") == b"OK"
     finally:
         kw.cleanup()
+
+
+# Two libraries for the function cases; the second one's code is long enough to be LZF'd by a
+# server that compresses strings.
+LIBRARIES = [
+    "#!lua name=kwlib1\n"
+    "redis.register_function('kw_get', function(keys, args) "
+    "return redis.call('GET', keys[1]) end)\n"
+    "redis.register_function{function_name='kw_ro', callback=function() return 'ro' end, "
+    "flags={'no-writes'}}\n",
+    "#!lua name=kwlib2\n"
+    "-- " + "padding " * 40 + "\n"
+    "redis.register_function('kw_incr', function(keys, args) "
+    "return redis.call('INCRBY', keys[1], args[1]) end)\n",
+]
+
+
+def load_libraries(c: redis.Redis) -> None:
+    for code in LIBRARIES:
+        c.execute_command("FUNCTION", "LOAD", code)
+
+
+def check_libraries(c: redis.Redis, listing=None) -> list:
+    """FCALLs work; returns FUNCTION LIST WITHCODE sorted by library name."""
+    c.set("fkey", "fvalue")
+    assert c.execute_command("FCALL", "kw_get", 1, "fkey") == b"fvalue"
+    assert c.execute_command("FCALL_RO", "kw_ro", 0) == b"ro"
+    c.set("counter", 5)
+    assert c.execute_command("FCALL", "kw_incr", 1, "counter", 3) == 8
+    c.delete("fkey", "counter")
+    current = []
+    for library in c.execute_command("FUNCTION", "LIST", "WITHCODE"):
+        fields = dict(zip(library[::2], library[1::2]))
+        # Function order within a library is not specified (Redis: hash table order).
+        fields[b"functions"] = sorted(fields[b"functions"], key=lambda f: f[1])
+        current.append(sorted(fields.items()))
+    current.sort()
+    if listing is not None:
+        assert current == listing
+    return current
+
+
+def test_function_libraries_keywarden_to_redis(workdir):
+    kw = start_server(directives=[("dir", workdir)])
+    try:
+        c = kw.client()
+        load_libraries(c)
+        c.set("k", "v")
+        listing = check_libraries(c)
+        assert len(listing) == 2
+        assert c.save()
+    finally:
+        kw.cleanup()
+    check_rdb(os.path.join(workdir, "dump.rdb"))
+    ref = start_server(redis_binary(), directives=[("dir", workdir)])
+    try:
+        c = ref.client()
+        assert c.get("k") == b"v"
+        check_libraries(c, listing)
+    finally:
+        ref.cleanup()
+
+
+def test_function_libraries_redis_to_keywarden(workdir):
+    ref = start_server(redis_binary(), directives=[("dir", workdir)])
+    try:
+        c = ref.client()
+        load_libraries(c)
+        c.set("k", "v")
+        listing = check_libraries(c)
+        assert c.save()
+    finally:
+        ref.cleanup()
+    kw = start_server(directives=[("dir", workdir)])
+    try:
+        c = kw.client()
+        assert c.get("k") == b"v"
+        check_libraries(c, listing)
+        # Loading the libraries is not client traffic.
+        assert "cmdstat_function|load" not in c.info("commandstats")
+    finally:
+        kw.cleanup()
+
+
+def test_function_libraries_bgsave_and_debug_reload(workdir):
+    kw = start_server(directives=[("dir", workdir)])
+    try:
+        c = kw.client()
+        load_libraries(c)
+        listing = check_libraries(c)
+        assert c.execute_command("DEBUG", "RELOAD") == b"OK"
+        check_libraries(c, listing)
+        assert c.bgsave()
+        assert wait_for(lambda: c.info("persistence")["rdb_bgsave_in_progress"] == 0
+                        and c.info("persistence")["rdb_saves"] >= 2)
+        assert c.info("persistence")["rdb_last_bgsave_status"] == "ok"
+        # Saving asks for the libraries internally: no FUNCTION DUMP call shows.
+        assert "cmdstat_function|dump" not in c.info("commandstats")
+    finally:
+        kw.cleanup()
+    check_rdb(os.path.join(workdir, "dump.rdb"))
+    kw = start_server(directives=[("dir", workdir)])
+    try:
+        check_libraries(kw.client(), listing)
+    finally:
+        kw.cleanup()
+
+
+def test_function_library_refused_fails_the_load(workdir):
+    # Uncompressed strings, so that the code can be edited in the file.
+    ref = start_server(redis_binary(), directives=[("dir", workdir), ("rdbcompression", "no")])
+    try:
+        c = ref.client()
+        c.execute_command("FUNCTION", "LOAD", LIBRARIES[0])
+        assert c.save()
+    finally:
+        ref.cleanup()
+    path = os.path.join(workdir, "dump.rdb")
+    data = open(path, "rb").read()
+    # Break the Lua (same length keeps the RDB string valid) and disable the checksum.
+    assert b"return redis.call('GET'" in data
+    data = data.replace(b"return redis.call('GET'", b"retur( redis.call('GET'")
+    data = data[:-8] + b"\0" * 8
+    open(path, "wb").write(data)
+    with pytest.raises(ServerStartError) as failure:
+        start_server(directives=[("dir", workdir)])
+    assert "Failed loading library" in str(failure.value)

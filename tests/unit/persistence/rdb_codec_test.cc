@@ -1,7 +1,11 @@
 // The RDB codec: LZF round trips, listpacks built and parsed back, every value type and
 // encoding through a whole image and back (with expiry), and refusal of truncated images,
-// checksum mismatches, bad lengths and duplicate keys without leaving keys behind.
+// checksum mismatches, bad lengths and duplicate keys without leaving keys behind; function
+// libraries (FUNCTION2 records) in images and AOF-format bases.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include <algorithm>
 #include <map>
@@ -10,6 +14,8 @@
 
 #include "common/clock.h"
 #include "common/lzf.h"
+#include "persistence/aof_rewrite.h"
+#include "persistence/function_libraries.h"
 #include "persistence/rdb_codec.h"
 #include "persistence/rdb_file.h"
 #include "persistence/rdb_format.h"
@@ -242,6 +248,91 @@ TEST(RdbCodecTest, ModulesAndStreamsRefused) {
   RdbReader module(body);
   EXPECT_EQ(module.object(rdb::kTypeModule2, settings, &value), RdbReader::Status::kError);
   EXPECT_NE(module.error().find("module"), std::string::npos);
+}
+
+// FUNCTION2 records as FUNCTION DUMP produces them (uncompressed), plus one LZF-compressed as
+// a compressing Redis may write it.
+std::string function_records(const std::vector<std::string>& codes, bool compress_last) {
+  RdbWriter out(/*compression=*/false);
+  for (size_t i = 0; i < codes.size(); ++i) {
+    out.byte(rdb::kOpFunction2);
+    if (compress_last && i + 1 == codes.size()) {
+      RdbWriter compressed(/*compression=*/true);
+      compressed.string(codes[i]);
+      out.raw(compressed.buffer());
+    } else {
+      out.length(codes[i].size());
+      out.raw(codes[i]);
+    }
+  }
+  return std::move(out.buffer());
+}
+
+const std::vector<std::string> kLibraries = {
+    "#!lua name=one\nredis.register_function('f1', function() return 1 end)\n",
+    "#!lua name=two\n-- " + std::string(200, 'x') + "\nredis.register_function('f2', "
+    "function() return 2 end)\n"};
+
+TEST(RdbFileTest, FunctionLibrariesBeforeTheKeysAndBack) {
+  ManualClock clock(kNow);
+  Keyspace source(16, clock);
+  CommandSettings settings;
+  source.db(0).add("k", Value::make_string("v"));
+  RdbSaveOptions options;
+  options.now_ms = kNow;
+  options.functions = function_records(kLibraries, /*compress_last=*/true);
+  const std::string image = rdb_save_to_string(source, options);
+  const size_t functions_at = image.find(options.functions);
+  ASSERT_NE(functions_at, std::string::npos);
+  // After the AUX fields, before the first SELECTDB.
+  EXPECT_GT(functions_at, image.find("aof-base"));
+  EXPECT_EQ(static_cast<uint8_t>(image[functions_at + options.functions.size()]),
+            rdb::kOpSelectDb);
+
+  std::vector<std::string> split;
+  ASSERT_TRUE(split_function_records(options.functions, &split));
+  EXPECT_EQ(split, kLibraries);
+  EXPECT_FALSE(split_function_records("\x05hello", &split));
+
+  Keyspace target(16, clock);
+  RdbLoadStats stats;
+  ASSERT_EQ(rdb_load(image, target, settings, kNow, &stats), "");
+  EXPECT_EQ(stats.keys_loaded, 1u);
+  EXPECT_EQ(stats.function_libraries, kLibraries);
+
+  // The pre-release FUNCTION opcode of the 7.0 release candidates stays refused.
+  RdbSaveOptions old_format;
+  old_format.checksum = false;
+  old_format.functions = std::string(1, static_cast<char>(rdb::kOpFunction)) + "\x01x";
+  Keyspace refused(16, clock);
+  const std::string why =
+      rdb_load(rdb_save_to_string(source, old_format), refused, settings, kNow, &stats);
+  EXPECT_NE(why.find("246"), std::string::npos) << why;
+  EXPECT_EQ(refused.total_keys(), 0u);
+}
+
+TEST(AofRewriteTest, FunctionLoadCommandsBeforeTheKeys) {
+  ManualClock clock(kNow);
+  Keyspace source(16, clock);
+  source.db(3).add("k", Value::make_string("v"));
+  FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  const int fd = fileno(file);
+  ASSERT_EQ(write_keyspace_as_commands(source, fd, kNow, false, 0,
+                                       function_records(kLibraries, false)),
+            "");
+  std::string text(4096, '\0');
+  const ssize_t got = ::pread(fd, text.data(), text.size(), 0);
+  EXPECT_EQ(write_keyspace_as_commands(source, fd, kNow, false, 0, "\x07"),
+            "Malformed function libraries for the AOF rewrite");
+  std::fclose(file);
+  ASSERT_GT(got, 0);
+  text.resize(static_cast<size_t>(got));
+  const std::string first = "*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n$" +
+                            std::to_string(kLibraries[0].size()) + "\r\n" + kLibraries[0];
+  EXPECT_EQ(text.find(first), 0u);
+  EXPECT_NE(text.find(kLibraries[1]), std::string::npos);
+  EXPECT_LT(text.find(kLibraries[1]), text.find("SELECT"));
 }
 
 }  // namespace
