@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -137,8 +138,11 @@ std::string rdb_save_file(const std::string& path, const Keyspace& keyspace,
   return "";
 }
 
+// Keys between two progress reports: about a millisecond of loading.
+constexpr uint64_t kProgressEveryKeys = 1024;
+
 std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSettings& settings,
-                     int64_t now_ms, RdbLoadStats* stats) {
+                     int64_t now_ms, RdbLoadStats* stats, const RdbLoadHooks& hooks) {
   RdbLoadStats local;
   if (stats == nullptr) stats = &local;
   *stats = {};
@@ -273,6 +277,15 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
           entry->access_clock = access_clock::lru_stamp(now_ms - idle * 1000);
         }
         ++stats->keys_loaded;
+        if (hooks.key_load_delay > 0) {
+          usleep(static_cast<useconds_t>(hooks.key_load_delay));
+        } else if (hooks.key_load_delay < 0) {
+          timespec pause{0, -hooks.key_load_delay};
+          nanosleep(&pause, nullptr);
+        }
+        if (hooks.progress && stats->keys_loaded % kProgressEveryKeys == 0) {
+          hooks.progress(in.position(), image.size());
+        }
         continue;
       }
     }
@@ -301,7 +314,7 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
 
 std::string rdb_load_file(const std::string& path, Keyspace& keyspace,
                           const CommandSettings& settings, int64_t now_ms, RdbLoadStats* stats,
-                          bool* missing) {
+                          bool* missing, const RdbLoadHooks& hooks) {
   *missing = false;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -325,7 +338,7 @@ std::string rdb_load_file(const std::string& path, Keyspace& keyspace,
     image.append(chunk, static_cast<size_t>(got));
   }
   ::close(fd);
-  return rdb_load(image, keyspace, settings, now_ms, stats);
+  return rdb_load(image, keyspace, settings, now_ms, stats, hooks);
 }
 
 }  // namespace keywarden

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,13 +55,23 @@ std::string rdb_save_file(const std::string& path, const Keyspace& keyspace,
 // The whole image in memory (tests, DEBUG).
 std::string rdb_save_to_string(const Keyspace& keyspace, const RdbSaveOptions& options);
 
+// What a start-up load may be given besides the image.
+struct RdbLoadHooks {
+  // Told every 1024 keys how far the load is (bytes of the image consumed, image size), so
+  // that the server can answer clients meanwhile; it must not touch the keyspace.
+  std::function<void(size_t consumed, size_t total)> progress;
+  // Redis's key-load-delay (microseconds per key; negative: nanoseconds), for tests that need
+  // a load to last.
+  int64_t key_load_delay = 0;
+};
+
 // Loads an image into `keyspace`, whose databases should be empty. `settings` gives the
 // encoding limits new values follow. Returns "" or the reason the image was refused.
 std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSettings& settings,
-                     int64_t now_ms, RdbLoadStats* stats);
+                     int64_t now_ms, RdbLoadStats* stats, const RdbLoadHooks& hooks = {});
 // Reads and loads the file at `path`. *missing is set (and "" returned) when there is no file.
 std::string rdb_load_file(const std::string& path, Keyspace& keyspace,
                           const CommandSettings& settings, int64_t now_ms, RdbLoadStats* stats,
-                          bool* missing);
+                          bool* missing, const RdbLoadHooks& hooks = {});
 
 }  // namespace keywarden

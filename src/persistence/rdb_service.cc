@@ -185,12 +185,12 @@ void RdbService::cron(int64_t now_ms) {
   }
 }
 
-std::string RdbService::load_at_startup() {
+std::string RdbService::load_at_startup(const RdbLoadHooks& hooks) {
   const int64_t now_ms = state_.clock().wall_ms();
   bool missing = false;
   const int64_t started_ms = now_ms;
   std::string error = rdb_load_file(settings_.dbfilename, state_.keyspace(), state_.settings(),
-                                    now_ms, &last_load_, &missing);
+                                    now_ms, &last_load_, &missing, hooks);
   if (!error.empty()) return error;
   if (missing) return "";
   if (error = install_functions(); !error.empty()) return error;

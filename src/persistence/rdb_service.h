@@ -63,7 +63,7 @@ class RdbService {
   void kill_background_save();
 
   // Loads dbfilename into the (empty) keyspace. "" when loaded or when there is no file.
-  std::string load_at_startup();
+  std::string load_at_startup(const RdbLoadHooks& hooks = {});
   // DEBUG RELOAD: save, empty the keyspace, load the file back.
   std::string reload();
 

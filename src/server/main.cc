@@ -63,15 +63,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", problem.c_str());
     return 1;
   }
+  problem = server.listen();
+  if (!problem.empty()) {
+    keywarden::log_message(keywarden::LogLevel::kWarning, problem);
+    return 1;
+  }
   problem = server.load_data();
   if (!problem.empty()) {
     keywarden::log_message(keywarden::LogLevel::kWarning, problem);
     std::fprintf(stderr, "%s\n", problem.c_str());
-    return 1;
-  }
-  problem = server.listen();
-  if (!problem.empty()) {
-    keywarden::log_message(keywarden::LogLevel::kWarning, problem);
     return 1;
   }
   problem = server.load_append_only_file();

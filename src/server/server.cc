@@ -239,9 +239,31 @@ std::string Server::load_data() {
   // With appendonly the AOF is the source of truth and the RDB file is not read (the AOF
   // side loads its own files).
   if (settings_.aof.appendonly) return "";
-  std::string error = rdb_->load_at_startup();
-  if (!error.empty()) return "Fatal error loading the DB (" + rdb_->settings().dbfilename + "): " + error + ". Exiting.";
+  loading_ = LoadingState{true, clock_.wall_ms() / 1000, 0, 0, monotonic_now_us()};
+  RdbLoadHooks hooks;
+  hooks.key_load_delay = settings_.key_load_delay;
+  hooks.progress = [this](size_t loaded, size_t total) {
+    serve_while_loading(static_cast<int64_t>(loaded), static_cast<int64_t>(total));
+  };
+  std::string error = rdb_->load_at_startup(hooks);
+  loading_.active = false;
+  if (!error.empty()) {
+    return "Fatal error loading the DB (" + rdb_->settings().dbfilename + "): " + error +
+           ". Exiting.";
+  }
   return "";
+}
+
+void Server::serve_while_loading(int64_t loaded_bytes, int64_t total_bytes) {
+  loading_.loaded_bytes = loaded_bytes;
+  loading_.total_bytes = total_bytes;
+  // Clients connected meanwhile are answered (-LOADING for most commands), as Redis does with
+  // processEventsWhileBlocked.
+  flush_pending_writes();
+  loop_.poll_once(0);
+  flush_pending_writes();
+  for (uint64_t id : closed_connections_) connections_.erase(id);
+  closed_connections_.clear();
 }
 
 Server::~Server() {
@@ -570,17 +592,7 @@ std::string Server::load_append_only_file() {
   AofLoadHooks hooks;
   hooks.key_load_delay = settings_.key_load_delay;
   loading_ = LoadingState{true, clock_.wall_ms() / 1000, 0, 0, monotonic_now_us()};
-  hooks.progress = [this](int64_t loaded, int64_t total) {
-    loading_.loaded_bytes = loaded;
-    loading_.total_bytes = total;
-    // Clients connected meanwhile are answered (-LOADING for most commands), as Redis does
-    // with processEventsWhileBlocked.
-    flush_pending_writes();
-    loop_.poll_once(0);
-    flush_pending_writes();
-    for (uint64_t id : closed_connections_) connections_.erase(id);
-    closed_connections_.clear();
-  };
+  hooks.progress = [this](int64_t loaded, int64_t total) { serve_while_loading(loaded, total); };
   log_message(LogLevel::kNotice, "Loading the dataset from the append only file...");
   AofLoadResult loaded = aof_->load(dispatcher_, hooks);
   loading_.active = false;

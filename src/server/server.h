@@ -60,7 +60,7 @@ struct ServerSettings {
   bool daemonize = false;
   std::string save = "3600 1 300 100 60 10000";
   AofSettings aof;  // appendonly, appendfilename, appendfsync, aof-* …
-  int64_t key_load_delay = 0;  // microseconds per loaded command (negative: nanoseconds)
+  int64_t key_load_delay = 0;  // microseconds per loaded key or command (negative: nanoseconds)
   int64_t rdb_key_save_delay = 0;  // microseconds per key written by a fork child (tests)
   int64_t slowlog_log_slower_than = 10000;
   int64_t slowlog_max_len = 128;
@@ -148,8 +148,8 @@ class Server final : public ServerHost {
   std::string configure(const std::string& config_path, std::span<const std::string> arguments);
   // Opens listeners; returns "" or the reason for failing.
   std::string listen();
-  // Loads the dataset from disk (the RDB file) before clients are accepted; "" or the reason
-  // the server must not start.
+  // Start-up, after listen() (clients get -LOADING meanwhile): loads the RDB file when
+  // appendonly is no. Returns "" or the reason the server must not start.
   std::string load_data();
   RdbService& rdb() { return *rdb_; }
   // Runs until SHUTDOWN or a termination signal.
@@ -248,6 +248,8 @@ class Server final : public ServerHost {
   // Start-up, after listen() (clients get -LOADING meanwhile): loads the AOF when appendonly
   // is yes and opens it for appending. Returns "" or the fatal report.
   std::string load_append_only_file();
+  // Between chunks of a start-up load: records progress for INFO and answers the clients.
+  void serve_while_loading(int64_t loaded_bytes, int64_t total_bytes);
   // Called before any reply leaves the process: what the AOF buffered is written (and fsynced
   // under appendfsync always) first.
   void sync_aof_before_replies() {

@@ -36,7 +36,8 @@ def restart(server):
 def wait_loaded(server) -> None:
     """start() returns once the server answers PING, which may be -LOADING."""
     with server.raw() as conn:
-        assert wait_for(lambda: b"loading:0" in conn.execute("INFO", "persistence"))
+        # (a substring test would also match async_loading:0)
+        assert wait_for(lambda: info(conn)["loading"] == "0")
 
 
 def wait_for(predicate, timeout: float = 30.0):

@@ -349,6 +349,35 @@ def test_expired_keys_skipped_and_shutdown_saves(workdir):
         kw.cleanup()
 
 
+def test_loading_answers_clients_meanwhile(workdir):
+    """A slow start-up load (key-load-delay) accepts clients and answers them as Redis does:
+    -LOADING for data commands, INFO persistence loading:1 with the progress fields."""
+    kw = start_server(directives=[("dir", workdir)])
+    try:
+        c = kw.client()
+        c.mset({f"k{i}": str(i) for i in range(20000)})
+        assert c.save()
+    finally:
+        kw.cleanup()
+    kw = start_server(directives=[("dir", workdir), ("key-load-delay", "200")])
+    try:
+        raw = kw.raw(timeout=30)
+        assert raw.execute("GET", "k1") == b"LOADING Redis is loading the dataset in memory"
+        def persistence():
+            text = raw.execute("INFO", "persistence").decode()
+            return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+
+        fields = persistence()
+        assert fields["loading"] == "1"
+        assert int(fields["loading_total_bytes"]) == os.path.getsize(
+            os.path.join(workdir, "dump.rdb"))
+        assert wait_for(lambda: persistence()["loading"] == "0", timeout=120)
+        assert raw.execute("GET", "k19999") == b"19999"
+        assert raw.execute("DBSIZE") == 20000
+    finally:
+        kw.cleanup()
+
+
 def test_misconf_after_failed_bgsave(workdir):
     gone = os.path.join(workdir, "gone")
     os.mkdir(gone)
