@@ -57,7 +57,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (HOST, Server, add_server_arguments, median,  # noqa: E402
                      redis_version, resolve_server_arguments, server_version)
-from memory_expiry_benchmark import HEAD, Conn, encode, ratio, row, table  # noqa: E402
+from memory_expiry_benchmark import HEAD, Conn, encode, row, table  # noqa: E402
 from redis_benchmark import _die_with_parent, free_port  # noqa: E402
 
 SERVERS = ("keywarden", "redis")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ServerStartError, encode_command, start_server
+from conftest import ServerStartError, encode_command
 
 AOF = [("appendonly", "yes"), ("appendfsync", "always")]
 
