@@ -39,8 +39,8 @@ class ForkChild {
   struct Exit {
     Kind kind = Kind::kNone;
     pid_t pid = -1;
-    int exit_code = -1;    // the body's result when it exited, -1 when a signal ended it
-    int signal = 0;        // the signal that ended it, 0 when it exited
+    int exit_code = -1;  // the body's result when it exited, -1 when a signal ended it
+    int signal = 0;      // the signal that ended it, 0 when it exited
     int64_t duration_ms = 0;
     bool success() const { return signal == 0 && exit_code == 0; }
   };

@@ -84,8 +84,7 @@ bool split_function_records(std::string_view records, std::vector<std::string>* 
   return true;
 }
 
-std::string load_function_libraries(Dispatcher& dispatcher,
-                                    const std::vector<std::string>& codes) {
+std::string load_function_libraries(Dispatcher& dispatcher, const std::vector<std::string>& codes) {
   if (codes.empty()) return "";
   if (dispatcher.server().scripting() == nullptr) {
     return "the RDB file contains function libraries but no scripting engine is attached";

@@ -68,11 +68,13 @@ void RdbWriter::length(uint64_t value) {
     byte(static_cast<uint8_t>(value & 0xff));
   } else if (value <= UINT32_MAX) {
     buffer_.push_back(static_cast<char>(rdb::kLen32Bit));
-    for (int shift = 24; shift >= 0; shift -= 8) buffer_.push_back(static_cast<char>(value >> shift));
+    for (int shift = 24; shift >= 0; shift -= 8)
+      buffer_.push_back(static_cast<char>(value >> shift));
     maybe_drain();
   } else {
     buffer_.push_back(static_cast<char>(rdb::kLen64Bit));
-    for (int shift = 56; shift >= 0; shift -= 8) buffer_.push_back(static_cast<char>(value >> shift));
+    for (int shift = 56; shift >= 0; shift -= 8)
+      buffer_.push_back(static_cast<char>(value >> shift));
     maybe_drain();
   }
 }
@@ -304,7 +306,11 @@ void ListpackBuilder::append(std::string_view element) {
   // The entry's length again, readable from its end: 7 bits a byte, the lowest bits last,
   // every byte but the first flagged.
   const uint64_t entry = buffer_.size() - start;
-  int bytes = entry <= 127 ? 1 : entry < 16383 ? 2 : entry < 2097151 ? 3 : entry < 268435455 ? 4 : 5;
+  int bytes = entry <= 127        ? 1
+              : entry < 16383     ? 2
+              : entry < 2097151   ? 3
+              : entry < 268435455 ? 4
+                                  : 5;
   for (int i = bytes - 1; i >= 0; --i) {
     uint8_t part = static_cast<uint8_t>((entry >> (7 * i)) & 127);
     if (i != bytes - 1) part |= 128;
@@ -350,7 +356,8 @@ bool rdb_parse_listpack(std::string_view blob, const std::function<void(std::str
       if (!need(2)) return false;
       header = 2;
       uint64_t bits = ((first & 0x1fu) << 8) | p[at + 1];
-      number = bits >= (1u << 12) ? static_cast<int64_t>(bits) - (1 << 13) : static_cast<int64_t>(bits);
+      number =
+          bits >= (1u << 12) ? static_cast<int64_t>(bits) - (1 << 13) : static_cast<int64_t>(bits);
     } else if ((first & 0xf0) == 0xe0) {
       if (!need(2)) return false;
       header = 2;
@@ -377,8 +384,11 @@ bool rdb_parse_listpack(std::string_view blob, const std::function<void(std::str
       return false;
     }
     const uint64_t entry = header + payload;
-    const int backlen =
-        entry <= 127 ? 1 : entry < 16383 ? 2 : entry < 2097151 ? 3 : entry < 268435455 ? 4 : 5;
+    const int backlen = entry <= 127        ? 1
+                        : entry < 16383     ? 2
+                        : entry < 2097151   ? 3
+                        : entry < 268435455 ? 4
+                                            : 5;
     if (payload > size || !need(entry + backlen)) return false;
     if (is_int) {
       visit(std::string_view(number_text, int64_to_chars(number, number_text)));
@@ -596,11 +606,13 @@ bool RdbReader::string(std::string* out) {
     case rdb::kEncInt8:
     case rdb::kEncInt16:
     case rdb::kEncInt32: {
-      const int width = length_or_encoding == rdb::kEncInt8 ? 1 : length_or_encoding == rdb::kEncInt16 ? 2 : 4;
+      const int width = length_or_encoding == rdb::kEncInt8    ? 1
+                        : length_or_encoding == rdb::kEncInt16 ? 2
+                                                               : 4;
       std::string_view bytes;
       if (!take(width, &bytes)) return false;
       const uint64_t bits = get_le(reinterpret_cast<const unsigned char*>(bytes.data()), width);
-      int64_t value = width == 1 ? static_cast<int8_t>(bits)
+      int64_t value = width == 1   ? static_cast<int8_t>(bits)
                       : width == 2 ? static_cast<int16_t>(bits)
                                    : static_cast<int32_t>(bits);
       *out = format_int64(value);
@@ -766,9 +778,11 @@ RdbReader::Status RdbReader::read_set(uint8_t type, const CommandSettings& setti
   } else {
     std::string blob;
     if (!string(&blob)) return Status::kError;
-    const bool ok = type == rdb::kTypeSetIntset ? rdb_parse_intset(blob, add)
-                                                : rdb_parse_listpack(blob, add);
-    if (!ok) return fail(type == rdb::kTypeSetIntset ? "corrupt intset" : "corrupt listpack"), Status::kError;
+    const bool ok =
+        type == rdb::kTypeSetIntset ? rdb_parse_intset(blob, add) : rdb_parse_listpack(blob, add);
+    if (!ok)
+      return fail(type == rdb::kTypeSetIntset ? "corrupt intset" : "corrupt listpack"),
+             Status::kError;
   }
   if (duplicate) return fail("duplicate set members"), Status::kError;
   if (set->empty()) return Status::kEmpty;

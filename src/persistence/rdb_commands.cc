@@ -117,8 +117,8 @@ void restore_command(CommandContext& ctx) {
   const CommandSettings& settings = ctx.server.settings();
   if (policy_uses_lfu(settings.maxmemory_policy)) {
     if (freq >= 0) {
-      entry->access_clock = (access_clock::lfu_initial(ctx.now_ms) & ~uint32_t{0xff}) |
-                            static_cast<uint32_t>(freq);
+      entry->access_clock =
+          (access_clock::lfu_initial(ctx.now_ms) & ~uint32_t{0xff}) | static_cast<uint32_t>(freq);
     }
   } else if (idle >= 0) {
     entry->access_clock = access_clock::lru_stamp(ctx.now_ms - idle * 1000);
@@ -184,9 +184,8 @@ constexpr CommandSpec kPersistenceCommands[] = {
      "O(N) where N is the total number of keys in all databases"},
     {"bgsave", -1, kAdmin | kNoScript, 0, 0, 0, 0, bgsave_command, "server", "1.0.0",
      "Asynchronously save the dataset to disk", "O(1)"},
-    {"lastsave", 1, kLoading | kStale | kFast, 0, 0, 0, kAclAdmin | kAclDangerous,
-     lastsave_command, "server", "1.0.0",
-     "Get the UNIX time stamp of the last successful save to disk", "O(1)"},
+    {"lastsave", 1, kLoading | kStale | kFast, 0, 0, 0, kAclAdmin | kAclDangerous, lastsave_command,
+     "server", "1.0.0", "Get the UNIX time stamp of the last successful save to disk", "O(1)"},
 };
 
 }  // namespace

@@ -110,9 +110,8 @@ std::string rdb_save_file(const std::string& path, const Keyspace& keyspace,
                           const RdbSaveOptions& options) {
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  const std::string temp =
-      (slash == std::string::npos ? std::string() : dir) + "temp-" + std::to_string(::getpid()) +
-      ".rdb";
+  const std::string temp = (slash == std::string::npos ? std::string() : dir) + "temp-" +
+                           std::to_string(::getpid()) + ".rdb";
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     return "Failed opening the temp RDB file " + temp + " (in server root dir " + dir +
@@ -211,9 +210,10 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
         uint64_t index;
         if (!in.length(&index)) return corrupt("truncated");
         if (index >= static_cast<uint64_t>(keyspace.database_count())) {
-          return refuse("FATAL: Data file was created with a Redis server configured to handle "
-                        "more than " + std::to_string(keyspace.database_count()) +
-                        " databases. Exiting");
+          return refuse(
+              "FATAL: Data file was created with a Redis server configured to handle "
+              "more than " +
+              std::to_string(keyspace.database_count()) + " databases. Exiting");
         }
         db_index = static_cast<int>(index);
         continue;
@@ -231,8 +231,9 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
       case rdb::kOpModuleAux:
         return refuse("The RDB file contains module AUX data, but keywarden loads no modules");
       case rdb::kOpFunction:
-        return refuse("The RDB file contains functions in the pre-release format of Redis 7.0 "
-                      "release candidates (opcode 246), which keywarden does not load");
+        return refuse(
+            "The RDB file contains functions in the pre-release format of Redis 7.0 "
+            "release candidates (opcode 246), which keywarden does not load");
       case rdb::kOpFunction2: {
         std::string code;
         if (!in.string(&code)) return corrupt("truncated function library");
@@ -271,8 +272,8 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
         Entry* entry = db.add(key, std::move(value));
         if (deadline != -1) db.set_expiry(entry, deadline);
         if (key_freq >= 0) {
-          entry->access_clock =
-              (access_clock::lfu_initial(now_ms) & ~uint32_t{0xff}) | static_cast<uint32_t>(key_freq);
+          entry->access_clock = (access_clock::lfu_initial(now_ms) & ~uint32_t{0xff}) |
+                                static_cast<uint32_t>(key_freq);
         } else if (idle >= 0) {
           entry->access_clock = access_clock::lru_stamp(now_ms - idle * 1000);
         }

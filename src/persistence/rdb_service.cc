@@ -113,14 +113,13 @@ std::string RdbService::background_save() {
   if (!started.ok()) {
     last_bgsave_ok_ = false;
     update_write_refusal();
-    const std::string error = std::string("Can't save in background: fork: ") +
-                              std::strerror(started.error);
+    const std::string error =
+        std::string("Can't save in background: fork: ") + std::strerror(started.error);
     log_message(LogLevel::kWarning, error);
     return error;
   }
   bgsave_scheduled_ = false;
-  log_message(LogLevel::kNotice,
-              "Background saving started by pid " + std::to_string(started.pid));
+  log_message(LogLevel::kNotice, "Background saving started by pid " + std::to_string(started.pid));
   return "";
 }
 
@@ -194,11 +193,11 @@ std::string RdbService::load_at_startup(const RdbLoadHooks& hooks) {
   if (!error.empty()) return error;
   if (missing) return "";
   if (error = install_functions(); !error.empty()) return error;
-  log_message(LogLevel::kNotice,
-              "DB loaded from disk: " +
-                  std::to_string((state_.clock().wall_ms() - started_ms) / 1000.0) +
-                  " seconds (" + std::to_string(last_load_.keys_loaded) + " keys, " +
-                  std::to_string(last_load_.keys_expired) + " expired keys skipped)");
+  log_message(
+      LogLevel::kNotice,
+      "DB loaded from disk: " + std::to_string((state_.clock().wall_ms() - started_ms) / 1000.0) +
+          " seconds (" + std::to_string(last_load_.keys_loaded) + " keys, " +
+          std::to_string(last_load_.keys_expired) + " expired keys skipped)");
   return "";
 }
 
@@ -208,8 +207,8 @@ std::string RdbService::reload() {
   Keyspace& keyspace = state_.keyspace();
   for (int i = 0; i < keyspace.database_count(); ++i) keyspace.db(i).clear();
   bool missing = false;
-  error = rdb_load_file(settings_.dbfilename, keyspace, state_.settings(),
-                        state_.clock().wall_ms(), &last_load_, &missing);
+  error = rdb_load_file(settings_.dbfilename, keyspace, state_.settings(), state_.clock().wall_ms(),
+                        &last_load_, &missing);
   if (missing) error = "the RDB file vanished before it could be loaded";
   if (error.empty()) error = install_functions();
   return error;

@@ -2,12 +2,13 @@
 // encoding through a whole image and back (with expiry), and refusal of truncated images,
 // checksum mismatches, bad lengths and duplicate keys without leaving keys behind; function
 // libraries (FUNCTION2 records) in images and AOF-format bases.
+#include "persistence/rdb_codec.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdio>
-
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <random>
 #include <string>
@@ -16,7 +17,6 @@
 #include "common/lzf.h"
 #include "persistence/aof_rewrite.h"
 #include "persistence/function_libraries.h"
-#include "persistence/rdb_codec.h"
 #include "persistence/rdb_file.h"
 #include "persistence/rdb_format.h"
 #include "storage/keyspace.h"
@@ -49,11 +49,30 @@ TEST(LzfTest, CompressRoundTrip) {
 }
 
 TEST(ListpackTest, BuildAndParse) {
-  const std::vector<std::string> elements = {
-      "0", "127", "128", "-1", "-4096", "4095", "4096", "32767", "-32768", "8388607", "-8388608",
-      "2147483647", "-2147483648", "9223372036854775807", "-9223372036854775808", "01", "-0",
-      "", "hello", std::string(63, 'a'), std::string(64, 'b'), std::string(4095, 'c'),
-      std::string(4096, 'd'), std::string(70000, 'e')};
+  const std::vector<std::string> elements = {"0",
+                                             "127",
+                                             "128",
+                                             "-1",
+                                             "-4096",
+                                             "4095",
+                                             "4096",
+                                             "32767",
+                                             "-32768",
+                                             "8388607",
+                                             "-8388608",
+                                             "2147483647",
+                                             "-2147483648",
+                                             "9223372036854775807",
+                                             "-9223372036854775808",
+                                             "01",
+                                             "-0",
+                                             "",
+                                             "hello",
+                                             std::string(63, 'a'),
+                                             std::string(64, 'b'),
+                                             std::string(4095, 'c'),
+                                             std::string(4096, 'd'),
+                                             std::string(70000, 'e')};
   ListpackBuilder builder;
   for (const auto& e : elements) builder.append(e);
   const std::string blob = builder.finish();
@@ -77,11 +96,13 @@ void fill(Keyspace& keyspace, const CommandSettings& settings) {
   db0.set_expiry(ttl, kNow + 100'000);
 
   auto list = std::make_unique<ListValue>();
-  for (int i = 0; i < 3000; ++i) list->push_back(i % 3 ? std::to_string(i) : "item" + std::to_string(i));
+  for (int i = 0; i < 3000; ++i)
+    list->push_back(i % 3 ? std::to_string(i) : "item" + std::to_string(i));
   db0.add("list", Value::make_aggregate(ValueType::kList, std::move(list)));
 
   auto intset = std::make_unique<SetValue>();
-  for (int64_t v : {-5LL, 3LL, 100000LL, 9000000000LL}) intset->add(std::to_string(v), settings.set_limits);
+  for (int64_t v : {-5LL, 3LL, 100000LL, 9000000000LL})
+    intset->add(std::to_string(v), settings.set_limits);
   db0.add("intset", Value::make_aggregate(ValueType::kSet, std::move(intset)));
   auto smallset = std::make_unique<SetValue>();
   for (const char* m : {"a", "b", "1"}) smallset->add(m, settings.set_limits);
@@ -96,7 +117,8 @@ void fill(Keyspace& keyspace, const CommandSettings& settings) {
   zset->set("c", INFINITY, settings.zset_limits);
   db0.add("zset", Value::make_aggregate(ValueType::kZSet, std::move(zset)));
   auto bigzset = std::make_unique<ZSetValue>();
-  for (int i = 0; i < 500; ++i) bigzset->set("m" + std::to_string(i), i * 0.1, settings.zset_limits);
+  for (int i = 0; i < 500; ++i)
+    bigzset->set("m" + std::to_string(i), i * 0.1, settings.zset_limits);
   db0.add("bigzset", Value::make_aggregate(ValueType::kZSet, std::move(bigzset)));
 
   auto hash = std::make_unique<HashValue>();
@@ -104,7 +126,8 @@ void fill(Keyspace& keyspace, const CommandSettings& settings) {
   hash->set("n", "42", settings.hash_limits);
   db0.add("hash", Value::make_aggregate(ValueType::kHash, std::move(hash)));
   auto bighash = std::make_unique<HashValue>();
-  for (int i = 0; i < 600; ++i) bighash->set("f" + std::to_string(i), std::string(i % 100, 'v'), settings.hash_limits);
+  for (int i = 0; i < 600; ++i)
+    bighash->set("f" + std::to_string(i), std::string(i % 100, 'v'), settings.hash_limits);
   keyspace.db(15).add("bighash", Value::make_aggregate(ValueType::kHash, std::move(bighash)));
 }
 
@@ -270,8 +293,9 @@ std::string function_records(const std::vector<std::string>& codes, bool compres
 
 const std::vector<std::string> kLibraries = {
     "#!lua name=one\nredis.register_function('f1', function() return 1 end)\n",
-    "#!lua name=two\n-- " + std::string(200, 'x') + "\nredis.register_function('f2', "
-    "function() return 2 end)\n"};
+    "#!lua name=two\n-- " + std::string(200, 'x') +
+        "\nredis.register_function('f2', "
+        "function() return 2 end)\n"};
 
 TEST(RdbFileTest, FunctionLibrariesBeforeTheKeysAndBack) {
   ManualClock clock(kNow);
@@ -286,8 +310,7 @@ TEST(RdbFileTest, FunctionLibrariesBeforeTheKeysAndBack) {
   ASSERT_NE(functions_at, std::string::npos);
   // After the AUX fields, before the first SELECTDB.
   EXPECT_GT(functions_at, image.find("aof-base"));
-  EXPECT_EQ(static_cast<uint8_t>(image[functions_at + options.functions.size()]),
-            rdb::kOpSelectDb);
+  EXPECT_EQ(static_cast<uint8_t>(image[functions_at + options.functions.size()]), rdb::kOpSelectDb);
 
   std::vector<std::string> split;
   ASSERT_TRUE(split_function_records(options.functions, &split));
@@ -318,9 +341,9 @@ TEST(AofRewriteTest, FunctionLoadCommandsBeforeTheKeys) {
   FILE* file = std::tmpfile();
   ASSERT_NE(file, nullptr);
   const int fd = fileno(file);
-  ASSERT_EQ(write_keyspace_as_commands(source, fd, kNow, false, 0,
-                                       function_records(kLibraries, false)),
-            "");
+  ASSERT_EQ(
+      write_keyspace_as_commands(source, fd, kNow, false, 0, function_records(kLibraries, false)),
+      "");
   std::string text(4096, '\0');
   const ssize_t got = ::pread(fd, text.data(), text.size(), 0);
   EXPECT_EQ(write_keyspace_as_commands(source, fd, kNow, false, 0, "\x07"),
