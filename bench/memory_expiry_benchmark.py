@@ -156,6 +156,21 @@ class Server:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+def write_json(args, load_at_start, results) -> None:
+    """Writes `results` to args.json beside what identifies the run (date, machine, binaries,
+    arguments, load average at the start and now)."""
+    meta = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "command": " ".join(sys.argv), "cpus": os.cpu_count(),
+            "machine": platform.platform(), "keywarden": args.keywarden,
+            "keywarden_version": server_version(args.keywarden), "redis": args.redis,
+            "redis_version": server_version(args.redis), "quick": args.quick,
+            "loadavg_start": load_at_start, "loadavg_end": os.getloadavg(),
+            "args": vars(args)}
+    with open(args.json, "w") as f:
+        json.dump({"meta": meta, "results": results}, f, indent=1, default=str)
+    log(f"wrote {args.json}")
+
+
 def server_version(binary: str) -> str:
     try:
         out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10)
@@ -1191,16 +1206,7 @@ def main() -> int:
     if "mass" in results and args.plot:
         plot_mass(results["mass"], args.plot)
     if args.json:
-        meta = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
-                "command": " ".join(sys.argv), "cpus": os.cpu_count(),
-                "machine": platform.platform(), "keywarden": args.keywarden,
-                "keywarden_version": server_version(args.keywarden), "redis": args.redis,
-                "redis_version": server_version(args.redis), "quick": args.quick,
-                "loadavg_start": load_at_start, "loadavg_end": os.getloadavg(),
-                "args": vars(args)}
-        with open(args.json, "w") as f:
-            json.dump({"meta": meta, "results": results}, f, indent=1, default=str)
-        log(f"wrote {args.json}")
+        write_json(args, load_at_start, results)
     return 0
 
 

@@ -43,9 +43,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
-import platform
 import random
 import signal
 import string
@@ -56,8 +54,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (HOST, Server, add_server_arguments, median,  # noqa: E402
-                     redis_version, resolve_server_arguments, server_version)
-from memory_expiry_benchmark import HEAD, Conn, encode, row, table  # noqa: E402
+                     redis_version, resolve_server_arguments)
+from memory_expiry_benchmark import HEAD, Conn, encode, row, table, write_json  # noqa: E402
 from redis_benchmark import _die_with_parent, free_port  # noqa: E402
 
 SERVERS = ("keywarden", "redis")
@@ -520,16 +518,7 @@ def main() -> int:
     if args.json:
         for res in results.values():
             res["sample"] = [[kind, repr(value), ttl] for kind, value, ttl in res["sample"]]
-        meta = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
-                "command": " ".join(sys.argv), "cpus": os.cpu_count(),
-                "machine": platform.platform(), "keywarden": args.keywarden,
-                "keywarden_version": server_version(args.keywarden), "redis": args.redis,
-                "redis_version": server_version(args.redis), "quick": args.quick,
-                "loadavg_start": load_at_start, "loadavg_end": os.getloadavg(),
-                "args": vars(args)}
-        with open(args.json, "w") as f:
-            json.dump({"meta": meta, "results": results}, f, indent=1, default=str)
-        log(f"wrote {args.json}")
+        write_json(args, load_at_start, results)
     return 0
 
 

@@ -1,6 +1,6 @@
-// Byte-string lengths for the flat "listpack" encodings of small hashes and sorted sets: LEB128
-// (7 bits a byte, low bits first, high bit = more follows), so a length under 128 costs one
-// byte. A backward length stores the same bytes in reverse order, right after an entry, so a
+// Byte-string lengths for the flat "listpack" encodings of small hashes, sorted sets and sets:
+// LEB128 (7 bits a byte, low bits first, high bit = more follows), so a length under 128 costs
+// one byte. A backward length stores the same bytes in reverse order, right after an entry, so a
 // walk can step from an entry's start back to the previous entry's start (Redis's listpack
 // "backlen" idea).
 #pragma once
@@ -22,7 +22,9 @@ inline size_t length_size(size_t length) {
   return size;
 }
 
-inline void append_length(std::string& out, size_t length) {
+// `Bytes`: std::string or any byte buffer with push_back(char).
+template <typename Bytes>
+void append_length(Bytes& out, size_t length) {
   while (length >= 0x80) {
     out.push_back(static_cast<char>((length & 0x7F) | 0x80));
     length >>= 7;

@@ -23,7 +23,8 @@ std::string_view int_text(int64_t value, char* buffer) {
 namespace {
 
 using set_value_detail::int_text;
-using set_value_detail::read_length;
+using packed::append_length;
+using packed::read_length;
 
 // Flat buffers below this size grow only to the allocator's size class (FlatBytes).
 constexpr size_t kExactFitBytes = 1024;
@@ -57,15 +58,6 @@ void write_int(char* at, uint8_t width, int64_t value) {
   } else {
     std::memcpy(at, &value, 8);
   }
-}
-
-template <typename Bytes>
-void append_length(Bytes& out, size_t length) {
-  while (length >= 0x80) {
-    out.push_back(static_cast<char>((length & 0x7F) | 0x80));
-    length >>= 7;
-  }
-  out.push_back(static_cast<char>(length));
 }
 
 size_t string_heap_bytes(const std::string& text) {

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "types/aggregate.h"
+#include "types/packed_length.h"
 #include "types/string_table.h"
 
 namespace keywarden {
@@ -170,18 +171,6 @@ class SetValue final : public Aggregate {
 
 namespace set_value_detail {
 
-// Reads a LEB128 length at `offset`, advancing it.
-inline size_t read_length(std::string_view bytes, size_t* offset) {
-  size_t length = 0;
-  int shift = 0;
-  for (;;) {
-    const auto byte = static_cast<uint8_t>(bytes[(*offset)++]);
-    length |= static_cast<size_t>(byte & 0x7F) << shift;
-    if ((byte & 0x80) == 0) return length;
-    shift += 7;
-  }
-}
-
 // Decimal text of `value` into `buffer` (at least 20 bytes); returns the view.
 std::string_view int_text(int64_t value, char* buffer);
 
@@ -210,7 +199,7 @@ void SetValue::for_each(Fn&& visit) const {
       const std::string_view bytes(flat_);
       size_t offset = 0;
       for (size_t i = 0; i < count_; ++i) {
-        const size_t length = set_value_detail::read_length(bytes, &offset);
+        const size_t length = packed::read_length(bytes, &offset);
         if (!call(bytes.substr(offset, length))) return;
         offset += length;
       }
