@@ -15,6 +15,13 @@ case "$mode" in
   *) echo "usage: $0 [release|debug|sanitize] [targets…]" >&2; exit 2 ;;
 esac
 
+# ccache, when the machine has it, makes rebuilds in other checkouts of the same tree cheap;
+# paths are hashed relative to the checkout so that worktrees share the cache.
+if command -v ccache >/dev/null 2>&1; then
+  options+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+fi
+
 if [ ! -f "$dir/build.ninja" ]; then
   cmake -S . -B "$dir" -G Ninja "${options[@]}" >/dev/null
 fi
