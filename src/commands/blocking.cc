@@ -106,9 +106,12 @@ bool parse_block_timeout(std::string_view text, int64_t now_ms, int64_t* deadlin
     *error = errors::kTimeoutNotFloat;
     return false;
   }
-  // Redis 7.0 converts seconds × 1000 to an integer by truncation; a value beyond the range
-  // of int64 becomes INT64_MIN on x86-64, hence "negative" for 1e400 or inf.
-  const long double ms = seconds * 1000.0L;
+  // Redis 7.0 rounds seconds × 1000 up to whole milliseconds (ceill), so any positive
+  // fraction, however small, waits at least a millisecond: "0.001" is 0.99999... ms in binary
+  // and must not become 0, which means "forever". A tiny negative value rounds up to 0 and
+  // waits forever, as in Redis. A value beyond the range of int64 becomes INT64_MIN on x86-64,
+  // hence "negative" for 1e400 or inf.
+  const long double ms = std::ceil(seconds * 1000.0L);
   constexpr long double kLimit = 9223372036854775808.0L;
   const int64_t whole = (std::isnan(ms) || ms >= kLimit || ms < -kLimit)
                             ? INT64_MIN

@@ -58,6 +58,49 @@ SCENARIOS: dict[str, str] = {
         A BZPOPMAX z 0.02
         A BZMPOP 0.02 1 z MIN
         """,
+    # Issue 25: "0.001" is just under 1 ms in binary; truncated to 0 it meant "forever".
+    # Redis 7.0 rounds up to whole milliseconds, so every positive fraction times out.
+    "sub-millisecond-timeouts": """
+        A BLPOP k 0.001
+        A BRPOP k 0.001
+        A BLMOVE k d LEFT RIGHT 0.001
+        A BRPOPLPUSH k d 0.001
+        A BLMPOP 0.001 1 k LEFT
+        A BZPOPMIN z 0.001
+        A BZPOPMAX z 0.001
+        A BZMPOP 0.001 1 z MIN
+        A BLPOP k 0.0001
+        A BZPOPMAX z 0.0005
+        A BLMPOP 0.0015 2 k d RIGHT COUNT 3
+        """,
+    "fractional-timeouts": """
+        A BLPOP k 0.01
+        A BRPOP k 0.01
+        A BLMOVE k d RIGHT LEFT 0.01
+        A BRPOPLPUSH k d 0.01
+        A BLMPOP 0.01 1 k RIGHT
+        A BZPOPMIN z 0.01
+        A BZPOPMAX z 0.01
+        A BZMPOP 0.01 1 z MAX
+        A BLPOP k 0.5
+        A BZMPOP 0.5 1 z MIN COUNT 2
+        """,
+    "bad-timeouts-every-command": """
+        A BRPOP k -0.5
+        A BRPOPLPUSH k d -1
+        A BLMPOP -1 1 k LEFT
+        A BZPOPMAX z -1
+        A BZMPOP -1.5 1 z MIN
+        A BRPOP k 1.5x
+        A BLMOVE k d LEFT LEFT abc
+        A BRPOPLPUSH k d 1.5.5
+        A BLMPOP nan 1 k LEFT
+        A BZPOPMAX z inf
+        A BZMPOP 1e400 1 z MIN
+        A BLPOP k 9223372036854775807
+        A BLMOVE k d LEFT LEFT -inf
+        A BZPOPMIN z 1e30
+        """,
     "bad-timeouts": """
         A BLPOP k -1
         A BLPOP k abc

@@ -106,10 +106,18 @@ TEST(ParseBlockTimeout, ReadsSecondsAsRedis70Does) {
   EXPECT_EQ(deadline, 0);
   ASSERT_TRUE(parse_block_timeout("1.5", 1000, &deadline, &error));
   EXPECT_EQ(deadline, 2500);
+  // Rounded up to whole milliseconds, as Redis 7.0 (ceill): a positive fraction waits at
+  // least 1 ms, never forever; "0.001" is just below 1 ms in binary.
   ASSERT_TRUE(parse_block_timeout("0.0001", 1000, &deadline, &error));
-  EXPECT_EQ(deadline, 0);  // truncated to 0 ms: waits forever, as Redis 7.0
+  EXPECT_EQ(deadline, 1001);
+  ASSERT_TRUE(parse_block_timeout("0.001", 1000, &deadline, &error));
+  EXPECT_EQ(deadline, 1001);
+  ASSERT_TRUE(parse_block_timeout("0.01", 1000, &deadline, &error));
+  EXPECT_EQ(deadline, 1010);
+  ASSERT_TRUE(parse_block_timeout("0.5", 1000, &deadline, &error));
+  EXPECT_EQ(deadline, 1500);
   ASSERT_TRUE(parse_block_timeout("-0.0001", 1000, &deadline, &error));
-  EXPECT_EQ(deadline, 0);
+  EXPECT_EQ(deadline, 0);  // rounds up to 0 ms: waits forever, as Redis 7.0
   ASSERT_TRUE(parse_block_timeout("0x10", 1000, &deadline, &error));
   EXPECT_EQ(deadline, 17000);
   ASSERT_TRUE(parse_block_timeout("9223372036854775", 1000, &deadline, &error));
