@@ -114,7 +114,7 @@ int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_
     return 0;
   }
   if (!server_.write_refusal().empty() &&
-      (command->has(kWrite) || is_command(command, "ping"))) {
+      ((server_.command_flags(*command, args) & kWrite) != 0 || is_command(command, "ping"))) {
     refuse(session, command, reply, server_.write_refusal());
     return 0;
   }

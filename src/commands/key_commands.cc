@@ -187,11 +187,17 @@ void scan_command(CommandContext& ctx) {
 // Draws until a live key turns up, deleting the expired ones drawn, as Redis does. A database
 // made mostly of expired keys would make that a long walk of single deletions; past a fixed
 // number of draws the due keys are taken from the front of the expiry index instead (the work
-// the active cycle would do anyway), after which any draw is a live key.
+// the active cycle would do anyway), after which any draw is a live key. While CLIENT PAUSE
+// holds expiry nothing can be deleted: past that number of draws the key drawn is returned even
+// if expired (Redis 7.0 loops for ever there; later versions return it, as replicas do).
 void randomkey_command(CommandContext& ctx) {
   Database& db = ctx.db();
   std::mt19937_64& rng = ctx.server.keyspace().rng();
   for (int draws = 0;; ++draws) {
+    if (draws >= kRandomKeyDraws && db.expiry_held()) {
+      Entry* entry = db.random_entry(rng);
+      return entry == nullptr ? ctx.reply.null() : ctx.reply.bulk(entry->key());
+    }
     if (draws == kRandomKeyDraws) {
       ExpiryIndex& index = db.expiry_index();
       while (!index.empty() && index.front_deadline() < ctx.now_ms) db.expire(index.front());

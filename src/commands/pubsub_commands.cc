@@ -231,7 +231,9 @@ void pubsub_help_command(CommandContext& ctx) {
 }
 
 constexpr uint32_t kSubscribeFlags = kPubSub | kNoScript | kLoading | kStale;
-constexpr uint32_t kPublishFlags = kPubSub | kLoading | kStale | kFast;
+// may-replicate (not shown by COMMAND in 7.0): CLIENT PAUSE WRITE holds PUBLISH back, and a
+// read-only script may not call it.
+constexpr uint32_t kPublishFlags = kPubSub | kLoading | kStale | kFast | kMayReplicate;
 constexpr uint32_t kIntrospectionFlags = kPubSub | kLoading | kStale;
 
 constexpr CommandSpec kPubSubSubcommands[] = {

@@ -4,8 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "commands/blocking.h"
 #include "commands/command_table.h"
@@ -129,6 +132,15 @@ class ServerState final : public KeyspaceListener {
   // failed background save under stop-writes-on-bgsave-error.
   std::string_view write_refusal() const { return write_refusal_; }
   void set_write_refusal(std::string_view text) { write_refusal_ = text; }
+  // The flags `command` runs with for `args`: the table's, except for a script that declares
+  // flags (EVAL with a shebang, FCALL), whose write/denyoom/stale/may-replicate flags follow
+  // the declaration, as Redis's getCommandFlags. The scripting layer installs the rule.
+  using CommandFlagsRule =
+      std::function<uint32_t(const Command&, std::span<const std::string_view>)>;
+  void set_command_flags_rule(CommandFlagsRule rule) { command_flags_rule_ = std::move(rule); }
+  uint32_t command_flags(const Command& command, std::span<const std::string_view> args) const {
+    return command_flags_rule_ ? command_flags_rule_(command, args) : command.spec->flags;
+  }
   std::string_view busy_reply() const { return busy_reply_; }
   void set_busy_reply(std::string_view text) { busy_reply_ = text; }
   // Counts an error reply under its code (the first word: "ERR", "WRONGTYPE"…).
@@ -166,6 +178,7 @@ class ServerState final : public KeyspaceListener {
   std::string_view busy_reply_;
   RdbService* rdb_ = nullptr;
   std::string_view write_refusal_;
+  CommandFlagsRule command_flags_rule_;
 };
 
 }  // namespace keywarden

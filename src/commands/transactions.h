@@ -58,6 +58,7 @@ class ClientTransaction {
   size_t queued_count() const { return queue_.size(); }
   // EXEC runs them in place: they stay queued (and counted) until it ends, as in Redis.
   std::vector<QueuedCommand>& queue() { return queue_; }
+  const std::vector<QueuedCommand>& queue() const { return queue_; }
   const std::vector<WatchedKey>& watched() const { return watched_; }
   // Bytes held by the queued arguments and the watch records (CLIENT LIST multi-mem=).
   size_t memory_overhead() const;

@@ -11,6 +11,7 @@
 
 #include "common/number.h"
 #include "persistence/function_libraries.h"
+#include "persistence/rdb_file.h"
 #include "types/hash_value.h"
 #include "types/list_value.h"
 #include "types/set_value.h"
@@ -162,7 +163,7 @@ std::string write_keyspace_as_commands(const Keyspace& keyspace, int fd, int64_t
         out.bulk(key);
         out.bulk(std::to_string(deadline_ms));
       }
-      if (key_delay_us > 0) usleep(static_cast<useconds_t>(key_delay_us));
+      if (key_delay_us != 0) debug_key_delay(key_delay_us);
       return out.failed() == 0;
     });
     if (out.failed() != 0) break;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -74,6 +75,7 @@ void write_image(RdbWriter& out, const Keyspace& keyspace, const RdbSaveOptions&
       out.byte(RdbWriter::object_type(entry->value));
       out.string(entry->key());
       out.object_body(entry->value);
+      if (options.key_save_delay_us != 0) debug_key_delay(options.key_save_delay_us);
       return !out.failed();
     });
   }
@@ -87,6 +89,11 @@ void write_image(RdbWriter& out, const Keyspace& keyspace, const RdbSaveOptions&
 std::string errno_text(int error) { return std::strerror(error); }
 
 }  // namespace
+
+void debug_key_delay(int64_t usec) {
+  if (usec < 0) usec = (std::rand() % -usec) == 0 ? 1 : 0;
+  if (usec > 0) ::usleep(static_cast<useconds_t>(usec));
+}
 
 std::string rdb_save_to_fd(int fd, const Keyspace& keyspace, const RdbSaveOptions& options) {
   int write_errno = 0;

@@ -34,7 +34,16 @@ struct RdbSaveOptions {
   // FUNCTION2 records written before the keys (function_libraries.h gathers them in the
   // parent, before any fork).
   std::string functions;
+  // rdb-key-save-delay: microseconds slept after each key (see debug_key_delay), so that tests
+  // and operators can watch a save in progress and interrupt it. Applies to every image
+  // written from the keyspace: SAVE, BGSAVE, the RDB base of an AOF rewrite.
+  int64_t key_save_delay_us = 0;
 };
+
+// Redis's per-key test delay (rdb-key-save-delay, key-load-delay in Redis): a positive value
+// sleeps that many microseconds; a negative -n sleeps 1 µs once every n calls on average,
+// since even the shortest sleep costs a system call. 0 does nothing.
+void debug_key_delay(int64_t usec);
 
 struct RdbLoadStats {
   uint64_t keys_loaded = 0;

@@ -31,6 +31,7 @@ std::string RdbService::save_options(int64_t now_ms, RdbSaveOptions* out) const 
   options.maxmemory_policy = state_.settings().maxmemory_policy;
   options.lfu_decay_time = state_.settings().lfu_decay_time;
   options.used_memory = memory_gauge_ ? memory_gauge_() : 0;
+  options.key_save_delay_us = settings_.key_save_delay;
   std::string error;
   if (state_.dispatcher() != nullptr &&
       !dump_function_libraries(*state_.dispatcher(), &options.functions, &error)) {
@@ -123,9 +124,9 @@ std::string RdbService::background_save() {
   return "";
 }
 
-void RdbService::background_done(bool success, int64_t duration_ms) {
-  last_bgsave_duration_s_ = duration_ms / 1000;
-  if (success) {
+void RdbService::background_done(const ForkChild::Exit& exit) {
+  last_bgsave_duration_s_ = exit.duration_ms / 1000;
+  if (exit.success()) {
     log_message(LogLevel::kNotice, "Background saving terminated with success");
     // Writes that arrived while the child ran are not in the file.
     const uint64_t dirty = state_.stats().dirty;
@@ -134,8 +135,16 @@ void RdbService::background_done(bool success, int64_t duration_ms) {
     last_bgsave_ok_ = true;
     ++saves_;
   } else {
-    log_message(LogLevel::kWarning, "Background saving error");
-    last_bgsave_ok_ = false;
+    ::unlink(("temp-" + std::to_string(exit.pid) + ".rdb").c_str());
+    if (exit.signal == 0) {
+      log_message(LogLevel::kWarning, "Background saving error");
+      last_bgsave_ok_ = false;
+    } else {
+      log_message(LogLevel::kWarning,
+                  "Background saving terminated by signal " + std::to_string(exit.signal));
+      // Killed on purpose (SIGUSR1) is not an error, as in Redis.
+      if (exit.signal != SIGUSR1) last_bgsave_ok_ = false;
+    }
   }
   update_write_refusal();
 }
@@ -152,25 +161,14 @@ void RdbService::kill_background_save() {
   ::unlink(("temp-" + std::to_string(pid) + ".rdb").c_str());
 }
 
-void RdbService::cron(int64_t now_ms) {
-  if (ForkChild::active()) {
-    // Another kind of child (an AOF rewrite) is reaped by its owner, not here.
-    if (ForkChild::kind() != ForkChild::Kind::kRdb) return;
-    if (auto exit = ForkChild::poll()) {
-      if (!exit->success()) ::unlink(("temp-" + std::to_string(exit->pid) + ".rdb").c_str());
-      background_done(exit->success(), exit->duration_ms);
-      // Killed on purpose (SIGUSR1) is not an error, as in Redis.
-      if (exit->signal == SIGUSR1) {
-        last_bgsave_ok_ = true;
-        update_write_refusal();
-      }
-    }
-    return;
-  }
-  if (bgsave_scheduled_) {
-    background_save();
-    return;
-  }
+void RdbService::start_scheduled_save(int64_t now_ms) {
+  if (!bgsave_scheduled_ || ForkChild::active()) return;
+  if (!last_bgsave_ok_ && now_ms / 1000 - last_bgsave_try_s_ <= kBgsaveRetryDelaySeconds) return;
+  background_save();
+}
+
+void RdbService::check_save_points(int64_t now_ms) {
+  if (ForkChild::active()) return;
   const int64_t now_s = now_ms / 1000;
   const uint64_t dirty = state_.stats().dirty;
   for (const SavePoint& point : settings_.save_points) {

@@ -8,8 +8,11 @@
 // configured and stop-writes-on-bgsave-error on, makes the dispatcher refuse writes with
 // -MISCONF until a save succeeds (ServerState::write_refusal).
 //
-// The server layer owns one RdbService, registers its settings as config directives and calls
-// cron() from its own cron. Commands reach it through ServerState::rdb().
+// The server layer owns one RdbService, registers its settings as config directives and drives
+// it from its cron: it reaps the fork child whatever its kind and hands an RDB child's end to
+// background_done(), then starts scheduled work (start_scheduled_save) and due save points
+// (check_save_points). Reaping lives in one place so that work scheduled behind a child starts
+// however that child ended. Commands reach the service through ServerState::rdb().
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "commands/server_state.h"
+#include "persistence/fork_child.h"
 #include "persistence/rdb_file.h"
 
 namespace keywarden {
@@ -33,6 +37,8 @@ struct RdbSettings {
   bool compression = true;
   bool checksum = true;
   bool stop_writes_on_bgsave_error = true;
+  // rdb-key-save-delay: microseconds slept after each key a save writes (RdbSaveOptions).
+  int64_t key_save_delay = 0;
 };
 
 class RdbService {
@@ -56,9 +62,15 @@ class RdbService {
   bool bgsave_scheduled() const { return bgsave_scheduled_; }
   bool bgsave_in_progress() const;
 
-  // From the server cron: reaps a finished child, starts a scheduled save, and a save whose
-  // save point is due (and, after a failed one, not sooner than 5 seconds later, as Redis).
-  void cron(int64_t now_ms);
+  // From the server cron, while no child runs: starts a save whose save point is due (after a
+  // failed one, not sooner than 5 seconds later, as Redis).
+  void check_save_points(int64_t now_ms);
+  // From the server cron, while no child runs: starts the save BGSAVE SCHEDULE asked for (after
+  // a failed save, not sooner than 5 seconds later, as Redis).
+  void start_scheduled_save(int64_t now_ms);
+  // The RDB child the server reaped: logs its end as Redis does, updates the status INFO
+  // reports and the MISCONF refusal, removes its temp file when it failed.
+  void background_done(const ForkChild::Exit& exit);
   // Reaps the child synchronously when one is running (shutdown): kills it.
   void kill_background_save();
 
@@ -85,7 +97,6 @@ class RdbService {
   // emptied again and the reason returned.
   std::string install_functions();
   void update_write_refusal();
-  void background_done(bool success, int64_t duration_ms);
 
   ServerState& state_;
   RdbSettings settings_;

@@ -189,6 +189,9 @@ void function_help_command(CommandContext& ctx) {
 }
 
 constexpr uint32_t kEvalFlags = kNoScript | kStale | kSkipMonitor | kNoMandatoryKeys | kMovableKeys;
+// EVAL, EVALSHA and FCALL may replicate (CLIENT PAUSE WRITE holds them back) unless their script
+// declares flags (ServerState::command_flags); the _RO variants never do.
+constexpr uint32_t kEvalWriteFlags = kEvalFlags | kMayReplicate;
 constexpr std::string_view kEvalComplexity = "Depends on the script that is executed.";
 
 constexpr CommandSpec kScriptSubcommands[] = {
@@ -240,16 +243,16 @@ constexpr CommandSpec kFunctionSubcommands[] = {
 };
 
 constexpr CommandSpec kEvalCommands[] = {
-    {"fcall", -3, kEvalFlags, 0, 0, 0, kAclScripting, fcall_command, "scripting", "7.0.0",
+    {"fcall", -3, kEvalWriteFlags, 0, 0, 0, kAclScripting, fcall_command, "scripting", "7.0.0",
      "Invoke a function", "Depends on the function that is executed.", {}, numkeys_keys<2>},
     {"fcall_ro", -3, kEvalFlags | kReadonly, 0, 0, 0, kAclScripting, fcall_ro_command,
      "scripting", "7.0.0", "Invoke a read-only function",
      "Depends on the function that is executed.", {}, numkeys_keys<2>},
     {"function", -2, 0, 0, 0, 0, kAclScripting, nullptr, "scripting", "7.0.0",
      "A container for function commands", "Depends on subcommand.", kFunctionSubcommands},
-    {"eval", -3, kEvalFlags, 0, 0, 0, kAclScripting, eval_command, "scripting", "2.6.0",
+    {"eval", -3, kEvalWriteFlags, 0, 0, 0, kAclScripting, eval_command, "scripting", "2.6.0",
      "Execute a Lua script server side", kEvalComplexity, {}, numkeys_keys<2>},
-    {"evalsha", -3, kEvalFlags, 0, 0, 0, kAclScripting, evalsha_command, "scripting", "2.6.0",
+    {"evalsha", -3, kEvalWriteFlags, 0, 0, 0, kAclScripting, evalsha_command, "scripting", "2.6.0",
      "Execute a Lua script server side", kEvalComplexity, {}, numkeys_keys<2>},
     {"eval_ro", -3, kEvalFlags | kReadonly, 0, 0, 0, kAclScripting, eval_ro_command,
      "scripting", "7.0.0", "Execute a read-only Lua script server side", kEvalComplexity, {},

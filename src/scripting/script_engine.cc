@@ -83,32 +83,53 @@ ScriptEngine::ScriptEngine(ServerState& server) : server_(server) {
       [this](const Command& command, std::span<const std::string_view> args) {
         return script_denies_oom(command, args);
       });
+  server_.set_command_flags_rule(
+      [this](const Command& command, std::span<const std::string_view> args) {
+        return script_command_flags(command, args);
+      });
+}
+
+std::optional<uint32_t> ScriptEngine::declared_script_flags(
+    const Command& command, std::span<const std::string_view> args) {
+  if (command.parent != nullptr || args.size() < 2) return std::nullopt;
+  const std::string_view name = command.spec->name;
+  if (name == "fcall" || name == "fcall_ro") {
+    auto found = functions_.find(std::string(args[1]));
+    if (found == functions_.end()) return std::nullopt;
+    return found->second.flags;
+  }
+  if (name == "eval" || name == "eval_ro" || name == "evalsha" || name == "evalsha_ro") {
+    const bool by_sha = name.starts_with("evalsha");
+    auto found = scripts_.find(by_sha ? lowercase(args[1]) : sha1_hex(args[1]));
+    if (found != scripts_.end()) return found->second.flags;
+    // Not compiled yet: the shebang alone says, as Redis reads it before running.
+    ScriptShebang shebang;
+    std::string error;
+    if (by_sha || !parse_script_shebang(args[1], &shebang, &error)) return std::nullopt;
+    return shebang.flags;
+  }
+  return std::nullopt;
+}
+
+uint32_t ScriptEngine::script_command_flags(const Command& command,
+                                            std::span<const std::string_view> args) {
+  uint32_t flags = command.spec->flags;
+  const std::optional<uint32_t> declared = declared_script_flags(command, args);
+  if (!declared || (*declared & kScriptEvalCompatMode) != 0) return flags;
+  // A script that declares flags is judged by them alone: it may replicate only what it
+  // writes, so may-replicate goes, and write, denyoom and stale follow the declaration.
+  flags &= ~(kStale | kDenyOom | kWrite | kMayReplicate);
+  if ((*declared & (kScriptAllowOom | kScriptNoWrites)) == 0) flags |= kDenyOom;
+  if ((*declared & kScriptNoWrites) == 0) flags |= kWrite;
+  if ((*declared & kScriptAllowStale) != 0) flags |= kStale;
+  return flags;
 }
 
 int ScriptEngine::script_denies_oom(const Command& command,
                                     std::span<const std::string_view> args) {
-  if (command.parent != nullptr || args.size() < 2) return -1;
-  const std::string_view name = command.spec->name;
-  uint32_t flags;
-  if (name == "fcall" || name == "fcall_ro") {
-    auto found = functions_.find(std::string(args[1]));
-    if (found == functions_.end()) return -1;
-    flags = found->second.flags;
-  } else if (name == "eval" || name == "eval_ro" || name == "evalsha" || name == "evalsha_ro") {
-    const bool by_sha = name.starts_with("evalsha");
-    auto found = scripts_.find(by_sha ? lowercase(args[1]) : sha1_hex(args[1]));
-    if (found != scripts_.end()) {
-      flags = found->second.flags;
-    } else {
-      // Not compiled yet: the shebang alone says, as Redis reads it before running.
-      ScriptShebang shebang;
-      std::string error;
-      if (by_sha || !parse_script_shebang(args[1], &shebang, &error)) return -1;
-      flags = shebang.flags;
-    }
-  } else {
-    return -1;
-  }
+  const std::optional<uint32_t> declared = declared_script_flags(command, args);
+  if (!declared) return -1;
+  const uint32_t flags = *declared;
   if (flags & kScriptEvalCompatMode) return -1;
   // no-writes implies allow-oom.
   return (flags & (kScriptAllowOom | kScriptNoWrites)) == 0 ? 1 : 0;
@@ -126,6 +147,7 @@ bool ScriptEngine::oom_allows_start(CommandContext& ctx, uint32_t flags) {
 }
 
 ScriptEngine::~ScriptEngine() {
+  server_.set_command_flags_rule(nullptr);
   close_state();
   if (server_.scripting() == this) server_.set_scripting(nullptr);
 }
@@ -437,7 +459,9 @@ std::string_view ScriptEngine::refuse_reason(const Command* command, size_t argc
     return "Wrong number of args calling Redis command from script";
   }
   if (command->has(kNoScript)) return "This Redis command is not allowed from script";
-  if (command->has(kWrite) && run_->read_only) {
+  // May-replicate commands (PUBLISH…) count as writes here, as in Redis 7.0: a read-only
+  // script is one CLIENT PAUSE WRITE lets run, so it must not replicate anything.
+  if ((command->has(kWrite) || command->has(kMayReplicate)) && run_->read_only) {
     return "Write commands are not allowed from read-only scripts.";
   }
   return {};
@@ -485,6 +509,16 @@ bool ScriptEngine::call_command(lua_State* lua) {
     // Counted now, as Redis counts a refused command, and not again when passed on.
     server_.count_error("ERR");
     push_error_table(lua, refused);
+    lua_pushboolean(lua, 1);
+    lua_setfield(lua, -2, kIgnoreErrorStats);
+    return false;
+  }
+  // A failed save under stop-writes-on-bgsave-error (-MISCONF) refuses the script's first
+  // write; once it has written it cannot stop half-way, as in Redis 7.0.
+  if (command->has(kWrite) && !run_->wrote && !server_.write_refusal().empty()) {
+    const std::string refusal(server_.write_refusal());
+    server_.count_error(refusal);
+    push_error_table(lua, "-" + refusal);
     lua_pushboolean(lua, 1);
     lua_setfield(lua, -2, kIgnoreErrorStats);
     return false;

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -110,6 +111,13 @@ class ScriptEngine {
   // its script's declared flags (1, 0, or -1 when it has none or is unknown), and whether a
   // script with `flags` may start while memory was over the limit (replies -OOM when not).
   int script_denies_oom(const Command& command, std::span<const std::string_view> args);
+  // The flags a script declares for EVAL…/FCALL… with `args` (kScriptEvalCompatMode when it
+  // declares none); nullopt when `command` runs no script or the script is unknown.
+  std::optional<uint32_t> declared_script_flags(const Command& command,
+                                                std::span<const std::string_view> args);
+  // ServerState::command_flags for scripts: the command's flags as the script's declaration
+  // turns them (Redis's scriptFlagsToCmdFlags).
+  uint32_t script_command_flags(const Command& command, std::span<const std::string_view> args);
   bool oom_allows_start(CommandContext& ctx, uint32_t flags);
   struct CachedScript {
     std::string body;

@@ -70,7 +70,7 @@ void append_client_info_at(std::string& out, const Connection& connection, int64
   if (connection.monitor()) flags += 'O';
   if (session.subscribed()) flags += 'P';
   if (session.transaction.in_multi()) flags += 'x';
-  if (session.blocked.blocked()) flags += 'b';
+  if (session.blocked.blocked() || connection.held_by_pause()) flags += 'b';
   if (session.transaction.dirty_cas()) flags += 'd';
   if (session.close_after_reply) flags += 'c';
   if (connection.close_asap()) flags += 'A';

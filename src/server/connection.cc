@@ -177,7 +177,14 @@ void Connection::end_blocked(std::string_view error) {
   server_.resume_later(this);
 }
 
+void Connection::set_held_by_pause(bool held) {
+  if (held == held_by_pause_) return;
+  held_by_pause_ = held;
+  server_.pause_hold_changed(held ? 1 : -1);
+}
+
 void Connection::process_query_buffer() {
+  set_held_by_pause(false);
   // A blocked client's further commands wait in the buffer until it is served.
   while (!closed() && !session_.close_after_reply && !close_asap_ &&
          !session_.blocked.blocked() && !query_.empty()) {
@@ -206,7 +213,10 @@ void Connection::process_query_buffer() {
       std::span<const std::string_view> args(batch_args_.data() + queued.first_arg,
                                              queued.arg_count);
       // Stop before a command that CLIENT PAUSE holds back; resume() re-parses from here.
-      if (queued.command != nullptr && server_.clients_paused_for(*queued.command)) {
+      if (queued.command != nullptr &&
+          server_.clients_paused_for(*queued.command, args, session_)) {
+        set_held_by_pause(true);
+        session_.last_command = queued.command;  // CLIENT LIST cmd=, as Redis shows it
         query_.consume(done);
         parser_.reset();
         finish_processing();

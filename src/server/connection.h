@@ -95,6 +95,9 @@ class Connection final : public EventHandler, public Subscriber {
   void set_monitor(bool on) { monitor_ = on; }
   // Stops reading while paused (CLIENT PAUSE); resumes processing what is buffered.
   void resume();
+  // Holding a command back for CLIENT PAUSE: counted as blocked (INFO blocked_clients,
+  // CLIENT LIST flags=b), as Redis 7.0 counts its postponed clients.
+  bool held_by_pause() const { return held_by_pause_; }
   // A blocked client: runs its command again now that a key it waits on is ready (see
   // commands/blocking.h).
   void retry_blocked();
@@ -113,6 +116,7 @@ class Connection final : public EventHandler, public Subscriber {
   bool pending_write = false;  // queued on the server's write list
 
  private:
+  void set_held_by_pause(bool held);
   void read_from_socket();
   void process_query_buffer();
   void prefetch_batch();
@@ -121,6 +125,7 @@ class Connection final : public EventHandler, public Subscriber {
   void watch_for(uint32_t events);
 
   Server& server_;
+  bool held_by_pause_ = false;
   int fd_;
   std::string peer_;
   std::string local_;

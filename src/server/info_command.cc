@@ -202,7 +202,9 @@ void clients_section(InfoText& info, Server& server) {
   info.field("client_recent_max_input_buffer", max_input);
   info.field("client_recent_max_output_buffer", max_output);
   const BlockingRegistry& blocking = server.state().blocking();
-  info.field("blocked_clients", blocking.blocked_count());
+  // Clients held by CLIENT PAUSE count as blocked, as in Redis 7.0 (tooling waits on it).
+  info.field("blocked_clients", blocking.blocked_count() +
+                                    static_cast<uint64_t>(server.clients_held_by_pause()));
   info.field("tracking_clients", 0);
   info.field("clients_in_timeout_table", blocking.timed_count());
 }

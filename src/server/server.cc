@@ -403,8 +403,8 @@ void Server::register_config() {
          }});
   register_aof_config();
   c.add_integer("key-load-delay", &settings_.key_load_delay, INT32_MIN, INT32_MAX);
-  c.add_integer("rdb-key-save-delay", &settings_.rdb_key_save_delay, INT32_MIN, INT32_MAX);
   RdbSettings& rdb = rdb_->settings();
+  c.add_integer("rdb-key-save-delay", &rdb.key_save_delay, INT32_MIN, INT32_MAX);
   c.add_string("dbfilename", &rdb.dbfilename);
   c.add_bool("rdbcompression", &rdb.compression);
   c.add_bool("rdbchecksum", &rdb.checksum);
@@ -655,6 +655,7 @@ RdbSaveOptions Server::rewrite_rdb_options() {
   options.lfu_decay_time = state_.settings().lfu_decay_time;
   options.used_memory = used_memory();
   options.aof_base = true;
+  options.key_save_delay_us = rdb_->settings().key_save_delay;
   // A failure here (none is expected: FUNCTION DUMP only reads) leaves the libraries out; it
   // is logged.
   std::string error;
@@ -683,7 +684,7 @@ std::string Server::rewrite_append_only() {
   }
   const std::string directory = aof_->directory();
   const bool timestamp = settings_.aof.timestamp_enabled;
-  const int64_t key_delay_us = settings_.rdb_key_save_delay;
+  const int64_t key_delay_us = rdb_->settings().key_save_delay;
   const int64_t now_ms = clock_.wall_ms();
   const Keyspace& keyspace = state_.keyspace();
   // aof-use-rdb-preamble: the base is an RDB image (smaller, faster to load), as Redis 7.
@@ -728,16 +729,20 @@ void Server::rewrite_child_done(const ForkChild::Exit& exit) {
       aof_->path_of("temp-rewriteaof-bg-" + std::to_string(exit.pid) + ".aof");
   std::string problem;
   if (!exit.success()) {
-    problem = exit.signal != 0 ? "killed by signal " + std::to_string(exit.signal)
-                               : "exited with code " + std::to_string(exit.exit_code);
+    // Redis's wording, which log scrapers match.
+    problem = exit.signal != 0
+                  ? "Background AOF rewrite terminated by signal " + std::to_string(exit.signal)
+                  : "Background AOF rewrite terminated with error";
+    log_message(LogLevel::kWarning, problem);
+    unlink(temp.c_str());
   } else {
     // Written data goes to disk before the manifest says the new base is in force.
     aof_->flush(true);
     problem = aof_->install_rewritten_base(temp, rewrite_rdb_format_);
-  }
-  if (!problem.empty()) {
-    unlink(temp.c_str());
-    log_message(LogLevel::kWarning, "Background AOF rewrite failed: " + problem);
+    if (!problem.empty()) {
+      unlink(temp.c_str());
+      log_message(LogLevel::kWarning, "Background AOF rewrite failed: " + problem);
+    }
   }
   finish_rewrite(problem.empty());
   // An AOF switched on at run time has no base until its first rewrite succeeds: until then
@@ -923,6 +928,7 @@ void Server::connection_closed(Connection* connection) {
   client_memory_ -= connection->reported_memory;
   connection->reported_memory = 0;
   if (connection->monitor()) std::erase(monitors_, connection->id());
+  if (connection->held_by_pause()) --clients_held_by_pause_;
 }
 
 void Server::serve_blocked_clients() {
@@ -1024,7 +1030,7 @@ void Server::cron() {
     if (table.rehashing()) table.rehash_for(std::chrono::microseconds(1000));
   }
   close_idle_clients();
-  rdb_->cron(clock_.wall_ms());
+  child_cron();
   aof_cron();
 
   NetworkStats& stats = network_stats_;
@@ -1048,20 +1054,35 @@ void Server::cron() {
   peak_memory_ = std::max(peak_memory_, used_memory());
 }
 
-void Server::aof_cron() {
-  if (ForkChild::active() && ForkChild::kind() == ForkChild::Kind::kAof) {
-    if (std::optional<ForkChild::Exit> exit = ForkChild::poll()) rewrite_child_done(*exit);
+void Server::child_cron() {
+  // Work scheduled behind a child (BGREWRITEAOF during a BGSAVE, BGSAVE SCHEDULE during a
+  // rewrite) starts once no child runs, however the last one ended: reaping is done here
+  // alone, for both kinds, and what was scheduled is looked at after it. Redis's order: the
+  // scheduled rewrite, the reaping, save points, the scheduled save.
+  const int64_t now_ms = clock_.wall_ms();
+  AofRewriteStats& rewrite = aof_->rewrite_stats();
+  if (!ForkChild::active() && rewrite.scheduled && !rewrite.in_progress) rewrite_append_only();
+  if (ForkChild::active()) {
+    if (std::optional<ForkChild::Exit> exit = ForkChild::poll()) {
+      if (exit->kind == ForkChild::Kind::kAof) {
+        rewrite_child_done(*exit);
+      } else {
+        rdb_->background_done(*exit);
+      }
+    }
+  } else {
+    rdb_->check_save_points(now_ms);
   }
+  rdb_->start_scheduled_save(now_ms);
+}
+
+void Server::aof_cron() {
   if (!aof_->is_open()) return;
   aof_->cron();
   // Automatic rewrite once the files grew by auto-aof-rewrite-percentage over their size
   // after the last rewrite (or load), and are at least auto-aof-rewrite-min-size.
   const AofSettings& aof = settings_.aof;
   AofRewriteStats& stats = aof_->rewrite_stats();
-  if (stats.scheduled && !stats.in_progress && !ForkChild::active()) {
-    rewrite_append_only();
-    return;
-  }
   if (aof.rewrite_percentage <= 0 || stats.in_progress || ForkChild::active()) return;
   const int64_t size = aof_->current_size();
   const int64_t base = std::max<int64_t>(aof_->base_size(), 1);
@@ -1223,18 +1244,33 @@ void Server::pause_clients(int64_t deadline_ms, bool write_only) {
   if (deadline_ms <= now) return;
   pause_deadline_ms_ = deadline_ms;
   pause_write_only_ = write_only;
+  // Both kinds of pause keep the dataset still, as Redis 7.0: no deletion by expiry (expired
+  // keys are hidden, not deleted) and no eviction until the pause ends.
+  state_.keyspace().set_expiry_held(true);
 }
 
 void Server::unpause_clients() {
   pause_deadline_ms_ = 0;
   pause_write_only_ = false;
   resume_pending_ = true;
+  state_.keyspace().set_expiry_held(false);
 }
 
-bool Server::clients_paused_for(const Command& command) const {
+bool Server::clients_paused_for(const Command& command, std::span<const std::string_view> args,
+                                const ClientSession& session) const {
   if (pause_deadline_ms_ == 0) return false;
   if (!pause_write_only_) return true;
-  return command.has(kWrite) || command.has(kMayReplicate);
+  constexpr uint32_t kMayWrite = kWrite | kMayReplicate;
+  if ((state_.command_flags(command, args) & kMayWrite) != 0) return true;
+  if (command.parent != nullptr || command.spec->name != "exec" ||
+      !session.transaction.in_multi()) {
+    return false;
+  }
+  for (const QueuedCommand& queued : session.transaction.queue()) {
+    std::vector<std::string_view> queued_args(queued.args.begin(), queued.args.end());
+    if ((state_.command_flags(*queued.command, queued_args) & kMayWrite) != 0) return true;
+  }
+  return false;
 }
 
 void LatencyHistogram::record(int64_t nanoseconds) {

@@ -61,7 +61,6 @@ struct ServerSettings {
   std::string save = "3600 1 300 100 60 10000";
   AofSettings aof;  // appendonly, appendfilename, appendfsync, aof-* …
   int64_t key_load_delay = 0;  // microseconds per loaded key or command (negative: nanoseconds)
-  int64_t rdb_key_save_delay = 0;  // microseconds per key written by a fork child (tests)
   int64_t slowlog_log_slower_than = 10000;
   int64_t slowlog_max_len = 128;
   int64_t latency_monitor_threshold = 0;
@@ -227,7 +226,14 @@ class Server final : public ServerHost {
   // The end of the pause in force (0 when none) and whether it holds back writes only.
   int64_t pause_deadline_ms() const { return pause_deadline_ms_; }
   bool pause_write_only() const { return pause_write_only_; }
-  bool clients_paused_for(const Command& command) const;
+  // Whether CLIENT PAUSE holds back `command` (with `args`, from `session`): every command
+  // under a pause of ALL; under WRITE those that may write or replicate, judged by the flags
+  // a script declares and, for EXEC, by what the transaction queued.
+  bool clients_paused_for(const Command& command, std::span<const std::string_view> args,
+                          const ClientSession& session) const;
+  // Connections holding a command back for the pause (Connection::held_by_pause).
+  void pause_hold_changed(int delta) { clients_held_by_pause_ += delta; }
+  int64_t clients_held_by_pause() const { return clients_held_by_pause_; }
 
   // Live bytes held from the allocator (storage/memory_accounting.h): a few loads, cheap
   // enough to check before every command.
@@ -277,6 +283,8 @@ class Server final : public ServerHost {
   std::string reopen_tcp_listeners();
   void register_config();
   void register_aof_config();
+  // Reaps the fork child (either kind) and starts what was scheduled behind it.
+  void child_cron();
   void aof_cron();
   void finish_rewrite(bool ok);
   // An AOF base in RDB format: rdbcompression/rdbchecksum, the aof-base AUX field.
@@ -316,6 +324,7 @@ class Server final : public ServerHost {
   int64_t pause_deadline_ms_ = 0;
   bool pause_write_only_ = false;
   bool resume_pending_ = false;  // paused clients to run at the next before_sleep
+  int64_t clients_held_by_pause_ = 0;
   std::vector<uint64_t> resume_ids_;  // unblocked clients to run at the next before_sleep
   bool shutting_down_ = false;
   size_t peak_memory_ = 0;

@@ -115,7 +115,12 @@ Entry* Database::lookup(std::string_view key, int64_t now_ms) {
   return entry;
 }
 
+void Database::drop_hidden_expired(std::string_view key) {
+  if (Entry* hidden = table_.find(key)) expire_now(hidden);
+}
+
 Entry* Database::add(std::string_view key, Value value) {
+  if (expiry_held_) drop_hidden_expired(key);
   Entry* entry = Entry::create(key, std::move(value));
   if (new_entry_access_clock_ != nullptr) entry->access_clock = *new_entry_access_clock_;
   table_.insert(entry);
@@ -161,6 +166,10 @@ void Database::remove(Entry* entry, bool lazy) {
 }
 
 void Database::expire(Entry* entry) {
+  if (!expiry_held_) expire_now(entry);
+}
+
+void Database::expire_now(Entry* entry) {
   expiry_.remove(entry);
   table_.remove(entry);
   if (listener_ != nullptr) listener_->key_expired(index_, entry->key());
@@ -171,6 +180,10 @@ void Database::expire(Entry* entry) {
 }
 
 Entry* Database::move_entry(Entry* entry, Database& target, std::string_view new_key) {
+  if (target.expiry_held_) {
+    Entry* hidden = target.table_.find(new_key);
+    if (hidden != nullptr && hidden != entry) target.expire_now(hidden);
+  }
   const int64_t deadline_ms = deadline_of(entry);
   expiry_.remove(entry);
   table_.remove(entry);

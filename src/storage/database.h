@@ -6,6 +6,10 @@
 // that it is propagated as DEL and announced as an `expired` event. Like Redis, a key is
 // expired when now > deadline: a key whose deadline is exactly now is still alive.
 //
+// While expiry is held (CLIENT PAUSE keeps the dataset still, as Redis 7.0 does), lookup()
+// hides an expired key without deleting it, and expire() leaves it in place; a write that
+// adds the same key (add, move_entry) deletes the hidden one first, as expired.
+//
 // Invariants: every entry is in the table; an entry is in the expiry index exactly when it
 // has a deadline; the Database owns its entries and frees them on removal.
 #pragma once
@@ -107,8 +111,11 @@ class Database {
   // `lazy`: the caller allows freeing the value off the command thread (UNLINK, lazyfree-*).
   void remove(Entry* entry, bool lazy = false);
   // Deletes an entry because its deadline passed, telling the listener. The value is freed
-  // lazily under lazyfree-lazy-expire.
+  // lazily under lazyfree-lazy-expire. Does nothing while expiry is held.
   void expire(Entry* entry);
+  // Holds (true) or allows again deletions by expiry (see the header comment).
+  void set_expiry_held(bool held) { expiry_held_ = held; }
+  bool expiry_held() const { return expiry_held_; }
 
   // The one way a value that has left the keyspace is freed: on the lazy-free thread when
   // `lazy` and the value is big enough to be worth it (see free_effort()), in place otherwise.
@@ -150,8 +157,14 @@ class Database {
   KeyspaceListener* listener_;
   const uint32_t* new_entry_access_clock_;
   LazyFree* lazy_free_;
+  // The deletion expire() does when expiry is not held.
+  void expire_now(Entry* entry);
+  // Before `key` is added while expiry is held: deletes a hidden expired entry of that name.
+  void drop_hidden_expired(std::string_view key);
+
   EntryTable table_;
   ExpiryIndex expiry_;
+  bool expiry_held_ = false;
 };
 
 }  // namespace keywarden

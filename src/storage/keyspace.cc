@@ -22,6 +22,7 @@ void Keyspace::set_database_count(int count) {
   for (int i = 0; i < count; ++i) {
     databases_.push_back(
         std::make_unique<Database>(i, this, &new_entry_access_clock_, &lazy_free_));
+    databases_.back()->set_expiry_held(expiry_held_);
   }
   next_cycle_db_ = 0;
 }
@@ -54,15 +55,20 @@ int64_t Keyspace::slice_budget_us() const {
   return kSliceUs * (4 + effort) / 4;
 }
 
+void Keyspace::set_expiry_held(bool held) {
+  expiry_held_ = held;
+  for (auto& db : databases_) db->set_expiry_held(held);
+}
+
 int64_t Keyspace::next_expiry_deadline_ms() const {
-  if (!expiry_settings_.active_expire_enabled) return INT64_MAX;
+  if (!expiry_settings_.active_expire_enabled || expiry_held_) return INT64_MAX;
   int64_t earliest = INT64_MAX;
   for (const auto& db : databases_) earliest = std::min(earliest, db->expiry_index().front_deadline());
   return earliest;
 }
 
 bool Keyspace::active_expire_slice() {
-  if (!expiry_settings_.active_expire_enabled) return false;
+  if (!expiry_settings_.active_expire_enabled || expiry_held_) return false;
   const int64_t start_us = clock_.monotonic_us();
   const int64_t budget_us = slice_budget_us();
   const int64_t now_ms = clock_.wall_ms();

@@ -66,6 +66,11 @@ class Keyspace final : public KeyspaceListener {
   // True when some database has a key due at `now_ms` (cheap: one look at each index front).
   bool has_due_keys(int64_t now_ms) const;
 
+  // CLIENT PAUSE holds deletions by expiry: lookups hide expired keys without deleting them,
+  // and active expiry does not run (see Database). Eviction consults it too.
+  void set_expiry_held(bool held);
+  bool expiry_held() const { return expiry_held_; }
+
   ExpiryStats& expiry_stats() { return expiry_stats_; }
   ExpirySettings& expiry_settings() { return expiry_settings_; }
   std::mt19937_64& rng() { return rng_; }
@@ -87,6 +92,7 @@ class Keyspace final : public KeyspaceListener {
   ExpirySettings expiry_settings_;
   std::mt19937_64 rng_;
   uint32_t new_entry_access_clock_ = 0;
+  bool expiry_held_ = false;
   int next_cycle_db_ = 0;
 };
 
