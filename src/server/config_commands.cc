@@ -68,7 +68,7 @@ constexpr CommandSpec kConfigSubcommands[] = {
     {"get", -3, kConfigFlags, 0, 0, 0, 0, config_get_command, "server", "2.0.0",
      "Get the values of configuration parameters",
      "O(N) when N is the number of configuration parameters provided"},
-    {"set", -4, kConfigFlags | kMayReplicate, 0, 0, 0, 0, config_set_command, "server", "2.0.0",
+    {"set", -4, kConfigFlags, 0, 0, 0, 0, config_set_command, "server", "2.0.0",
      "Set configuration parameters to the given values",
      "O(N) when N is the number of configuration parameters provided"},
     {"resetstat", 2, kConfigFlags, 0, 0, 0, 0, config_resetstat_command, "server", "2.0.0",

@@ -944,6 +944,10 @@ void Server::before_sleep() {
   if (pause_deadline_ms_ != 0 && clock_.wall_ms() >= pause_deadline_ms_) unpause_clients();
   if (resume_pending_) {
     resume_pending_ = false;
+    // Expiry was held by the pause: keys that fell due meanwhile go before the held clients
+    // run, as Redis's fast expire cycle runs before it reprocesses unblocked clients.
+    state_.keyspace().active_expire_slice();
+    state_.propagator().flush();
     for (auto& [id, connection] : connections_) connection->resume();
   }
   // Blocked clients whose deadline passed get their timeout reply; served and timed-out

@@ -134,7 +134,12 @@ def killed_bgsave_and_misconf(server_factory, binary, extra) -> list:
     seen.append(fields(c, "rdb_last_bgsave_status"))
     seen += [c.execute_raw("SET", "k", "v"), c.execute_raw("GET", "key:1"),
              c.execute_raw("PING"), c.execute_raw("DEL", "key:1"),
-             c.execute_raw("EVAL", "return redis.call('set', 'k', 'v')", "0")]
+             c.execute_raw("EVAL", "return redis.call('set', 'k', 'v')", "0"),
+             c.execute_raw("EVAL", "#!lua\nreturn 1", "0"),
+             c.execute_raw("EVAL", "#!lua flags=no-writes\nreturn redis.call('get', 'key:2')",
+                           "0"),
+             c.execute_raw("EVAL", "#!lua flags=no-writes\nreturn redis.call('del', 'key:2')",
+                           "0")]
     assert c.execute("CONFIG", "SET", "rdb-key-save-delay", "0") == b"OK"
     seen.append(c.execute_raw("BGSAVE"))
     assert wait_for(lambda: info(c)["rdb_bgsave_in_progress"] == "0", 10)
@@ -158,8 +163,8 @@ def test_killed_bgsave_refuses_writes_until_a_save_succeeds(server_factory, stop
         assert redis[4].startswith(b"-MISCONF ")
     else:
         assert redis[4] == b"+OK\r\n"
-    assert redis[10] == {"rdb_last_bgsave_status": "ok"}
-    assert redis[11] == b"+OK\r\n"
+    assert redis[13] == {"rdb_last_bgsave_status": "ok"}
+    assert redis[14] == b"+OK\r\n"
 
 
 def test_rdb_key_save_delay_slows_the_rewrite_base(server_factory):
