@@ -114,9 +114,11 @@ ReplayStatus replay_file(Dispatcher& dispatcher, const std::string& path, const 
     std::string problem = rdb_load(std::string_view(data, size), state.keyspace(), state.settings(),
                                    state.clock().wall_ms(), &stats);
     if (!problem.empty()) {
+      // The loader's reason, then Redis's line naming the file.
+      log_message(LogLevel::kWarning, problem);
       log_message(LogLevel::kWarning, (old_style ? "Error reading the RDB preamble of the AOF file "
                                                  : "Error reading the RDB base file ") +
-                                          name + ", AOF loading aborted: " + problem);
+                                          name + ", AOF loading aborted");
       return ReplayStatus::kFailed;
     }
     problem = load_function_libraries(dispatcher, stats.function_libraries);

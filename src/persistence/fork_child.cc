@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 
+#include "common/log.h"
 #include "storage/keyspace.h"
 
 namespace keywarden {
@@ -44,6 +45,7 @@ ForkChild::Started ForkChild::start(Kind kind, std::function<int()> body) {
   }
   if (pid == 0) {
     in_child_ = true;
+    set_log_role('C');
     // The parent's handlers (graceful shutdown on SIGTERM/SIGINT) make no sense here: a signal
     // must simply end the child.
     ::signal(SIGTERM, SIG_DFL);

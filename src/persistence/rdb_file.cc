@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <source_location>
 #include <vector>
 
 #include "common/crc64.h"
@@ -163,17 +164,35 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
   };
 
   RdbReader in(image);
+  // Redis's log lines for a refused image. A read past the end is a short read; anything else
+  // malformed is reported as rdbReportCorruptRDB does, with our own source location.
+  auto internal_error = [&](std::string_view what, std::source_location where) {
+    std::string file = where.file_name();
+    file.erase(0, file.rfind('/') + 1);
+    return "Internal error in RDB reading offset " + std::to_string(in.position()) +
+           ", function at " + file + ":" + std::to_string(where.line()) + " -> " +
+           std::string(what);
+  };
+  auto short_read = [&](std::source_location where = std::source_location::current()) {
+    return refuse("Short read or OOM loading DB. Unrecoverable error, aborting now.\n" +
+                  internal_error("Unexpected EOF reading RDB file", where));
+  };
   std::string_view magic;
-  if (!in.take(9, &magic) || magic.substr(0, 5) != "REDIS") {
-    return refuse("Wrong signature trying to load DB from file");
+  if (!in.take(9, &magic)) return short_read();
+  auto bad_format = [&](const std::string& why) {
+    stats->bad_format = true;
+    return refuse(why);
+  };
+  if (magic.substr(0, 5) != "REDIS") {
+    return bad_format("Wrong signature trying to load DB from file");
   }
   int version = 0;
   for (char c : magic.substr(5)) {
-    if (c < '0' || c > '9') return refuse("Wrong signature trying to load DB from file");
+    if (c < '0' || c > '9') return bad_format("Wrong signature trying to load DB from file");
     version = version * 10 + (c - '0');
   }
   if (version < 1 || version > rdb::kMaxLoadableVersion) {
-    return refuse("Can't handle RDB format version " + std::to_string(version));
+    return bad_format("Can't handle RDB format version " + std::to_string(version));
   }
   stats->version = version;
 
@@ -182,9 +201,13 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
   int64_t idle_seconds = -1;
   int freq = -1;
   std::string key;
-  auto corrupt = [&](const std::string& what) {
-    return refuse("Corrupt RDB at offset " + std::to_string(in.position()) + ": " +
-                  (in.error().empty() ? what : in.error()));
+  // The codec's text for a read past the end of the image (rdb_codec.cc).
+  constexpr std::string_view kEndOfData = "unexpected end of data";
+  auto corrupt = [&](const std::string& what,
+                     std::source_location where = std::source_location::current()) {
+    if (what == "truncated" && in.error().empty()) return short_read(where);
+    if (in.error() == kEndOfData) return short_read(where);
+    return refuse(internal_error(in.error().empty() ? what : in.error(), where));
   };
   for (;;) {
     uint8_t type;
@@ -272,8 +295,10 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
         }
         Database& db = keyspace.db(db_index);
         if (db.find_raw(key) != nullptr) {
-          return refuse("Corrupt RDB: duplicated key '" + key + "' in DB " +
-                        std::to_string(db_index));
+          return refuse("RDB has duplicated key '" + key + "' in DB " +
+                        std::to_string(db_index) + "\n" +
+                        internal_error("Duplicated key found in RDB file",
+                                       std::source_location::current()));
         }
         touched[static_cast<size_t>(db_index)] = true;
         Entry* entry = db.add(key, std::move(value));
@@ -303,16 +328,18 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
   if (version >= 5) {
     const size_t covered = in.position();
     int64_t stored;
-    if (!in.int64_le(&stored)) return corrupt("truncated checksum");
+    if (!in.int64_le(&stored)) return corrupt("truncated");
     const uint64_t expected = static_cast<uint64_t>(stored);
     if (expected != 0) {
       const uint64_t actual = crc64(0, image.substr(0, covered));
       if (actual != expected) {
+        // Redis's wording, "expected" being the checksum computed and "got" the one stored.
         char text[128];
-        std::snprintf(text, sizeof text, "Wrong RDB checksum expected: (%llx) got (%llx)",
-                      static_cast<unsigned long long>(expected),
-                      static_cast<unsigned long long>(actual));
-        return refuse(text);
+        std::snprintf(text, sizeof text,
+                      "Wrong RDB checksum expected: (%llx) but got (%llx). Aborting now.\n",
+                      static_cast<unsigned long long>(actual),
+                      static_cast<unsigned long long>(expected));
+        return refuse(text + internal_error("RDB CRC error", std::source_location::current()));
       }
     }
   }
@@ -330,7 +357,7 @@ std::string rdb_load_file(const std::string& path, Keyspace& keyspace,
       *missing = true;
       return "";
     }
-    return "Fatal error loading the DB " + path + ": " + errno_text(errno);
+    return "Fatal error loading the DB: " + errno_text(errno) + ". Exiting.";
   }
   std::string image;
   char chunk[1 << 16];
@@ -340,7 +367,7 @@ std::string rdb_load_file(const std::string& path, Keyspace& keyspace,
     if (got < 0) {
       const int error = errno;
       ::close(fd);
-      return "Fatal error reading the DB " + path + ": " + errno_text(error);
+      return "Fatal error loading the DB: " + errno_text(error) + ". Exiting.";
     }
     if (got == 0) break;
     image.append(chunk, static_cast<size_t>(got));

@@ -8,7 +8,9 @@
 //
 // Loading is all or nothing: the image is checked as it is read (lengths, encodings, the
 // checksum at the end, duplicate keys), and on any error every database the load touched is
-// emptied again and the error returned. Keys whose deadline has passed are skipped (as a
+// emptied again and the error returned. The error is the text Redis 7.0 logs on the same
+// condition, one or more lines ("Short read or OOM loading DB. …", "Wrong RDB checksum …",
+// "Internal error in RDB reading offset …"), so that log alerts written for Redis match. Keys whose deadline has passed are skipped (as a
 // primary does); empty collections are skipped as Redis skips them.
 #pragma once
 
@@ -51,6 +53,9 @@ struct RdbLoadStats {
   uint64_t empty_keys_skipped = 0;
   size_t bytes_consumed = 0;  // where the image ended (an AOF preamble continues after it)
   int version = 0;
+  // The signature or the version was refused, not the contents: Redis then exits with "Fatal
+  // error loading the DB: Invalid argument. Exiting." after the reason.
+  bool bad_format = false;
   // The code of each FUNCTION2 library, in file order: the caller installs them once the keys
   // are in (load_function_libraries), and a refusal fails the load.
   std::vector<std::string> function_libraries;
@@ -78,7 +83,9 @@ struct RdbLoadHooks {
 // encoding limits new values follow. Returns "" or the reason the image was refused.
 std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSettings& settings,
                      int64_t now_ms, RdbLoadStats* stats, const RdbLoadHooks& hooks = {});
-// Reads and loads the file at `path`. *missing is set (and "" returned) when there is no file.
+// Reads and loads the file at `path`. *missing is set (and "" returned) when there is no file;
+// a file that cannot be opened or read gives Redis's "Fatal error loading the DB: <errno text>.
+// Exiting.".
 std::string rdb_load_file(const std::string& path, Keyspace& keyspace,
                           const CommandSettings& settings, int64_t now_ms, RdbLoadStats* stats,
                           bool* missing, const RdbLoadHooks& hooks = {});

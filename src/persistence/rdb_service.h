@@ -87,6 +87,8 @@ class RdbService {
   uint64_t saves() const { return saves_; }
   uint64_t last_load_keys_loaded() const { return last_load_.keys_loaded; }
   uint64_t last_load_keys_expired() const { return last_load_.keys_expired; }
+  // The last load refused the file's signature or version (RdbLoadStats::bad_format).
+  bool last_load_bad_format() const { return last_load_.bad_format; }
   // Whether the MISCONF refusal applies (see the header comment).
   bool writes_refused() const;
 

@@ -135,11 +135,13 @@ int listen_tcp(const std::string& host, int port, int backlog, std::string* erro
     int yes = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     if (info->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &yes, sizeof(yes));
-    if (bind(fd, info->ai_addr, info->ai_addrlen) == 0 && listen(fd, backlog) == 0 &&
-        set_nonblocking(fd)) {
-      break;
+    // The step that failed leads the error text, as in Redis ("bind: Address already in use").
+    const char* step = "bind";
+    if (bind(fd, info->ai_addr, info->ai_addrlen) == 0) {
+      step = "listen";
+      if (listen(fd, backlog) == 0 && set_nonblocking(fd)) break;
     }
-    *error = strerror(errno);
+    *error = std::string(step) + ": " + strerror(errno);
     close(fd);
     fd = -1;
   }
@@ -247,11 +249,12 @@ std::string Server::load_data() {
   };
   std::string error = rdb_->load_at_startup(hooks);
   loading_.active = false;
-  if (!error.empty()) {
-    return "Fatal error loading the DB (" + rdb_->settings().dbfilename + "): " + error +
-           ". Exiting.";
+  // Redis's lines, which log alerts match: the reason, and after a refused signature or
+  // version (errno EINVAL there) the "Fatal error loading" line.
+  if (!error.empty() && rdb_->last_load_bad_format()) {
+    error += "\nFatal error loading the DB: Invalid argument. Exiting.";
   }
-  return "";
+  return error;
 }
 
 void Server::serve_while_loading(int64_t loaded_bytes, int64_t total_bytes) {
@@ -817,8 +820,10 @@ std::string Server::open_tcp_listeners(std::vector<std::unique_ptr<Listener>>& o
                         static_cast<int>(network_.tcp_backlog), &error);
     if (fd < 0) {
       if (optional) continue;
-      return "Warning: Could not create server TCP listening socket " + address + ":" +
-             std::to_string(network_.port) + ": " + error;
+      std::string problem = "Warning: Could not create server TCP listening socket " + address +
+                            ":" + std::to_string(network_.port) + ": " + error;
+      log_message(LogLevel::kWarning, problem);
+      return problem;
     }
     actual_port_ = bound_port(fd);
     out.push_back(std::make_unique<Listener>(*this, fd, false, ""));
@@ -842,7 +847,10 @@ std::string Server::reopen_tcp_listeners() {
 }
 
 std::string Server::listen() {
-  if (std::string problem = open_tcp_listeners(listeners_); !problem.empty()) return problem;
+  // The warning naming the address is logged already; this is Redis's closing line.
+  if (std::string problem = open_tcp_listeners(listeners_); !problem.empty()) {
+    return "Failed listening on port " + std::to_string(network_.port) + " (TCP), aborting.";
+  }
   if (!network_.unixsocket.empty()) {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un address{};
