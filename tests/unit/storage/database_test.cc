@@ -207,6 +207,47 @@ TEST(DatabaseTest, FindRawSeesExpiredEntriesWithoutDeletingThem) {
   EXPECT_EQ(listener.expired[0].second, "k");
 }
 
+TEST(DatabaseTest, HeldExpiryHidesExpiredKeysWithoutDeletingThem) {
+  // CLIENT PAUSE: an expired key reads as missing but stays; a write of the same key deletes
+  // it first (as expired), and releasing the hold lets lookups delete again.
+  RecordingListener listener;
+  Database db(0, &listener);
+  db.set_expiry_held(true);
+  Entry* entry = db.add("k", string_value("v"));
+  db.set_expiry(entry, kNow - 10);
+  Entry* other = db.add("other", string_value("v"));
+  db.set_expiry(other, kNow - 10);
+  EXPECT_EQ(db.lookup("k", kNow), nullptr);
+  db.expire(entry);
+  EXPECT_EQ(db.size(), 2u);
+  EXPECT_EQ(db.find_raw("k"), entry);
+  EXPECT_TRUE(listener.expired.empty());
+  Entry* fresh = db.add("k", string_value("new"));
+  ASSERT_EQ(listener.expired.size(), 1u);
+  EXPECT_EQ(listener.expired[0].second, "k");
+  EXPECT_EQ(db.lookup("k", kNow), fresh);
+  EXPECT_EQ(db.size(), 2u);
+  db.set_expiry_held(false);
+  EXPECT_EQ(db.lookup("other", kNow), nullptr);
+  EXPECT_EQ(db.size(), 1u);
+  EXPECT_EQ(listener.expired.size(), 2u);
+}
+
+TEST(KeyspaceTest, HeldExpiryStopsTheActiveCycle) {
+  ManualClock clock(kNow);
+  Keyspace keyspace(2, clock);
+  Entry* entry = keyspace.db(1).add("k", string_value("v"));
+  keyspace.db(1).set_expiry(entry, kNow - 10);
+  keyspace.set_expiry_held(true);
+  EXPECT_TRUE(keyspace.db(1).expiry_held());
+  EXPECT_EQ(keyspace.next_expiry_deadline_ms(), INT64_MAX);
+  EXPECT_FALSE(keyspace.active_expire_slice());
+  EXPECT_EQ(keyspace.db(1).size(), 1u);
+  keyspace.set_expiry_held(false);
+  keyspace.active_expire_slice();
+  EXPECT_EQ(keyspace.db(1).size(), 0u);
+}
+
 TEST(DatabaseTest, ExpiryWithoutListener) {
   Database db(0, nullptr);
   Entry* entry = db.add("k", string_value("v"));
