@@ -10,8 +10,9 @@
 // checksum at the end, duplicate keys), and on any error every database the load touched is
 // emptied again and the error returned. The error is the text Redis 7.0 logs on the same
 // condition, one or more lines ("Short read or OOM loading DB. …", "Wrong RDB checksum …",
-// "Internal error in RDB reading offset …"), so that log alerts written for Redis match. Keys whose deadline has passed are skipped (as a
-// primary does); empty collections are skipped as Redis skips them.
+// "Internal error in RDB reading offset …"), so that log alerts written for Redis match. Keys
+// whose deadline has passed are skipped (as a primary does); empty collections are skipped as
+// Redis skips them.
 #pragma once
 
 #include <cstdint>
