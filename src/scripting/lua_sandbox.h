@@ -9,6 +9,7 @@
 #pragma once
 #include <span>
 #include <string_view>
+#include <type_traits>
 
 struct lua_State;
 
@@ -33,5 +34,24 @@ void make_read_only(lua_State* lua, bool strict);
 void set_load_globals(lua_State* lua, int index);
 // Sets global `name` (KEYS, ARGV) to a fresh array of `values`, bypassing the protection.
 void set_global_array(lua_State* lua, const char* name, std::span<const std::string_view> values);
+// Pushes t[name] of the table at `index` without metamethods: reading a script's values from C++
+// must never run the script's code (an __index that raises or calls redis would unwind the C++
+// caller or re-enter the engine).
+void push_raw_field(lua_State* lua, int index, const char* name);
+
+// Runs `work(lua)` inside a protected call, so that a Lua error it raises (out of memory,
+// mostly) fails the call instead of aborting the process. The top `argc` values of the stack
+// are moved into the call (work sees them at 1..argc) and the top `results` values work leaves
+// come back; false when it raised (nothing comes back then). `work` must keep no C++ object
+// with a destructor alive across the Lua calls it makes.
+bool run_protected(lua_State* lua, int argc, int results, void (*work)(lua_State*, void*),
+                   void* data);
+template <typename Work>
+bool run_protected(lua_State* lua, int argc, int results, Work&& work) {
+  using Type = std::remove_reference_t<Work>;
+  return run_protected(
+      lua, argc, results,
+      [](lua_State* state, void* data) { (*static_cast<Type*>(data))(state); }, &work);
+}
 
 }  // namespace keywarden

@@ -363,8 +363,14 @@ void ScriptEngine::eval(CommandContext& ctx, bool by_sha, bool read_only) {
 void ScriptEngine::run_script(CommandContext& ctx, const CachedScript& script,
                               std::string_view sha, size_t key_count, bool read_only) {
   // KEYS and ARGV, fresh for every run, in the real globals table.
-  set_global_array(lua_, "KEYS", ctx.args.subspan(3, key_count));
-  set_global_array(lua_, "ARGV", ctx.args.subspan(3 + key_count));
+  const bool set = run_protected(lua_, 0, 0, [&](lua_State* lua) {
+    set_global_array(lua, "KEYS", ctx.args.subspan(3, key_count));
+    set_global_array(lua, "ARGV", ctx.args.subspan(3 + key_count));
+  });
+  if (!set) {
+    ctx.error(kOutOfMemoryReply);
+    return;
+  }
   lua_rawgeti(lua_, LUA_REGISTRYINDEX, script.function_ref);
   run_function(ctx, lua_, sha, read_only, false, 0);
 }
@@ -386,10 +392,30 @@ void ScriptEngine::run_function(CommandContext& ctx, lua_State* lua, std::string
   lua_sethook(lua, nullptr, 0, 0);
   run_ = nullptr;
   server_.set_busy_reply({});
-  if (status != 0) {
+  if (run.kill_requested) {
+    // Whatever the script's pcalls and error handler made of it, a killed script ends with
+    // the kill's error at the place it was stopped.
+    ctx.error("ERR Script killed by user with SCRIPT KILL... script: " + std::string(name) +
+              ", on " + run.killed_at + ".");
+  } else if (status != 0) {
     reply_script_error(lua, ctx, name);
   } else {
-    write_reply(lua, ctx, 0);
+    // Only raw reads convert the reply, so no script code runs here; the protection is for
+    // what remains (memory), and a reply cut short is taken back whole.
+    std::string* out = ctx.reply.output();
+    const size_t before = out->size();
+    lua_pushvalue(lua, -1);
+    const bool written = run_protected(lua, 1, 0, [&](lua_State* state) {
+      // The value sits above one other slot, as in Redis (its error handler): the nesting at
+      // which "reached lua stack limit" cuts a reply counts stack slots, and so matches.
+      lua_pushnil(state);
+      lua_insert(state, 1);
+      write_reply(state, ctx);
+    });
+    if (!written) {
+      out->resize(before);
+      ctx.error(kOutOfMemoryReply);
+    }
   }
   lua_settop(lua, handler_index - 1);
   // A script's writes reach the AOF and replicas as one transaction (inside EXEC, the EXEC's).
@@ -401,9 +427,9 @@ void ScriptEngine::reply_script_error(lua_State* lua, CommandContext& ctx, std::
   // inside the handler itself (out of memory) may still be a bare value.
   std::string text;
   if (lua_istable(lua, -1)) {
-    lua_getfield(lua, -1, "err");
-    lua_getfield(lua, -2, "source");
-    lua_getfield(lua, -3, "line");
+    push_raw_field(lua, -1, "err");
+    push_raw_field(lua, -2, "source");
+    push_raw_field(lua, -3, "line");
     size_t length = 0;
     const char* message = lua_tolstring(lua, -3, &length);
     text.assign(message != nullptr ? message : "ERR unknown error", message != nullptr ? length : 17);
@@ -429,7 +455,7 @@ void ScriptEngine::reply_script_error(lua_State* lua, CommandContext& ctx, std::
 void ScriptEngine::reply_error(lua_State* lua, CommandContext& ctx, std::string_view text) {
   // An error a command replied was counted (errorstats) when the command ran; passing it on
   // fails the script's command without counting it again, as Redis does.
-  lua_getfield(lua, -1, kIgnoreErrorStats);
+  push_raw_field(lua, -1, kIgnoreErrorStats);
   const bool counted = lua_toboolean(lua, -1) != 0;
   lua_pop(lua, 1);
   if (counted) {
@@ -675,9 +701,9 @@ void ScriptEngine::push_reply(lua_State* lua, const RespValue& value) {
   }
 }
 
-void ScriptEngine::write_reply(lua_State* lua, CommandContext& ctx, int depth) {
+void ScriptEngine::write_reply(lua_State* lua, CommandContext& ctx) {
   ReplyWriter& reply = ctx.reply;
-  if (!lua_checkstack(lua, 4) || depth > kMaxReplyDepth) {
+  if (!lua_checkstack(lua, 4)) {
     ctx.error("ERR reached lua stack limit");
     return;
   }
@@ -702,7 +728,7 @@ void ScriptEngine::write_reply(lua_State* lua, CommandContext& ctx, int depth) {
       reply.integer(lua_number_to_integer(lua_tonumber(lua, -1)));
       return;
     case LUA_TTABLE:
-      write_table_reply(lua, ctx, depth);
+      write_table_reply(lua, ctx);
       return;
     default:
       reply.null();
@@ -710,11 +736,11 @@ void ScriptEngine::write_reply(lua_State* lua, CommandContext& ctx, int depth) {
   }
 }
 
-void ScriptEngine::write_table_reply(lua_State* lua, CommandContext& ctx, int depth) {
+void ScriptEngine::write_table_reply(lua_State* lua, CommandContext& ctx) {
   ReplyWriter& reply = ctx.reply;
   // The special shapes, checked in Redis's order: err, ok, double, big_number,
   // verbatim_string, map, set; any other table is an array up to its first nil.
-  lua_getfield(lua, -1, "err");
+  push_raw_field(lua, -1, "err");
   if (lua_type(lua, -1) == LUA_TSTRING) {
     std::string text = single_line(lua_tostring(lua, -1));
     lua_pop(lua, 1);
@@ -723,31 +749,31 @@ void ScriptEngine::write_table_reply(lua_State* lua, CommandContext& ctx, int de
     return;
   }
   lua_pop(lua, 1);
-  lua_getfield(lua, -1, "ok");
+  push_raw_field(lua, -1, "ok");
   if (lua_type(lua, -1) == LUA_TSTRING) {
     reply.simple_string(single_line(lua_tostring(lua, -1)));
     lua_pop(lua, 1);
     return;
   }
   lua_pop(lua, 1);
-  lua_getfield(lua, -1, "double");
+  push_raw_field(lua, -1, "double");
   if (lua_type(lua, -1) == LUA_TNUMBER) {
     reply.double_value(lua_tonumber(lua, -1));
     lua_pop(lua, 1);
     return;
   }
   lua_pop(lua, 1);
-  lua_getfield(lua, -1, "big_number");
+  push_raw_field(lua, -1, "big_number");
   if (lua_type(lua, -1) == LUA_TSTRING) {
     reply.big_number(single_line(lua_tostring(lua, -1)));
     lua_pop(lua, 1);
     return;
   }
   lua_pop(lua, 1);
-  lua_getfield(lua, -1, "verbatim_string");
+  push_raw_field(lua, -1, "verbatim_string");
   if (lua_type(lua, -1) == LUA_TTABLE) {
-    lua_getfield(lua, -1, "format");
-    lua_getfield(lua, -2, "string");
+    push_raw_field(lua, -1, "format");
+    push_raw_field(lua, -2, "string");
     if (lua_type(lua, -2) == LUA_TSTRING && lua_type(lua, -1) == LUA_TSTRING) {
       size_t format_length, length;
       const char* format = lua_tolstring(lua, -2, &format_length);
@@ -759,29 +785,29 @@ void ScriptEngine::write_table_reply(lua_State* lua, CommandContext& ctx, int de
     lua_pop(lua, 2);
   }
   lua_pop(lua, 1);
-  lua_getfield(lua, -1, "map");
+  push_raw_field(lua, -1, "map");
   if (lua_type(lua, -1) == LUA_TTABLE) {
     size_t pairs = 0;
     for (lua_pushnil(lua); lua_next(lua, -2) != 0; lua_pop(lua, 1)) ++pairs;
     reply.map_header(pairs);
     for (lua_pushnil(lua); lua_next(lua, -2) != 0; lua_pop(lua, 1)) {
       lua_pushvalue(lua, -2);
-      write_reply(lua, ctx, depth + 1);  // the key
+      write_reply(lua, ctx);  // the key
       lua_pop(lua, 1);
-      write_reply(lua, ctx, depth + 1);  // the value
+      write_reply(lua, ctx);  // the value
     }
     lua_pop(lua, 1);
     return;
   }
   lua_pop(lua, 1);
-  lua_getfield(lua, -1, "set");
+  push_raw_field(lua, -1, "set");
   if (lua_type(lua, -1) == LUA_TTABLE) {
     size_t members = 0;
     for (lua_pushnil(lua); lua_next(lua, -2) != 0; lua_pop(lua, 1)) ++members;
     reply.set_header(members);
     for (lua_pushnil(lua); lua_next(lua, -2) != 0; lua_pop(lua, 1)) {
       lua_pushvalue(lua, -2);
-      write_reply(lua, ctx, depth + 1);
+      write_reply(lua, ctx);
       lua_pop(lua, 1);
     }
     lua_pop(lua, 1);
@@ -800,7 +826,7 @@ void ScriptEngine::write_table_reply(lua_State* lua, CommandContext& ctx, int de
   reply.array_header(count);
   for (size_t i = 1; i <= count; ++i) {
     lua_rawgeti(lua, -1, static_cast<int>(i));
-    write_reply(lua, ctx, depth + 1);
+    write_reply(lua, ctx);
     lua_pop(lua, 1);
   }
 }
@@ -916,12 +942,26 @@ int ScriptEngine::lua_acl_check_cmd(lua_State* lua) {
   return 1;
 }
 
-void ScriptEngine::lua_hook(lua_State* lua, lua_Debug*) {
+void ScriptEngine::lua_hook(lua_State* lua, lua_Debug* debug) {
   lua_getfield(lua, LUA_REGISTRYINDEX, kEngineKey);
   auto* engine = static_cast<ScriptEngine*>(lua_touserdata(lua, -1));
   lua_pop(lua, 1);
   if (engine != nullptr && engine->on_hook()) {
+    engine->note_kill_position(lua, debug);
+    // From now on the hook fires at every instruction of every thread it reaches, so a pcall
+    // (or coroutine.resume) that catches the kill cannot keep the script running: its very
+    // next instruction raises again, until nothing is left to catch it.
+    lua_sethook(lua, &ScriptEngine::lua_hook, LUA_MASKCOUNT, 1);
     raise_error(lua, "Script killed by user with SCRIPT KILL...");
+  }
+}
+
+void ScriptEngine::note_kill_position(lua_State* lua, lua_Debug* debug) {
+  if (run_ == nullptr || !run_->killed_at.empty()) return;
+  if (lua_getinfo(lua, "Sl", debug) != 0) {
+    run_->killed_at = std::string(debug->source) + ":" + std::to_string(debug->currentline);
+  } else {
+    run_->killed_at = "?";
   }
 }
 

@@ -39,10 +39,6 @@ struct Command;
 
 class ScriptEngine {
  public:
-  // Nesting beyond which a script's reply is cut with "reached lua stack limit" (a table
-  // that contains itself would otherwise recurse forever).
-  static constexpr int kMaxReplyDepth = 7000;
-
   explicit ScriptEngine(ServerState& server);
   ~ScriptEngine();
   ScriptEngine(const ScriptEngine&) = delete;
@@ -119,6 +115,10 @@ class ScriptEngine {
   // turns them (Redis's scriptFlagsToCmdFlags).
   uint32_t script_command_flags(const Command& command, std::span<const std::string_view> args);
   bool oom_allows_start(CommandContext& ctx, uint32_t flags);
+  // The reply when the Lua state ran out of memory outside the script's own code (setting up
+  // its arguments, converting its reply).
+  static constexpr std::string_view kOutOfMemoryReply =
+      "ERR Error running script: not enough memory";
   struct CachedScript {
     std::string body;
     int function_ref;  // in the Lua registry
@@ -134,6 +134,7 @@ class ScriptEngine {
     bool busy = false;
     bool wrote = false;
     bool kill_requested = false;
+    std::string killed_at;  // "<source>:<line>" where the kill stopped the script
     int repl = 3;  // redis.set_repl flags: REPL_AOF | REPL_REPLICA
   };
 
@@ -200,6 +201,8 @@ class ScriptEngine {
   static int lua_noop(lua_State* lua);
   static int lua_acl_check_cmd(lua_State* lua);
   static void lua_hook(lua_State* lua, lua_Debug* debug);
+  // Remembers where the script was when it was first stopped by a kill.
+  void note_kill_position(lua_State* lua, lua_Debug* debug);
   static ScriptEngine& self(lua_State* lua);
 
   // redis.call / redis.pcall: runs the command on the Lua stack and leaves its converted
@@ -212,8 +215,8 @@ class ScriptEngine {
   // Pushes the parsed command reply as Redis converts it for Lua.
   void push_reply(lua_State* lua, const RespValue& value);
   // Writes the Lua value at the top of the stack as the script's reply to its caller.
-  void write_reply(lua_State* lua, CommandContext& ctx, int depth);
-  void write_table_reply(lua_State* lua, CommandContext& ctx, int depth);
+  void write_reply(lua_State* lua, CommandContext& ctx);
+  void write_table_reply(lua_State* lua, CommandContext& ctx);
   // Replies the error text of the error table on top of the stack, counting it in errorstats
   // unless a command already did.
   void reply_error(lua_State* lua, CommandContext& ctx, std::string_view text);

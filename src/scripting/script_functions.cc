@@ -351,7 +351,7 @@ bool ScriptEngine::prepare_library(std::string_view code, PreparedLibrary* prepa
   if (status != 0) {
     std::string message = "unknown error";
     if (lua_istable(lua, -1)) {
-      lua_getfield(lua, -1, "err");
+      push_raw_field(lua, -1, "err");
       if (lua_isstring(lua, -1)) message = lua_tostring(lua, -1);
       lua_pop(lua, 1);
     } else if (lua_isstring(lua, -1)) {
@@ -467,12 +467,20 @@ void ScriptEngine::fcall(CommandContext& ctx, bool read_only) {
   lua_rawgeti(lua, LUA_REGISTRYINDEX, function.ref);
   const auto keys = ctx.args.subspan(3, key_count);
   const auto arguments = ctx.args.subspan(3 + key_count);
-  for (auto values : {keys, arguments}) {
-    lua_createtable(lua, static_cast<int>(values.size()), 0);
-    for (size_t i = 0; i < values.size(); ++i) {
-      lua_pushlstring(lua, values[i].data(), values[i].size());
-      lua_rawseti(lua, -2, static_cast<int>(i + 1));
+  // The callback's two arguments, built protected: memory may run out on a huge call.
+  const bool built = run_protected(lua, 0, 2, [&](lua_State* state) {
+    for (auto values : {keys, arguments}) {
+      lua_createtable(state, static_cast<int>(values.size()), 0);
+      for (size_t i = 0; i < values.size(); ++i) {
+        lua_pushlstring(state, values[i].data(), values[i].size());
+        lua_rawseti(state, -2, static_cast<int>(i + 1));
+      }
     }
+  });
+  if (!built) {
+    lua_pop(lua, 1);
+    ctx.error(kOutOfMemoryReply);
+    return;
   }
   run_function(ctx, lua, function.name, read_only || no_writes, true, 2);
 }
