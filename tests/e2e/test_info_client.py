@@ -378,13 +378,14 @@ def test_latency_percentiles_config_errors_match_redis(keywarden, reference_redi
 
 
 def test_info_latency_of_a_slow_command_lands_in_its_bucket(server):
-    """DEBUG SLEEP 0.05 takes about 50 ms: the reported percentile is a bucket above it."""
+    """DEBUG SLEEP 0.05 takes at least 50 ms: the reported percentile is a bucket above it
+    (the upper bound only guards against a unit error: a loaded machine may sleep longer)."""
     conn = server.raw()
     conn.execute("CONFIG", "RESETSTAT")
     require(conn.execute("DEBUG", "SLEEP", "0.05"))
     fields = dict(parse_info(conn.execute("INFO", "latencystats"))["Latencystats"])
     p50 = float(fields["latency_percentiles_usec_debug"].split(",")[0].split("=")[1])
-    assert 50_000 <= p50 < 60_000
+    assert 50_000 <= p50 < 1_000_000
 
 
 # --------------------------------------------------------------------------------------------
