@@ -153,8 +153,8 @@ class Connection final : public EventHandler, public Subscriber {
   bool close_asap_ = false;
   int64_t soft_limit_since_ms_ = 0;  // when output first went over the soft limit, 0: under
   // While the client runs a command whose reply may be dropped (CLIENT REPLY OFF/SKIP), the
-  // messages it receives meanwhile (its own PUBLISH, keyspace events) wait here: Redis
-  // delivers them whatever the reply mode.
+  // messages it receives meanwhile (its own PUBLISH, keyspace events) and the confirmations of
+  // its (un)subscriptions wait here: Redis delivers them whatever the reply mode.
   bool hold_pushes_ = false;
   std::string held_pushes_;
   ReplyWriter held_writer_{&held_pushes_};
