@@ -1018,6 +1018,23 @@ void Server::close_idle_clients() {
   }
 }
 
+void Server::clients_cron() {
+  // As Redis's clientsCron: a slice of the clients per tick (at least 5), so that every client
+  // is visited about once a second and ten thousand clients never make one tick long.
+  if (connections_.empty()) return;
+  const size_t count = connections_.size();
+  const size_t slice = std::min(count, std::max<size_t>(5, count / std::max(settings_.hz, 1)));
+  const int64_t now_ms = clock_.wall_ms();
+  auto next = connections_.upper_bound(clients_cron_cursor_);
+  for (size_t i = 0; i < slice; ++i) {
+    if (next == connections_.end()) next = connections_.begin();
+    clients_cron_cursor_ = next->first;
+    Connection& connection = *next->second;
+    ++next;
+    connection.resize_buffers(now_ms);
+  }
+}
+
 void Server::cron() {
   ++cron_loops_;
   // An eviction that ran past maxmemory-eviction-tenacity's time limit goes on here.
@@ -1029,6 +1046,7 @@ void Server::cron() {
     if (table.rehashing()) table.rehash_for(std::chrono::microseconds(1000));
   }
   close_idle_clients();
+  clients_cron();
   rdb_->cron(clock_.wall_ms());
   aof_cron();
 

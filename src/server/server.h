@@ -296,6 +296,8 @@ class Server final : public ServerHost {
   void before_sleep();
   void cron();
   void close_idle_clients();
+  // Per-client cron work (buffer resizing), for a slice of the clients at a time.
+  void clients_cron();
   void apply_hz();
 
   SystemClock clock_;
@@ -311,6 +313,7 @@ class Server final : public ServerHost {
   std::map<uint64_t, std::unique_ptr<Connection>> connections_;
   std::vector<Connection*> pending_writes_;
   std::vector<uint64_t> closed_connections_;
+  uint64_t clients_cron_cursor_ = 0;  // the id clients_cron() visited last
   size_t client_memory_ = 0;
   std::vector<uint64_t> monitors_;
   NetworkStats network_stats_;
