@@ -1125,6 +1125,10 @@ void Server::after_nested_command(const ClientSession& session,
                                   std::span<const std::string_view> args, const Command& command,
                                   int64_t duration_us) {
   if (session.script_client) {
+    // Only for a client's script: one the AOF loader replays stays out, as Redis keeps
+    // loading out of the slow log.
+    const ClientSession* caller = scripting_->running_caller();
+    if (caller == nullptr || connection(caller->id) == nullptr) return;
     // Redis logs a script's commands for its Lua client, which has no address and no name,
     // and shows them to MONITOR as "lua", admin commands excepted.
     record_command_duration(&command, args, duration_us, "?:0", "");
