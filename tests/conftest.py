@@ -483,6 +483,18 @@ def run_client_script(server, script: str, protocol: int = 2) -> list[tuple[str,
     return out
 
 
+def wait_until(predicate, timeout: float = 10.0, interval: float = 0.05):
+    """Polls `predicate` until it returns something true or `timeout` seconds have passed;
+    returns its last result (falsy on time-out), so that tests wait for behaviour, not for a
+    fixed time."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = predicate()
+        if result or time.monotonic() >= deadline:
+            return result
+        time.sleep(interval)
+
+
 def assert_same_script_replies(keywarden, reference, name: str, script: str,
                                protocol: int) -> None:
     """Runs `script` on both servers and compares every reply byte for byte."""

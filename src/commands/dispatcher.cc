@@ -182,17 +182,20 @@ bool Dispatcher::admit_under_maxmemory(ClientSession& session, Command* command,
 void Dispatcher::execute_queued(ClientSession& session, QueuedCommand& queued,
                                 ReplyWriter& reply, int64_t now_ms) {
   std::vector<std::string_view> args(queued.args.begin(), queued.args.end());
-  execute_nested(session, args, reply, *queued.command, now_ms);
+  const int64_t elapsed_us = execute_nested(session, args, reply, *queued.command, now_ms);
+  report_nested(session, args, *queued.command, elapsed_us);
 }
 
-void Dispatcher::execute_nested(ClientSession& session, std::span<const std::string_view> args,
-                                ReplyWriter& reply, const Command& command, int64_t now_ms) {
+int64_t Dispatcher::execute_nested(ClientSession& session, std::span<const std::string_view> args,
+                                   ReplyWriter& reply, const Command& command, int64_t now_ms) {
   const Clock& clock = server_.clock();
   const int64_t start_us = clock.monotonic_us();
   CommandContext context(server_, session, reply, args, command, now_ms);
   command.spec->handler(context);
-  count_call(command, clock.monotonic_us() - start_us, context.failed());
+  const int64_t elapsed_us = clock.monotonic_us() - start_us;
+  count_call(command, elapsed_us, context.failed());
   ++server_.stats().total_commands_processed;
+  return elapsed_us;
 }
 
 void Dispatcher::count_call(const Command& command, int64_t elapsed_us, bool failed) {

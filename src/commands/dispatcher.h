@@ -38,13 +38,27 @@ class Dispatcher {
 
   // Runs a command on behalf of a script (redis.call) or a transaction: no checks (the caller
   // made them), the caller's time snapshot, counted like any command, effects left pending
-  // for the caller's batch.
-  void execute_nested(ClientSession& session, std::span<const std::string_view> args,
-                      ReplyWriter& reply, const Command& command, int64_t now_ms);
+  // for the caller's batch. Returns how long the handler ran, in microseconds.
+  int64_t execute_nested(ClientSession& session, std::span<const std::string_view> args,
+                         ReplyWriter& reply, const Command& command, int64_t now_ms);
   // Runs one command queued by MULTI, for EXEC: no checks (they ran when it was queued), the
-  // EXEC's time snapshot, counted like any command, effects left pending for EXEC's batch.
+  // EXEC's time snapshot, counted like any command, effects left pending for EXEC's batch,
+  // reported to the nested observer.
   void execute_queued(ClientSession& session, QueuedCommand& queued, ReplyWriter& reply,
                       int64_t now_ms);
+
+  // Commands that ran inside another one (EXEC's queue, a script's redis.call) are reported
+  // here once they ran, as Redis's call() reports every command it runs, nested or not: the
+  // server layer shows them to the slow log, the latency monitor and MONITOR. Internal calls
+  // (persistence running FUNCTION DUMP/LOAD) are not reported.
+  using NestedObserver =
+      std::function<void(const ClientSession& session, std::span<const std::string_view> args,
+                         const Command& command, int64_t duration_us)>;
+  void set_nested_observer(NestedObserver observer) { nested_observer_ = std::move(observer); }
+  void report_nested(const ClientSession& session, std::span<const std::string_view> args,
+                     const Command& command, int64_t duration_us) const {
+    if (nested_observer_) nested_observer_(session, args, command, duration_us);
+  }
 
   // Blocked clients (see blocking.h). After a command, while writes have made keys ready,
   // calls `rerun` for each waiter, oldest first, whose key now holds the type it waits for;
@@ -73,6 +87,7 @@ class Dispatcher {
   static void count_call(const Command& command, int64_t elapsed_us, bool failed);
 
   ServerState& server_;
+  NestedObserver nested_observer_;
 };
 
 }  // namespace keywarden

@@ -48,17 +48,29 @@ int64_t confirmation_count(const Subscriber& subscriber, Kind kind) {
   return static_cast<int64_t>(subscriber.subscription_count());
 }
 
+// Where a confirmation goes. Redis 7.0 sends confirmations, like the messages themselves,
+// even to a client whose replies are off (CLIENT REPLY OFF, or SKIP for this command), in RESP2
+// as in RESP3: a client that subscribes with replies off would otherwise wait forever for the
+// confirmation it counts on. They then take the message path, which the connection delivers
+// whatever the reply mode, instead of the reply it drops.
+ReplyWriter& confirmation_writer(CommandContext& ctx) {
+  if (ctx.session.reply_mode == ReplyMode::kOn) return ctx.reply;
+  ReplyWriter* messages = ctx.session.subscriber->pubsub_writer();
+  return messages != nullptr ? *messages : ctx.reply;
+}
+
 // A (un)subscription confirmation; a null name for an UNSUBSCRIBE of everything when there
 // was nothing to leave.
 void confirm(CommandContext& ctx, std::string_view word, const std::string_view* name, Kind kind) {
-  ctx.reply.push_header(3);
-  ctx.reply.bulk(word);
+  ReplyWriter& out = confirmation_writer(ctx);
+  out.push_header(3);
+  out.bulk(word);
   if (name != nullptr) {
-    ctx.reply.bulk(*name);
+    out.bulk(*name);
   } else {
-    ctx.reply.null();
+    out.null();
   }
-  ctx.reply.integer(confirmation_count(*ctx.session.subscriber, kind));
+  out.integer(confirmation_count(*ctx.session.subscriber, kind));
 }
 
 // The client as a subscriber; replies an error and returns null for one that cannot subscribe

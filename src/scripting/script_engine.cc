@@ -566,9 +566,11 @@ bool ScriptEngine::call_command(lua_State* lua) {
   ReplyWriter writer(&call_output_, script_session_.resp);
   Propagator& propagator = server_.propagator();
   const size_t effects_before = propagator.pending_count();
-  server_.dispatcher()->execute_nested(script_session_, call_args_, writer, *command,
-                                       run_->ctx->now_ms);
-  if (monitor_feed_) monitor_feed_(script_session_, call_args_);
+  Dispatcher& dispatcher = *server_.dispatcher();
+  const int64_t elapsed_us =
+      dispatcher.execute_nested(script_session_, call_args_, writer, *command, run_->ctx->now_ms);
+  // Slow log and MONITOR ("lua" client), after the command, as Redis's call() shows it.
+  dispatcher.report_nested(script_session_, call_args_, *command, elapsed_us);
   if (run_->repl == kReplNone) propagator.drop_pending_from(effects_before);
 
   call_parser_.reset();

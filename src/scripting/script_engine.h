@@ -63,9 +63,9 @@ class ScriptEngine {
   // script's instruction hook (at most every few milliseconds) so that the server can answer
   // other clients with -BUSY; SCRIPT KILL arrives through it.
   void set_busy_handler(std::function<void()> handler) { busy_handler_ = std::move(handler); }
-  // MONITOR: called with every EVAL/FCALL before it runs (so that its commands follow it, as
-  // in Redis) and with every command a script ran, after it ran, for its session (whose
-  // script_client flag tells the two apart).
+  // MONITOR: called with every EVAL/FCALL before it runs, so that its commands follow it, as
+  // in Redis (the commands a script runs reach MONITOR through Dispatcher::report_nested, for
+  // the script's session).
   using MonitorFeed = std::function<void(const ClientSession& client,
                                          std::span<const std::string_view> args)>;
   void set_monitor_feed(MonitorFeed feed) { monitor_feed_ = std::move(feed); }

@@ -21,6 +21,13 @@ constexpr size_t kReadChunk = 16 * 1024;
 // A reply buffer larger than this is given back to the allocator once it has been sent.
 constexpr size_t kIdleOutputKeep = 64 * 1024;
 constexpr size_t kIdleQueryKeep = 32 * 1024;
+// The cron's query-buffer resizing (Redis's clientsCronResizeQueryBuffer): it acts only on a
+// buffer wasting more than kQueryWasteBytes; a client idle for more than kResizeIdleMs loses
+// all its free room, a busy one only the room above twice its recent peak, and only from a
+// buffer bigger than kQueryResizeThreshold (smaller ones are not worth a copy every second).
+constexpr size_t kQueryWasteBytes = 4 * 1024;
+constexpr size_t kQueryResizeThreshold = 32 * 1024;
+constexpr int64_t kResizeIdleMs = 2000;
 // Redis keeps this much of a client's replies in a static buffer and counts only the rest as
 // output memory (omem, client-output-buffer-limit).
 constexpr size_t kStaticReplyBytes = 16 * 1024;
@@ -56,6 +63,22 @@ void ByteBuffer::shrink_if_idle(size_t keep) {
     bytes_.reset();
     capacity_ = start_ = end_ = 0;
   }
+}
+
+void ByteBuffer::shrink_to(size_t capacity) {
+  const size_t used = size();
+  const size_t target = std::max(used, capacity);
+  if (target >= capacity_) return;
+  if (target == 0) {
+    bytes_.reset();
+  } else {
+    std::unique_ptr<char[]> smaller(new char[target]);
+    if (used > 0) std::memcpy(smaller.get(), bytes_.get() + start_, used);
+    bytes_ = std::move(smaller);
+  }
+  capacity_ = target;
+  start_ = 0;
+  end_ = used;
 }
 
 Connection::Connection(Server& server, int fd, uint64_t id, std::string peer, std::string local,
@@ -129,6 +152,7 @@ void Connection::read_from_socket() {
     return;
   }
   query_.commit(static_cast<size_t>(count));
+  query_peak_ = std::max(query_peak_, query_.size());
   ++server_.network_stats().reads_processed;
   server_.network_stats().net_input_bytes += static_cast<uint64_t>(count);
   last_interaction_ms_ = server_.clock().wall_ms();
@@ -148,6 +172,29 @@ void Connection::resume() {
   if (closed()) return;
   process_query_buffer();
   server_.client_memory_changed(*this);
+}
+
+void Connection::resize_buffers(int64_t now_ms) {
+  // The client whose script is running has its arguments in the query buffer.
+  if (closed() || server_.scripting().running_caller() == &session_) return;
+  const size_t before = memory_usage();
+  const size_t used = query_.size();
+  const bool idle = now_ms - last_interaction_ms_ > kResizeIdleMs;
+  if (query_.capacity() - used > kQueryWasteBytes) {
+    if (idle) {
+      query_.shrink_to(0);
+    } else if (query_.capacity() > kQueryResizeThreshold &&
+               query_.capacity() / 2 > query_peak_) {
+      // Not below what is in use lately, nor below a big argument being received: that
+      // room is about to be used again.
+      query_.shrink_to(std::max(query_peak_, parser_.bytes_wanted()));
+    }
+  }
+  query_peak_ = std::max(query_.size(), parser_.bytes_wanted());
+  if (idle && output_.empty() && output_.capacity() > kQueryWasteBytes) {
+    std::string().swap(output_);
+  }
+  if (memory_usage() != before) server_.client_memory_changed(*this);
 }
 
 size_t Connection::memory_usage() const {

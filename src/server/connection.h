@@ -35,6 +35,9 @@ class ByteBuffer {
   void consume(size_t count);
   // Returns the memory of an unusually large buffer once it is empty.
   void shrink_if_idle(size_t keep);
+  // Reallocates to hold max(size(), capacity) bytes (none at all when both are 0), the data
+  // moved to the front; does nothing when that would not shrink the buffer.
+  void shrink_to(size_t capacity);
 
  private:
   std::unique_ptr<char[]> bytes_;
@@ -77,6 +80,11 @@ class Connection final : public EventHandler, public Subscriber {
   int64_t last_interaction_ms() const { return last_interaction_ms_; }
   size_t query_buffer_size() const { return query_.size(); }
   size_t query_buffer_capacity() const { return query_.capacity(); }
+  // Server cron, about once a second per client (Redis's clientsCronResizeQueryBuffer): gives
+  // back query-buffer room the client does not use, all of it once the client has been idle
+  // for more than 2 seconds, so that idle clients that once sent a big argument hold nothing
+  // for it; and the reply buffer of an idle client with nothing to send.
+  void resize_buffers(int64_t now_ms);
   size_t output_size() const { return output_.size() - output_sent_; }
   size_t output_capacity() const { return output_.capacity(); }
   // Bytes the connection holds: itself, its buffers, a queued transaction (CLIENT LIST
@@ -131,6 +139,8 @@ class Connection final : public EventHandler, public Subscriber {
   std::string local_;
   bool unix_socket_;
   ByteBuffer query_;
+  // The most query-buffer bytes in use since the cron last looked (Redis's querybuf_peak).
+  size_t query_peak_ = 0;
   RequestParser parser_;
   // The commands parsed ahead from the query buffer (pipelining), executed in order.
   static constexpr size_t kBatchSize = 16;
@@ -158,8 +168,8 @@ class Connection final : public EventHandler, public Subscriber {
   bool close_asap_ = false;
   int64_t soft_limit_since_ms_ = 0;  // when output first went over the soft limit, 0: under
   // While the client runs a command whose reply may be dropped (CLIENT REPLY OFF/SKIP), the
-  // messages it receives meanwhile (its own PUBLISH, keyspace events) wait here: Redis
-  // delivers them whatever the reply mode.
+  // messages it receives meanwhile (its own PUBLISH, keyspace events) and the confirmations of
+  // its (un)subscriptions wait here: Redis delivers them whatever the reply mode.
   bool hold_pushes_ = false;
   std::string held_pushes_;
   ReplyWriter held_writer_{&held_pushes_};

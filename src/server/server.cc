@@ -228,6 +228,11 @@ Server::Server() : state_(clock_, 16), dispatcher_(state_) {
         feed_monitors_from_script(client, args);
       });
   register_eval_commands(state_.commands());
+  dispatcher_.set_nested_observer([this](const ClientSession& session,
+                                         std::span<const std::string_view> args,
+                                         const Command& command, int64_t duration_us) {
+    after_nested_command(session, args, command, duration_us);
+  });
   aof_ = std::make_unique<AofLog>(settings_.aof, clock_);
   ForkChild::attach(&state_.keyspace());
   register_config();
@@ -1031,6 +1036,23 @@ void Server::close_idle_clients() {
   }
 }
 
+void Server::clients_cron() {
+  // As Redis's clientsCron: a slice of the clients per tick (at least 5), so that every client
+  // is visited about once a second and ten thousand clients never make one tick long.
+  if (connections_.empty()) return;
+  const size_t count = connections_.size();
+  const size_t slice = std::min(count, std::max<size_t>(5, count / std::max(settings_.hz, 1)));
+  const int64_t now_ms = clock_.wall_ms();
+  auto next = connections_.upper_bound(clients_cron_cursor_);
+  for (size_t i = 0; i < slice; ++i) {
+    if (next == connections_.end()) next = connections_.begin();
+    clients_cron_cursor_ = next->first;
+    Connection& connection = *next->second;
+    ++next;
+    connection.resize_buffers(now_ms);
+  }
+}
+
 void Server::cron() {
   ++cron_loops_;
   // An eviction that ran past maxmemory-eviction-tenacity's time limit goes on here.
@@ -1042,6 +1064,7 @@ void Server::cron() {
     if (table.rehashing()) table.rehash_for(std::chrono::microseconds(1000));
   }
   close_idle_clients();
+  clients_cron();
   child_cron();
   aof_cron();
 
@@ -1125,7 +1148,39 @@ void Server::run() {
 
 void Server::after_command(Connection& connection, std::span<const std::string_view> args,
                            int64_t duration_us) {
-  const Command* command = connection.session().last_command;
+  record_command_duration(connection.session().last_command, args, duration_us,
+                          connection.peer(), connection.session().name);
+  // After the command, as Redis feeds MONITOR: the line shows the database it left selected.
+  feed_monitors(connection, args);
+}
+
+void Server::after_nested_command(const ClientSession& session,
+                                  std::span<const std::string_view> args, const Command& command,
+                                  int64_t duration_us) {
+  if (session.script_client) {
+    // Only for a client's script: one the AOF loader replays stays out, as Redis keeps
+    // loading out of the slow log.
+    const ClientSession* caller = scripting_->running_caller();
+    if (caller == nullptr || connection(caller->id) == nullptr) return;
+    // Redis logs a script's commands for its Lua client, which has no address and no name,
+    // and shows them to MONITOR as "lua", admin commands excepted.
+    record_command_duration(&command, args, duration_us, "?:0", "");
+    if (!monitors_.empty() && !command.has(kAdmin)) write_monitor_line(session.db, "lua", args);
+    return;
+  }
+  // A command of EXEC's queue: logged and shown for the client that sent it, in the database
+  // it left selected, before the EXEC itself (which comes after its queue).
+  const Connection* client = connection(session.id);
+  if (client == nullptr) return;
+  record_command_duration(&command, args, duration_us, client->peer(), session.name);
+  if (!monitors_.empty() && !command.has(kSkipMonitor) && !command.has(kAdmin)) {
+    write_monitor_line(session.db, monitor_source(*client), args);
+  }
+}
+
+void Server::record_command_duration(const Command* command,
+                                     std::span<const std::string_view> args, int64_t duration_us,
+                                     std::string_view peer, std::string_view name) {
   if (settings_.slowlog_log_slower_than >= 0 && duration_us >= settings_.slowlog_log_slower_than &&
       (command == nullptr || !command->has(kSkipSlowlog))) {
     SlowlogEntry entry;
@@ -1148,8 +1203,8 @@ void Server::after_command(Connection& connection, std::span<const std::string_v
         entry.args.emplace_back(arg);
       }
     }
-    entry.peer = connection.peer();
-    entry.name = connection.session().name;
+    entry.peer = peer;
+    entry.name = name;
     slowlog_.push_front(std::move(entry));
     while (slowlog_.size() > static_cast<size_t>(settings_.slowlog_max_len)) slowlog_.pop_back();
   }
@@ -1158,8 +1213,6 @@ void Server::after_command(Connection& connection, std::span<const std::string_v
     bool fast = command != nullptr && command->has(kFast);
     record_latency(fast ? "fast-command" : "command", duration_us / 1000);
   }
-  // After the command, as Redis feeds MONITOR: the line shows the database it left selected.
-  feed_monitors(connection, args);
 }
 
 void Server::record_latency(const std::string& event, int64_t latency_ms) {
@@ -1184,13 +1237,8 @@ void Server::feed_monitors(const Connection& source, std::span<const std::string
 void Server::feed_monitors_from_script(const ClientSession& client,
                                        std::span<const std::string_view> args) {
   if (monitors_.empty()) return;
-  if (client.script_client) {
-    // A script's commands show as the "lua" client, admin ones excepted.
-    const Command* command = state_.commands().find_for_args(args);
-    if (command == nullptr || command->has(kAdmin)) return;
-    write_monitor_line(client.db, "lua", args);
-  } else if (const Connection* caller = connection(client.id)) {
-    // EVAL and FCALL skip the usual feed after running: they are shown before they run.
+  // EVAL and FCALL skip the usual feed after running: they are shown before they run.
+  if (const Connection* caller = connection(client.id)) {
     write_monitor_line(client.db, monitor_source(*caller), args);
   }
 }

@@ -203,8 +203,13 @@ class Server final : public ServerHost {
   // MONITOR feed.
   void after_command(Connection& connection, std::span<const std::string_view> args,
                      int64_t duration_us);
+  // The same for a command run inside another one (EXEC's queue, a script's redis.call), as
+  // Redis 7.0 logs and shows each: MULTI, the queued commands, then EXEC; EVAL, then its
+  // commands as the "lua" client.
+  void after_nested_command(const ClientSession& session, std::span<const std::string_view> args,
+                            const Command& command, int64_t duration_us);
   void feed_monitors(const Connection& source, std::span<const std::string_view> args);
-  // EVAL/FCALL before they run, and the commands their scripts run ("lua" client).
+  // EVAL/FCALL, before they run.
   void feed_monitors_from_script(const ClientSession& client,
                                  std::span<const std::string_view> args);
   void add_monitor(Connection& connection);
@@ -272,6 +277,9 @@ class Server final : public ServerHost {
   bool shutting_down() const { return shutting_down_; }
 
  private:
+  // Slow log and latency monitor for one command that ran (`command` null when unknown).
+  void record_command_duration(const Command* command, std::span<const std::string_view> args,
+                               int64_t duration_us, std::string_view peer, std::string_view name);
   // How MONITOR names a client: its address, or the unix socket's path.
   std::string monitor_source(const Connection& client) const;
   // Sends one MONITOR line for a command run in `db` by `source` (a peer address, or "lua").
@@ -296,6 +304,8 @@ class Server final : public ServerHost {
   void before_sleep();
   void cron();
   void close_idle_clients();
+  // Per-client cron work (buffer resizing), for a slice of the clients at a time.
+  void clients_cron();
   void apply_hz();
 
   SystemClock clock_;
@@ -311,6 +321,7 @@ class Server final : public ServerHost {
   std::map<uint64_t, std::unique_ptr<Connection>> connections_;
   std::vector<Connection*> pending_writes_;
   std::vector<uint64_t> closed_connections_;
+  uint64_t clients_cron_cursor_ = 0;  // the id clients_cron() visited last
   size_t client_memory_ = 0;
   std::vector<uint64_t> monitors_;
   NetworkStats network_stats_;

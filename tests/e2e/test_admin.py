@@ -313,6 +313,58 @@ def test_monitor_shows_unix_socket_clients_by_path(make_server, tmp_path):
                         rb'\] "SET" "k" "v"', line), line
 
 
+# Transactions: Redis 7.0 feeds MONITOR from call(), once a command has run, so a transaction
+# shows as MULTI, each queued command as EXEC runs it (with the database it left selected, the
+# admin ones left out), then EXEC; a script inside it as EVAL, then its commands as "lua".
+TRANSACTION = [
+    ("MULTI",), ("SET", "k", "v"), ("SELECT", "2"), ("GET", "k"),
+    ("CONFIG", "GET", "maxmemory"),       # admin: run, not shown
+    ("AUTH", "pw"),                       # fails, shown redacted
+    ("EVAL", "return redis.call('set', KEYS[1], 'x')", "1", "k"),
+    ("SELECT", "0"), ("EXEC",),
+    ("MULTI",), ("GET",), ("EXEC",),      # aborted by a queueing error: nothing ran
+    ("MULTI",), ("SET", "a", "1"), ("DISCARD",),
+    ("WATCH", "w"), ("SET", "w", "1"), ("MULTI",), ("GET", "w"), ("EXEC",),  # watch failed
+    ("MULTI",), ("INCR", "n"), ("LPUSH", "n", "x"), ("EXEC",),  # a command failing inside
+    ("ECHO", "end"),
+]
+
+
+def transaction_monitor_transcript(server):
+    monitor, client = server.raw(), server.raw()
+    assert monitor.execute("MONITOR") == b"OK"
+    replies = [client.execute(*command) for command in TRANSACTION]
+    lines = []
+    while not lines or b'"ECHO" "end"' not in lines[-1]:
+        lines.append(normalise_monitor_line(monitor.read_reply()))
+    return replies, [line.replace(b"[0 lua]", b"[0 PEER-lua]") for line in lines]
+
+
+def test_monitor_shows_transactions_as_redis(keywarden, reference_redis):
+    ours = transaction_monitor_transcript(keywarden)
+    assert ours == transaction_monitor_transcript(reference_redis)
+    assert ours[1][:9] == [
+        b'T [0 PEER] "MULTI"',
+        b'T [0 PEER] "SET" "k" "v"',
+        b'T [2 PEER] "SELECT" "2"',
+        b'T [2 PEER] "GET" "k"',
+        b'T [2 PEER] "AUTH" "(redacted)"',
+        b'T [2 PEER] "EVAL" "return redis.call(\'set\', KEYS[1], \'x\')" "1" "k"',
+        b'T [2 lua] "set" "k" "x"',
+        b'T [0 PEER] "SELECT" "0"',
+        b'T [0 PEER] "EXEC"',
+    ]
+    assert ours[1][9:] == [
+        b'T [0 PEER] "MULTI"', b'T [0 PEER] "EXEC"',
+        b'T [0 PEER] "MULTI"', b'T [0 PEER] "DISCARD"',
+        b'T [0 PEER] "WATCH" "w"', b'T [0 PEER] "SET" "w" "1"', b'T [0 PEER] "MULTI"',
+        b'T [0 PEER] "EXEC"',
+        b'T [0 PEER] "MULTI"', b'T [0 PEER] "INCR" "n"', b'T [0 PEER] "LPUSH" "n" "x"',
+        b'T [0 PEER] "EXEC"',
+        b'T [0 PEER] "ECHO" "end"',
+    ]
+
+
 # --------------------------------------------------------------------------------------------
 # SLOWLOG
 # --------------------------------------------------------------------------------------------
@@ -368,6 +420,45 @@ def test_slowlog_entries_match_redis(keywarden, reference_redis):
                         [b"CONFIG", b"SET", b"slowlog-log-slower-than", b"0"]]
     assert [entry[0] for entry in entries] == [6, 5, 4, 3, 2, 1, 0]
     assert entries[0][3] == b"slowpoke" and entries[0][2] == b"127.0.0.1:P"
+
+
+def transaction_slowlog_transcript(server):
+    conn = server.raw()
+    assert conn.execute("CONFIG", "SET", "slowlog-log-slower-than", "0") == b"OK"
+    try:
+        conn.execute("CLIENT", "SETNAME", "tx")
+        assert conn.execute("SLOWLOG", "RESET") == b"OK"
+        for command in TRANSACTION:
+            conn.execute(*command)
+        entries = conn.execute("SLOWLOG", "GET", "-1")
+    finally:
+        conn.execute("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+    return normalise_slowlog(entries)
+
+
+def test_slowlog_logs_commands_inside_exec_and_scripts_as_redis(keywarden, reference_redis):
+    """Each command EXEC runs is logged as it runs (EXEC itself never is: skip-slowlog), and a
+    script's commands for the Lua client, which has no name and the address ?:0."""
+    ours = transaction_slowlog_transcript(keywarden)
+    assert ours == transaction_slowlog_transcript(reference_redis)
+    logged = [(entry[1], entry[2], entry[3]) for entry in reversed(ours)]
+    peer = b"127.0.0.1:P"
+    assert logged[:10] == [
+        ([b"SLOWLOG", b"RESET"], peer, b"tx"),
+        ([b"MULTI"], peer, b"tx"),
+        ([b"SET", b"k", b"v"], peer, b"tx"),
+        ([b"SELECT", b"2"], peer, b"tx"),
+        ([b"GET", b"k"], peer, b"tx"),
+        ([b"CONFIG", b"GET", b"maxmemory"], peer, b"tx"),
+        ([b"AUTH", b"(redacted)"], peer, b"tx"),
+        ([b"set", b"k", b"x"], b"?:P", b""),
+        ([b"EVAL", b"return redis.call('set', KEYS[1], 'x')", b"1", b"k"], peer, b"tx"),
+        ([b"SELECT", b"0"], peer, b"tx"),
+    ]
+    # An aborted transaction, a discarded one and one whose watch failed ran nothing.
+    assert [entry[0] for entry in logged[10:]] == [
+        [b"MULTI"], [b"MULTI"], [b"DISCARD"], [b"WATCH", b"w"], [b"SET", b"w", b"1"],
+        [b"MULTI"], [b"MULTI"], [b"INCR", b"n"], [b"LPUSH", b"n", b"x"], [b"ECHO", b"end"]]
 
 
 def test_slowlog_errors_match_redis(keywarden, reference_redis):

@@ -208,6 +208,94 @@ SCENARIOS: dict[str, str] = {
         A SPUBLISH c
         A PUBLISH c m
         """,
+    # Redis 7.0 delivers (un)subscription confirmations and messages whatever CLIENT REPLY
+    # says, in RESP2 as in RESP3; only the commands' other replies are dropped.
+    "reply-off-confirmations": """
+        A> CLIENT REPLY OFF
+        A> SUBSCRIBE c
+        A<
+        B PUBLISH c m
+        A<
+        A> PSUBSCRIBE p*
+        A<
+        B PUBLISH px m2
+        A<
+        A> SUBSCRIBE
+        A> PING
+        A?
+        A> UNSUBSCRIBE c
+        A<
+        A> PUNSUBSCRIBE
+        A<
+        A> UNSUBSCRIBE
+        A<
+        A> SSUBSCRIBE s
+        A<
+        A> SUNSUBSCRIBE s
+        A<
+        A> GET k
+        A?
+        A> CLIENT REPLY ON
+        A<
+        A PING
+        """,
+    "reply-skip-confirmations": """
+        A> CLIENT REPLY SKIP
+        A> SUBSCRIBE c
+        A<
+        A UNSUBSCRIBE c
+        A> CLIENT REPLY SKIP
+        A> UNSUBSCRIBE
+        A<
+        A> CLIENT REPLY SKIP
+        A> PUNSUBSCRIBE x
+        A<
+        A PING
+        """,
+    "reply-off-subscribe-inside-multi": """
+        A> CLIENT REPLY OFF
+        A> MULTI
+        A> SUBSCRIBE x
+        A> EXEC
+        A<
+        B PUBLISH x m
+        A<
+        A> UNSUBSCRIBE x
+        A<
+        A> CLIENT REPLY ON
+        A<
+        A PING
+        """,
+    # Leaving what one is not subscribed to, and the RESP2 subscribed mode around it: a client
+    # stays in it while any kind of subscription is left.
+    "unsubscribe-interplay": """
+        A UNSUBSCRIBE
+        A GET k
+        A SSUBSCRIBE s
+        A UNSUBSCRIBE
+        A PUNSUBSCRIBE
+        A GET k
+        A UNSUBSCRIBE a b
+        A<
+        A PUNSUBSCRIBE a
+        A SUNSUBSCRIBE x
+        A GET k
+        A SUNSUBSCRIBE s
+        A GET k
+        A PSUBSCRIBE p
+        A SUNSUBSCRIBE
+        A GET k
+        A SUBSCRIBE c
+        A PUNSUBSCRIBE p q
+        A<
+        A GET k
+        A UNSUBSCRIBE c c
+        A<
+        A GET k
+        A SUNSUBSCRIBE s1 s2
+        A<
+        A PING
+        """,
     "quit-when-subscribed": """
         A SUBSCRIBE c
         A QUIT

@@ -250,5 +250,27 @@ TEST(PubSubCommands, CommandTableRows) {
             "[+@pubsub, +@slow], [], [], []]]");
 }
 
+TEST(PubSubCommands, ConfirmationsTakeTheMessagePathWhenRepliesAreOff) {
+  // Redis 7.0 confirms (un)subscriptions even under CLIENT REPLY OFF/SKIP: the command layer
+  // writes them where messages go, which the connection delivers whatever the reply mode.
+  for (ReplyMode mode : {ReplyMode::kOff, ReplyMode::kSkip}) {
+    for (int resp : {2, 3}) {
+      CommandHarness h;
+      h.session.resp = resp;
+      h.session.reply_mode = mode;
+      const std::string push = resp == 3 ? ">" : "";  // how a RESP3 push frame renders
+      EXPECT_EQ(h.call_all("SUBSCRIBE a"), "");
+      EXPECT_EQ(h.take_pending(), push + "[\"subscribe\", \"a\", :1]");
+      EXPECT_EQ(h.call_all("UNSUBSCRIBE"), "");
+      EXPECT_EQ(h.take_pending(), push + "[\"unsubscribe\", \"a\", :0]");
+      EXPECT_EQ(h.call_all("PUNSUBSCRIBE"), "");
+      EXPECT_EQ(h.take_pending(), push + "[\"punsubscribe\", (nil), :0]");
+      // Anything else is the command's own reply, which the connection drops.
+      EXPECT_EQ(h.call_all("SUBSCRIBE"), "-ERR wrong number of arguments for 'subscribe' command");
+      EXPECT_EQ(h.take_pending(), "");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace keywarden::testing

@@ -596,5 +596,37 @@ TEST(TransactionCommands, CommandTableRows) {
   EXPECT_EQ(h.call("COMMAND GETKEYS WATCH a b"), "[\"a\", \"b\"]");
 }
 
+TEST(TransactionCommands, QueuedCommandsAreReportedAsNestedInOrder) {
+  // What the server's slow log and MONITOR see of a transaction: each queued command once it
+  // ran, with the database it left selected; MULTI and EXEC themselves are not nested.
+  CommandHarness h;
+  std::vector<std::string> seen;
+  h.dispatcher.set_nested_observer([&](const ClientSession& session,
+                                       std::span<const std::string_view> args,
+                                       const Command& command, int64_t duration_us) {
+    EXPECT_EQ(&session, &h.session);
+    EXPECT_GE(duration_us, 0);
+    std::string line = std::to_string(session.db) + ":" + command.full_name;
+    for (std::string_view arg : args.subspan(1)) line += " " + std::string(arg);
+    seen.push_back(line);
+  });
+  EXPECT_EQ(h.call("MULTI"), "+OK");
+  EXPECT_EQ(h.call("SET k v"), "+QUEUED");
+  EXPECT_EQ(h.call("SELECT 3"), "+QUEUED");
+  EXPECT_EQ(h.call("LPUSH k x"), "+QUEUED");
+  EXPECT_TRUE(seen.empty());  // queueing runs nothing
+  EXPECT_EQ(h.call("EXEC"), "[+OK, +OK, :1]");
+  EXPECT_EQ(seen, (std::vector<std::string>{"0:set k v", "3:select 3", "3:lpush k x"}));
+  // An aborted or a discarded transaction runs nothing, so reports nothing.
+  seen.clear();
+  EXPECT_EQ(h.call("MULTI"), "+OK");
+  EXPECT_EQ(h.call("GET"), "-ERR wrong number of arguments for 'get' command");
+  EXPECT_EQ(h.call("EXEC"), "-EXECABORT Transaction discarded because of previous errors.");
+  EXPECT_EQ(h.call("MULTI"), "+OK");
+  EXPECT_EQ(h.call("SET a b"), "+QUEUED");
+  EXPECT_EQ(h.call("DISCARD"), "+OK");
+  EXPECT_TRUE(seen.empty());
+}
+
 }  // namespace
 }  // namespace keywarden::testing
