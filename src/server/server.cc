@@ -542,6 +542,7 @@ void Server::register_config() {
            return parse_percentiles(value, &settings_.latency_tracking_percentiles);
          },
          ""});
+  inert_directives_.register_all(c);
   c.seal();
 }
 
@@ -807,6 +808,14 @@ std::string Server::configure(const std::string& config_path,
   }
   std::string problem = config_.load(text, arguments);
   if (!problem.empty()) return problem;
+  std::string ignored;
+  for (const std::string& name : inert_directives_.changed_without_effect(config_)) {
+    ignored += (ignored.empty() ? "" : ", ") + name;
+  }
+  if (!ignored.empty()) {
+    log_message(LogLevel::kNotice, "Accepted for compatibility with redis.conf, without effect "
+                                   "in keywarden (docs/configuration.md): " + ignored);
+  }
   state_.keyspace().set_database_count(settings_.databases);
   state_.settings().proto_max_bulk_len = network_.proto_max_bulk_len;
   return "";

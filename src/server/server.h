@@ -17,6 +17,7 @@
 #include "persistence/aof.h"
 #include "persistence/fork_child.h"
 #include "server/config.h"
+#include "server/inert_config.h"
 #include "server/connection.h"
 #include "server/event_loop.h"
 #include "persistence/rdb_service.h"
@@ -316,6 +317,7 @@ class Server final : public ServerHost {
   std::unique_ptr<ScriptEngine> scripting_;
   std::unique_ptr<RdbService> rdb_;
   ConfigRegistry config_;
+  InertDirectives inert_directives_;  // Redis directives known here but not acted on
   EventLoop loop_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::map<uint64_t, std::unique_ptr<Connection>> connections_;
