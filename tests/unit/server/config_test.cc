@@ -516,7 +516,9 @@ TEST(ServerConfigTest, SetGetOnTheRealDirectives) {
                                                 {"maxmemory-clients", "0"},
                                                 {"maxmemory-eviction-tenacity", "10"},
                                                 {"maxmemory-policy", "noeviction"},
-                                                {"maxmemory-samples", "5"}}));
+                                                {"maxmemory-samples", "5"},
+                                                {"replica-ignore-maxmemory", "yes"},
+                                                {"slave-ignore-maxmemory", "yes"}}));
 }
 
 TEST(ServerConfigTest, RewriteKeepsCommentsAndUnknownLines) {
