@@ -418,6 +418,15 @@ void ScriptEngine::run_function(CommandContext& ctx, lua_State* lua, std::string
     }
   }
   lua_settop(lua, handler_index - 1);
+  // The collector runs on after every script, whatever the script did to it
+  // (collectgarbage('stop') would otherwise hold every later script's garbage), and, as Redis
+  // does, it gets a step of its own every kGcPeriod runs so that garbage does not pile up
+  // between Lua's own cycles.
+  lua_gc(lua, LUA_GCRESTART, 0);
+  if (++runs_since_gc_ >= kGcPeriod) {
+    runs_since_gc_ = 0;
+    lua_gc(lua, LUA_GCSTEP, kGcPeriod);
+  }
   // A script's writes reach the AOF and replicas as one transaction (inside EXEC, the EXEC's).
   if (!ctx.session.transaction.in_multi()) server_.propagator().wrap_pending_in_transaction();
 }

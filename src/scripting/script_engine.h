@@ -253,6 +253,9 @@ class ScriptEngine {
   int64_t load_start_us_ = 0;
   std::string call_output_;
   ReplyParser call_parser_;
+  // Script runs since the last collector step (see run_function).
+  static constexpr int kGcPeriod = 50;
+  int runs_since_gc_ = 0;
 };
 
 }  // namespace keywarden
