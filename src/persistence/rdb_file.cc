@@ -155,7 +155,8 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
     return why;
   };
 
-  RdbReader in(image);
+  // Packed blobs are validated in depth only under sanitize-dump-payload yes, as Redis loads.
+  RdbReader in(image, settings.sanitize_dump_payload == kSanitizeDumpYes);
   std::string_view magic;
   if (!in.take(9, &magic) || magic.substr(0, 5) != "REDIS") {
     return refuse("Wrong signature trying to load DB from file");
