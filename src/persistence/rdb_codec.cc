@@ -969,8 +969,9 @@ DumpPayloadStatus decode_dump_payload(std::string_view payload, const CommandSet
   if (crc64(0, payload.substr(0, payload.size() - 8)) != get_le(footer + 2, 8)) {
     return DumpPayloadStatus::kBadFooter;
   }
-  // Like Redis, whatever follows the object before the footer is not looked at.
-  RdbReader in(payload.substr(0, payload.size() - 10), deep);
+  // Redis reads the object from the whole payload, footer included: an object cut short
+  // takes its last bytes from the footer, and whatever follows a complete one is not looked at.
+  RdbReader in(payload, deep);
   uint8_t type = 0;
   Value value;
   // The footer says RDB 10 at most: types added later (7.2's listpack sets, streams 3) are as
