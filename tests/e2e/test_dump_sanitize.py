@@ -514,6 +514,7 @@ def test_duplicates_refused_even_unsanitized(keywarden):
 def test_dump_payload_sanitizations_counted_alike(keywarden, reference_redis, payloads):
     bodies = [payloads[name][1] for name in ("str_embstr", "set_intset", "hash_listpack",
                                              "zset_listpack", "list_listpack", "list_ziplist",
+                                             "list_plain_node", "list_quicklist1",
                                              "hash_zipmap", "set_hashtable")]
     bodies += [TARGETED[name][1] for name in ("lp bad backlen", "intset unsorted")]
     counts = []
