@@ -11,10 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "../commands/command_harness.h"
 #include "common/crc64.h"
 #include "common/lzf.h"
 #include "persistence/rdb_codec.h"
 #include "persistence/rdb_file.h"
+#include "persistence/rdb_service.h"
 #include "storage/keyspace.h"
 
 namespace keywarden {
@@ -409,6 +411,37 @@ TEST(RdbSanitizeTest, CorruptImagesRefusedWhole) {
       EXPECT_EQ(target.total_keys(), 0u);
     }
   }
+}
+
+// Through the dispatcher: which setting validates which RESTORE, and the counter INFO shows.
+TEST(RestoreSanitizeTest, SettingAndTrustedSessions) {
+  testing::CommandHarness h;
+  register_persistence_commands(h.state.commands());
+  // A hash listpack whose second back-length is wrong: only a deep check refuses it.
+  std::string blob = listpack({"f", "v"});
+  blob[11] = '\x09';
+  const std::string payload = with_footer("\x10" + rdb_string(blob));
+  auto restore = [&] {
+    const std::string reply = h.call_args({"RESTORE", "k", "0", payload, "REPLACE"});
+    h.call("DEL k");
+    return reply;
+  };
+  ServerStats& stats = h.state.stats();
+  EXPECT_EQ(restore(), "+OK");  // sanitize-dump-payload no, the default
+  EXPECT_EQ(stats.dump_payload_sanitizations, 0u);
+  h.state.settings().sanitize_dump_payload = kSanitizeDumpYes;
+  EXPECT_EQ(restore(), "-ERR Bad data format");
+  EXPECT_EQ(stats.dump_payload_sanitizations, 1u);
+  h.state.settings().sanitize_dump_payload = kSanitizeDumpClients;
+  EXPECT_EQ(restore(), "-ERR Bad data format");
+  EXPECT_EQ(stats.dump_payload_sanitizations, 2u);
+  // The AOF replays RESTOREs in a trusted session: `clients` leaves them shallow.
+  h.session.payloads_trusted = true;
+  EXPECT_EQ(restore(), "+OK");
+  EXPECT_EQ(stats.dump_payload_sanitizations, 2u);
+  h.state.settings().sanitize_dump_payload = kSanitizeDumpYes;
+  EXPECT_EQ(restore(), "-ERR Bad data format");
+  EXPECT_EQ(h.call("EXISTS k"), ":0");
 }
 
 }  // namespace
