@@ -1,5 +1,6 @@
 // The persistence command family: DUMP and RESTORE (values in the RDB serialization, with the
 // 2-byte RDB version and CRC64 footer Redis puts after them), SAVE, BGSAVE and LASTSAVE.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -71,7 +72,11 @@ void restore_command(CommandContext& ctx) {
       deleted = true;
     }
   }
-  if (ttl != 0 && !absttl) ttl += ctx.now_ms;
+  // A relative TTL that overflows wraps around as in Redis (so the key is already expired),
+  // without the signed overflow.
+  if (ttl != 0 && !absttl) {
+    ttl = static_cast<int64_t>(static_cast<uint64_t>(ttl) + static_cast<uint64_t>(ctx.now_ms));
+  }
   // Already in the past: the key is not created, and one it replaced is simply gone.
   if (ttl != 0 && ttl <= ctx.now_ms) {
     if (deleted) {
@@ -100,7 +105,9 @@ void restore_command(CommandContext& ctx) {
           (access_clock::lfu_initial(ctx.now_ms) & ~uint32_t{0xff}) | static_cast<uint32_t>(freq);
     }
   } else if (idle >= 0) {
-    entry->access_clock = access_clock::lru_stamp(ctx.now_ms - idle * 1000);
+    // The LRU clock holds no longer idle time (and times 1000 a huge one would overflow).
+    entry->access_clock = access_clock::lru_stamp(
+        ctx.now_ms - std::min(idle, int64_t{access_clock::kLruMax}) * 1000);
   }
   ctx.propagate(effect);
   ctx.key_modified(key);

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -202,7 +203,8 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
       case rdb::kOpIdle: {
         uint64_t value;
         if (!in.length(&value)) return corrupt("truncated");
-        idle_seconds = static_cast<int64_t>(value);
+        // The LRU clock holds no longer idle time (and times 1000 a huge one would overflow).
+        idle_seconds = static_cast<int64_t>(std::min<uint64_t>(value, access_clock::kLruMax));
         continue;
       }
       case rdb::kOpEof:

@@ -529,3 +529,20 @@ def test_dump_payload_sanitizations_counted_alike(keywarden, reference_redis, pa
                        if line.startswith("dump_payload_sanitizations:")])
     assert counts[0] == counts[1]
     assert counts[0] != ["dump_payload_sanitizations:0"]
+
+
+def test_overflowing_ttl_and_idle_time(keywarden, reference_redis):
+    # A relative TTL that overflows wraps around in Redis (the key is already expired), and a
+    # huge IDLETIME is the longest idle time the LRU clock holds; neither may crash or overflow.
+    outcomes = []
+    for server in (keywarden, reference_redis):
+        conn = server.raw()
+        payload = with_footer(b"\x00\x01v")
+        outcomes.append((
+            conn.execute("RESTORE", "t", "9223372036854775807", payload),
+            conn.execute("EXISTS", "t"),
+            conn.execute("RESTORE", "i", "0", payload, "IDLETIME", "9223372036854775807"),
+            conn.execute("OBJECT", "IDLETIME", "i") > 16_000_000,
+        ))
+        conn.close()
+    assert outcomes[0] == outcomes[1] == (b"OK", 0, b"OK", True)

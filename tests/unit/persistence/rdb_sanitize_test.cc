@@ -444,5 +444,29 @@ TEST(RestoreSanitizeTest, SettingAndTrustedSessions) {
   EXPECT_EQ(h.call("EXISTS k"), ":0");
 }
 
+// tests/fuzz/regressions/rdb_load/idle-seconds-overflow: an IDLE record of 2^62 seconds made
+// the loader compute 2^62 * 1000 in a signed integer (UBSan: signed overflow).
+TEST(RdbSanitizeTest, FuzzRegressionIdleSecondsOverflow) {
+  const std::string image = "REDIS0010\xf8" + huge(62) + std::string("\x00\x01k\x01v\xff", 6) +
+                            std::string(8, '\0');
+  ManualClock clock;
+  Keyspace keyspace(16, clock);
+  CommandSettings settings;
+  settings.maxmemory_policy = kMaxmemoryAllKeysLru;
+  ASSERT_EQ(rdb_load(image, keyspace, settings, 1'700'000'000'000, nullptr), "");
+  EXPECT_EQ(keyspace.total_keys(), 1u);
+}
+
+// The same in RESTORE's IDLETIME, and a relative TTL that overflows (Redis wraps it: the key
+// is already expired and not created).
+TEST(RestoreSanitizeTest, HugeIdleTimeAndTtl) {
+  testing::CommandHarness h;
+  register_persistence_commands(h.state.commands());
+  const std::string payload = with_footer(std::string("\x00\x01v", 3));
+  EXPECT_EQ(h.call_args({"RESTORE", "k", "0", payload, "IDLETIME", "9223372036854775807"}), "+OK");
+  EXPECT_EQ(h.call_args({"RESTORE", "t", "9223372036854775807", payload}), "+OK");
+  EXPECT_EQ(h.call("EXISTS t"), ":0");
+}
+
 }  // namespace
 }  // namespace keywarden
