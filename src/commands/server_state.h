@@ -86,7 +86,7 @@ struct ServerStats {
   uint64_t keyspace_hits = 0;
   uint64_t keyspace_misses = 0;
   uint64_t total_error_replies = 0;
-  uint64_t dirty = 0;  // writes since the last save
+  uint64_t dirty = 0;                       // writes since the last save
   uint64_t dump_payload_sanitizations = 0;  // packed blobs RESTORE validated in depth
   std::map<std::string, uint64_t, std::less<>> error_counts;  // errorstats, by error code
   void reset() {

@@ -976,8 +976,8 @@ DumpPayloadStatus decode_dump_payload(std::string_view payload, const CommandSet
   Value value;
   // The footer says RDB 10 at most: types added later (7.2's listpack sets, streams 3) are as
   // unknown here as they are to Redis 7.0.
-  const bool known = in.byte(&type) && RdbReader::is_object_type(type) &&
-                     type <= rdb::kTypeStreamListpacks2;
+  const bool known =
+      in.byte(&type) && RdbReader::is_object_type(type) && type <= rdb::kTypeStreamListpacks2;
   const auto status = known ? in.object(type, settings, &value) : RdbReader::Status::kError;
   if (deep_validations != nullptr) *deep_validations += in.deep_validations();
   if (status != RdbReader::Status::kOk) return DumpPayloadStatus::kBadData;

@@ -106,8 +106,8 @@ void restore_command(CommandContext& ctx) {
     }
   } else if (idle >= 0) {
     // The LRU clock holds no longer idle time (and times 1000 a huge one would overflow).
-    entry->access_clock = access_clock::lru_stamp(
-        ctx.now_ms - std::min(idle, int64_t{access_clock::kLruMax}) * 1000);
+    entry->access_clock =
+        access_clock::lru_stamp(ctx.now_ms - std::min(idle, int64_t{access_clock::kLruMax}) * 1000);
   }
   ctx.propagate(effect);
   ctx.key_modified(key);

@@ -93,7 +93,8 @@ def zipmap(pairs, count: int | None = None) -> bytes:
 
 
 def intset(values, width: int = 2, count: int | None = None) -> bytes:
-    return (width.to_bytes(4, "little") + (len(values) if count is None else count).to_bytes(4, "little")
+    count = len(values) if count is None else count
+    return (width.to_bytes(4, "little") + count.to_bytes(4, "little")
             + b"".join(v.to_bytes(width, "little", signed=True) for v in values))
 
 
@@ -105,7 +106,8 @@ HANDMADE = {
     "hash_ziplist": ("hash", b"\x0d" + rdb_str(ziplist([b"f", b"v", b"n", 17]))),
     "zset_ziplist": ("zset", b"\x0c" + rdb_str(ziplist([b"a", 1, b"b", b"2.5", b"c", 3]))),
     "hash_zipmap": ("hash", b"\x09" + rdb_str(zipmap([(b"f", b"v"), (b"name", b"x")]))),
-    "zset_text_doubles": ("zset", b"\x03\x02" + rdb_str(b"a") + b"\x031.5" + rdb_str(b"b") + b"\xfe"),
+    "zset_text_doubles": ("zset", b"\x03\x02" + rdb_str(b"a") + b"\x031.5" + rdb_str(b"b")
+                          + b"\xfe"),
 }
 
 
@@ -305,7 +307,8 @@ def test_truncated_at_every_offset(keywarden, reference_redis, payloads, name):
     kind, body = payloads[name]
     # Redis reads the object out of the whole payload, footer included, so a cut body may take
     # its last bytes from the footer and load; a cut that is bad data leaves no key.
-    results = assert_same(keywarden, reference_redis, kind, [body[:cut] for cut in range(len(body))])
+    cuts = [body[:cut] for cut in range(len(body))]
+    results = assert_same(keywarden, reference_redis, kind, cuts)
     assert all(r[2] == 0 for r in results if r[0] == BAD_DATA)
     assert any(r[0] == BAD_DATA for r in results)
 
@@ -447,7 +450,8 @@ def test_footer_faults(keywarden, reference_redis):
         for server in (keywarden, reference_redis):
             conn = server.raw()
             conn.execute("CONFIG", "SET", "sanitize-dump-payload", "yes")
-            replies.append((conn.execute("RESTORE", "k", "0", payload), conn.execute("EXISTS", "k")))
+            replies.append((conn.execute("RESTORE", "k", "0", payload),
+                            conn.execute("EXISTS", "k")))
             conn.execute("CONFIG", "SET", "sanitize-dump-payload", "no")
             conn.close()
         assert replies[0] == replies[1] == (BAD_FOOTER, 0), payload
@@ -484,7 +488,8 @@ def test_config_get_and_set(keywarden, reference_redis):
             b"argument(s) must be one of the following: no, yes, clients")
         for value in ("YES", "clients", "no"):
             assert conn.execute("CONFIG", "SET", "sanitize-dump-payload", value) == b"OK"
-            assert conn.execute("CONFIG", "GET", "sanitize-dump-payload")[1] == value.lower().encode()
+            shown = conn.execute("CONFIG", "GET", "sanitize-dump-payload")[1]
+            assert shown == value.lower().encode()
         conn.close()
 
 

@@ -46,8 +46,8 @@ inline std::string describe(const Value& value) {
       });
       break;
   }
-  std::string out = std::to_string(static_cast<int>(value.type())) + ":" +
-                    std::to_string(parts.size());
+  std::string out =
+      std::to_string(static_cast<int>(value.type())) + ":" + std::to_string(parts.size());
   for (const std::string& part : parts) out += "|" + part;
   return out;
 }

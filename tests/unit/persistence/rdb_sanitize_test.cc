@@ -209,8 +209,8 @@ TEST(RdbSanitizeTest, ListpackFaults) {
     EXPECT_EQ(decode("\x11" + rdb_string(listpack({"a", "nan"})), deep), kBad);
     EXPECT_EQ(decode(hash + rdb_string(listpack({})), deep), kBad);  // empty
     // A 32-bit string length of 4 GiB in a 17-byte listpack.
-    EXPECT_EQ(decode("\x12\x01\x02" + rdb_string(le(17, 4) + le(1, 2) + "\xf0\xff\xff\xff\xff" +
-                                                 "abc\x05\xff"),
+    EXPECT_EQ(decode("\x12\x01\x02" +
+                         rdb_string(le(17, 4) + le(1, 2) + "\xf0\xff\xff\xff\xff" + "abc\x05\xff"),
                      deep),
               kBad);
   }
@@ -271,7 +271,11 @@ TEST(RdbSanitizeTest, IntsetFaults) {
 
 TEST(RdbSanitizeTest, ZipmapFaultsAlwaysChecked) {
   const std::string hash = "\x09";
-  const std::string good("\x01\x01" "a\x01\x00" "b\xff", 7);
+  const std::string good(
+      "\x01\x01"
+      "a\x01\x00"
+      "b\xff",
+      7);
   for (bool deep : {false, true}) {
     EXPECT_EQ(decode(hash + rdb_string(good), deep), kOk);
     std::string bad_count = good;
@@ -280,7 +284,11 @@ TEST(RdbSanitizeTest, ZipmapFaultsAlwaysChecked) {
     bad_count[0] = static_cast<char>(254);  // "count them"
     EXPECT_EQ(decode(hash + rdb_string(bad_count), deep), kOk);
     EXPECT_EQ(decode(hash + rdb_string(std::string("\x00\xff", 2)), deep), kBad);
-    EXPECT_EQ(decode(hash + rdb_string(std::string("\x02\x01" "a\x01\x00" "b\x01" "a\x01\x00" "c\xff",
+    EXPECT_EQ(decode(hash + rdb_string(std::string("\x02\x01"
+                                                   "a\x01\x00"
+                                                   "b\x01"
+                                                   "a\x01\x00"
+                                                   "c\xff",
                                                    12)),
                      deep),
               kBad);
@@ -290,7 +298,10 @@ TEST(RdbSanitizeTest, ZipmapFaultsAlwaysChecked) {
     std::string free_past_end = good;
     free_past_end[4] = 9;
     EXPECT_EQ(decode(hash + rdb_string(free_past_end), deep), kBad);
-    std::string big_length("\x01\xfe\xff\xff\xff\xff" "a\xff", 8);
+    std::string big_length(
+        "\x01\xfe\xff\xff\xff\xff"
+        "a\xff",
+        8);
     EXPECT_EQ(decode(hash + rdb_string(big_length), deep), kBad);
   }
 }
@@ -309,12 +320,16 @@ TEST(RdbSanitizeTest, HugeLengthsAndCountsRefusedWithoutAllocating) {
   for (bool deep : {false, true}) {
     SCOPED_TRACE(deep);
     for (int bits : {32, 40, 62}) {
-      EXPECT_EQ(decode("\x00" + huge(bits) + "a", deep), kBad);                     // string
-      EXPECT_EQ(decode("\x00\xc3\x01" + huge(bits) + "a", deep), kBad);             // LZF size
-      EXPECT_EQ(decode("\x00\xc3" + huge(bits) + "\x05\x00" "a", deep), kBad);      // LZF input
-      EXPECT_EQ(decode("\x01" + huge(bits) + a, deep), kBad);                       // list
-      EXPECT_EQ(decode("\x02" + huge(bits) + a, deep), kBad);                       // set
-      EXPECT_EQ(decode("\x04" + huge(bits) + a + a, deep), kBad);                   // hash
+      EXPECT_EQ(decode("\x00" + huge(bits) + "a", deep), kBad);          // string
+      EXPECT_EQ(decode("\x00\xc3\x01" + huge(bits) + "a", deep), kBad);  // LZF size
+      EXPECT_EQ(decode("\x00\xc3" + huge(bits) +
+                           "\x05\x00"
+                           "a",
+                       deep),
+                kBad);                                                                // LZF input
+      EXPECT_EQ(decode("\x01" + huge(bits) + a, deep), kBad);                         // list
+      EXPECT_EQ(decode("\x02" + huge(bits) + a, deep), kBad);                         // set
+      EXPECT_EQ(decode("\x04" + huge(bits) + a + a, deep), kBad);                     // hash
       EXPECT_EQ(decode("\x05" + huge(bits) + a + std::string(8, '\0'), deep), kBad);  // zset
       EXPECT_EQ(decode("\x12" + huge(bits) + "\x02" + rdb_string(listpack({"a"})), deep), kBad);
       EXPECT_EQ(decode("\x0e" + huge(bits) + rdb_string(ziplist({"a"})), deep), kBad);
@@ -322,8 +337,14 @@ TEST(RdbSanitizeTest, HugeLengthsAndCountsRefusedWithoutAllocating) {
   }
   // The decompressor refuses a size no input of that length can expand to, before reserving.
   std::string out;
-  EXPECT_FALSE(lzf_decompress(std::string("\x00" "a", 2), uint64_t{1} << 40, &out));
-  EXPECT_FALSE(lzf_decompress(std::string("\x00" "a", 2), 177, &out));
+  EXPECT_FALSE(lzf_decompress(std::string("\x00"
+                                          "a",
+                                          2),
+                              uint64_t{1} << 40, &out));
+  EXPECT_FALSE(lzf_decompress(std::string("\x00"
+                                          "a",
+                                          2),
+                              177, &out));
   EXPECT_LT(out.capacity(), 1000u);
 }
 
@@ -335,15 +356,26 @@ TEST(RdbSanitizeTest, PlainEncodingFaults) {
     EXPECT_EQ(decode("\x02\x02" + rdb_string("1") + rdb_string("1"), deep), kBad);
     EXPECT_EQ(decode(std::string("\x02\x00", 2), deep), kBad);
     EXPECT_EQ(decode("\x04\x02" + a + a + a + a, deep), kBad);
-    EXPECT_EQ(decode("\x05\x02" + a + std::string(8, '\0') + a + std::string(8, '\0'), deep),
-              kBad);
+    EXPECT_EQ(decode("\x05\x02" + a + std::string(8, '\0') + a + std::string(8, '\0'), deep), kBad);
     EXPECT_EQ(decode("\x05\x01" + a + from_hex("000000000000f87f"), deep), kBad);  // NaN
-    EXPECT_EQ(decode("\x03\x01" + a + "\xfd", deep), kBad);                          // NaN
-    EXPECT_EQ(decode("\x03\x01" + a + "\x03" "12x", deep), kOk);  // sscanf's prefix
-    EXPECT_EQ(decode("\x03\x01" + a + "\x03" "abc", deep), kBad);
+    EXPECT_EQ(decode("\x03\x01" + a + "\xfd", deep), kBad);                        // NaN
+    EXPECT_EQ(decode("\x03\x01" + a +
+                         "\x03"
+                         "12x",
+                     deep),
+              kOk);  // sscanf's prefix
+    EXPECT_EQ(decode("\x03\x01" + a +
+                         "\x03"
+                         "abc",
+                     deep),
+              kBad);
     EXPECT_EQ(decode(std::string("\x12\x01\x01\x00", 4), deep), kBad);  // empty plain node
-    EXPECT_EQ(decode("\x12\x01\x03" + a, deep), kBad);                    // no such container
-    EXPECT_EQ(decode(std::string("\x00\xc3\x02\x00\x00" "a", 6), deep), kOk);  // LZF of 0 bytes
+    EXPECT_EQ(decode("\x12\x01\x03" + a, deep), kBad);                  // no such container
+    EXPECT_EQ(decode(std::string("\x00\xc3\x02\x00\x00"
+                                 "a",
+                                 6),
+                     deep),
+              kOk);                                                       // LZF of 0 bytes
     EXPECT_EQ(decode("\x14" + rdb_string(listpack({"a"})), deep), kBad);  // RDB 11 in RDB 10
     EXPECT_EQ(decode("", deep), kBad);
   }
@@ -351,14 +383,20 @@ TEST(RdbSanitizeTest, PlainEncodingFaults) {
 
 TEST(RdbSanitizeTest, FooterFaults) {
   Value value;
-  const std::string good = with_footer(std::string("\x00\x01" "a", 3));
+  const std::string good =
+      with_footer(std::string("\x00\x01"
+                              "a",
+                              3));
   EXPECT_EQ(decode_dump_payload(good, CommandSettings{}, true, &value), kOk);
   std::string bad_crc = good;
   bad_crc.back() ^= 1;
   EXPECT_EQ(decode_dump_payload(bad_crc, CommandSettings{}, true, &value),
             DumpPayloadStatus::kBadFooter);
-  EXPECT_EQ(decode_dump_payload(with_footer(std::string("\x00\x01" "a", 3), 11), CommandSettings{},
-                                true, &value),
+  EXPECT_EQ(decode_dump_payload(with_footer(std::string("\x00\x01"
+                                                        "a",
+                                                        3),
+                                            11),
+                                CommandSettings{}, true, &value),
             DumpPayloadStatus::kBadFooter);
   EXPECT_EQ(decode_dump_payload(good.substr(0, 9), CommandSettings{}, true, &value),
             DumpPayloadStatus::kBadFooter);
@@ -368,8 +406,7 @@ TEST(RdbSanitizeTest, DeepValidationsCounted) {
   uint64_t count = 0;
   Value value;
   for (const Sample& sample : kSamples) {
-    decode_dump_payload(with_footer(from_hex(sample.hex)), CommandSettings{}, true, &value,
-                        &count);
+    decode_dump_payload(with_footer(from_hex(sample.hex)), CommandSettings{}, true, &value, &count);
   }
   // Each intset and listpack: 2 intsets, the listpack nodes of 2 lists (2, and 2 beside a
   // plain node), a hash and a zset listpack; ziplists and zipmaps are not counted, as in Redis.
@@ -447,8 +484,8 @@ TEST(RestoreSanitizeTest, SettingAndTrustedSessions) {
 // tests/fuzz/regressions/rdb_load/idle-seconds-overflow: an IDLE record of 2^62 seconds made
 // the loader compute 2^62 * 1000 in a signed integer (UBSan: signed overflow).
 TEST(RdbSanitizeTest, FuzzRegressionIdleSecondsOverflow) {
-  const std::string image = "REDIS0010\xf8" + huge(62) + std::string("\x00\x01k\x01v\xff", 6) +
-                            std::string(8, '\0');
+  const std::string image =
+      "REDIS0010\xf8" + huge(62) + std::string("\x00\x01k\x01v\xff", 6) + std::string(8, '\0');
   ManualClock clock;
   Keyspace keyspace(16, clock);
   CommandSettings settings;
