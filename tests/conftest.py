@@ -752,6 +752,38 @@ def start_server(binary: str | None = None, directives: Sequence[tuple[str, obje
 
 
 # --------------------------------------------------------------------------------------------
+# DUMP payloads
+# --------------------------------------------------------------------------------------------
+
+def _crc64_table() -> list[int]:
+    poly = 0x95AC9329AC4BC9B5
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ poly if crc & 1 else crc >> 1
+        table.append(crc)
+    return table
+
+
+_CRC64_TABLE = _crc64_table()
+
+
+def crc64_jones(data: bytes) -> int:
+    """CRC-64/Jones as Redis computes it (reflected, init 0, no final xor)."""
+    crc = 0
+    for byte in data:
+        crc = _CRC64_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    return crc
+
+
+def with_footer(body: bytes, version: int = 10) -> bytes:
+    """A DUMP payload: `body` (type byte and object), the RDB version, the CRC64 of both."""
+    body = body + version.to_bytes(2, "little")
+    return body + crc64_jones(body).to_bytes(8, "little")
+
+
+# --------------------------------------------------------------------------------------------
 # Fixtures
 # --------------------------------------------------------------------------------------------
 

@@ -27,6 +27,9 @@ struct ClientSession {
   bool no_touch = false;
   bool is_local = true;  // connected over loopback or a unix socket (enable-debug-command local)
   bool script_client = false;  // the session a script's redis.call runs commands in
+  // RESTORE payloads from it are trusted (the AOF being loaded): sanitize-dump-payload
+  // clients does not validate them in depth.
+  bool payloads_trusted = false;
   ReplyMode reply_mode = ReplyMode::kOn;
   std::string name;
   std::string library_name;

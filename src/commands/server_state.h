@@ -42,6 +42,15 @@ enum MaxmemoryPolicy : int {
   kMaxmemoryAllKeysLfu = 6,
   kMaxmemoryAllKeysRandom = 7,
 };
+// sanitize-dump-payload: how deep RESTORE (and RDB loading, with kYes) validates packed
+// encodings; see persistence/rdb_codec.h. kClients sanitizes RESTORE from ordinary clients
+// only, not from sessions whose payloads are trusted (the AOF being loaded) nor RDB loading.
+enum SanitizeDumpPayload : int {
+  kSanitizeDumpNo = 0,
+  kSanitizeDumpYes = 1,
+  kSanitizeDumpClients = 2,
+};
+
 // Under an LFU policy entries' access clocks hold LFU counters instead of LRU times.
 inline bool policy_uses_lfu(int policy) {
   return policy == kMaxmemoryVolatileLfu || policy == kMaxmemoryAllKeysLfu;
@@ -72,6 +81,7 @@ struct CommandSettings {
   ZSetLimits zset_limits;
   // notify-keyspace-events: NotifyClass bits (commands/notifications.h); 0 is off.
   uint32_t notify_keyspace_events = 0;
+  int sanitize_dump_payload = kSanitizeDumpNo;  // a SanitizeDumpPayload
 };
 
 struct ServerStats {
@@ -79,7 +89,8 @@ struct ServerStats {
   uint64_t keyspace_hits = 0;
   uint64_t keyspace_misses = 0;
   uint64_t total_error_replies = 0;
-  uint64_t dirty = 0;  // writes since the last save
+  uint64_t dirty = 0;                       // writes since the last save
+  uint64_t dump_payload_sanitizations = 0;  // packed blobs RESTORE validated in depth
   std::map<std::string, uint64_t, std::less<>> error_counts;  // errorstats, by error code
   void reset() {
     uint64_t keep_dirty = dirty;

@@ -6,8 +6,15 @@
 
 namespace keywarden {
 
+namespace {
+constexpr size_t kLzfMaxExpansion = 88;  // 264 bytes out of 3 in
+}  // namespace
+
 bool lzf_decompress(std::string_view input, size_t expected_length, std::string* output) {
   output->clear();
+  // No chunk expands more than a back reference of three bytes into 264: a length beyond
+  // that ratio is a lie, refused before anything is reserved for it.
+  if (expected_length / kLzfMaxExpansion > input.size()) return false;
   output->reserve(expected_length);
   size_t at = 0;
   while (at < input.size()) {

@@ -10,7 +10,8 @@
 namespace keywarden {
 
 // Decompresses `input` into `*output`, which must come out exactly `expected_length` bytes;
-// false on a malformed stream.
+// false on a malformed stream, and at once (nothing reserved) when `expected_length` is more
+// than the input could ever expand to.
 bool lzf_decompress(std::string_view input, size_t expected_length, std::string* output);
 
 }  // namespace keywarden

@@ -135,6 +135,7 @@ ReplayStatus replay_file(Dispatcher& dispatcher, const std::string& path, const 
   ClientSession session;
   session.id = UINT64_MAX;
   session.authenticated = true;
+  session.payloads_trusted = true;
   session.is_local = true;
   std::string replies;
   ReplyWriter writer(&replies);

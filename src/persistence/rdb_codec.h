@@ -10,7 +10,16 @@
 // quicklist-2 nodes of listpacks, small hashes and sorted sets as listpacks, integer sets as
 // intsets, everything else in the plain per-element types. Reading accepts every encoding
 // Redis 7.0 writes or reads, plus 7.2's listpack sets; modules and streams are refused.
-// A value whose elements repeat, or whose packed blob fails its integrity checks, is refused.
+//
+// Every input is hostile. Whatever the validation depth, a reader never reads past its input,
+// never reserves memory for a length or count before the bytes behind it are there, does a
+// bounded amount of work per input byte, and builds values through the types' own insertion
+// calls, so what it returns is internally consistent. A value whose elements repeat (set
+// members, hash fields, sorted set members), or whose score is NaN, is always refused.
+// Validation depth is Redis's sanitize-dump-payload: shallow checks what decoding needs
+// (headers, bounds, encodings, terminators); deep also checks what only a reader that trusts
+// the blob would need: listpack back-lengths and element counts, intset order. Ziplists and
+// zipmaps are always checked deep, as Redis 7.0 converts them on load.
 #pragma once
 
 #include <cstdint>
@@ -79,7 +88,8 @@ class RdbWriter {
 
 class RdbReader {
  public:
-  explicit RdbReader(std::string_view data) : data_(data) {}
+  // `deep`: validate packed blobs in depth (sanitize-dump-payload yes), see above.
+  explicit RdbReader(std::string_view data, bool deep = true) : data_(data), deep_(deep) {}
 
   bool byte(uint8_t* out);
   bool take(size_t count, std::string_view* out);
@@ -106,6 +116,9 @@ class RdbReader {
   // Records the first error (later ones are ignored) and returns false.
   bool fail(std::string message);
   const std::string& error() const { return error_; }
+  // Packed blobs (listpacks, intsets) validated in depth so far: INFO's
+  // dump_payload_sanitizations counts them as Redis does.
+  uint64_t deep_validations() const { return deep_validations_; }
 
  private:
   Status read_list(uint8_t type, const CommandSettings& settings, Value* out);
@@ -115,15 +128,36 @@ class RdbReader {
 
   std::string_view data_;
   size_t position_ = 0;
+  bool deep_;
+  uint64_t deep_validations_ = 0;
   std::string error_;
 };
 
-// The packed blobs found inside RDB strings. Each parser validates the whole blob (header,
-// every entry's bounds, terminator, element count) and calls visit(std::string_view element)
-// for each element in order; false when the blob is malformed.
-bool rdb_parse_listpack(std::string_view blob, const std::function<void(std::string_view)>& visit);
+// A DUMP payload: the object (type byte and body), the RDB version (2 bytes LE), the CRC64 of
+// everything before it (8 bytes LE), as Redis 7.0 writes it.
+std::string encode_dump_payload(const Value& value);
+
+// What RESTORE makes of a payload: kBadFooter when the version is newer than ours or the
+// checksum does not match (Redis's verifyDumpPayload), kBadData when the object cannot be
+// loaded: malformed, empty, of a type Redis 7.0 does not know, or refused (module, stream).
+// `deep` as RdbReader's; *deep_validations counts the blobs validated in depth.
+enum class DumpPayloadStatus { kOk, kBadFooter, kBadData };
+DumpPayloadStatus decode_dump_payload(std::string_view payload, const CommandSettings& settings,
+                                      bool deep, Value* out, uint64_t* deep_validations = nullptr);
+
+// The packed blobs found inside RDB strings. Each parser walks the whole blob, checking the
+// header, every entry's encoding and bounds and the terminator, and calls
+// visit(std::string_view element) for each element in order; false when the blob is malformed
+// (visit may have been called for the elements before the fault). With `deep` it also checks
+// what Redis's deep sanitization checks: a listpack's back-lengths and header count, an
+// intset's strictly increasing order. Ziplists and zipmaps are always checked in depth
+// (prev-lengths, tail offset, counts), as Redis 7.0 always does. An intset or zipmap without
+// elements is malformed; an empty listpack or ziplist is not.
+bool rdb_parse_listpack(std::string_view blob, const std::function<void(std::string_view)>& visit,
+                        bool deep = true);
 bool rdb_parse_ziplist(std::string_view blob, const std::function<void(std::string_view)>& visit);
-bool rdb_parse_intset(std::string_view blob, const std::function<void(std::string_view)>& visit);
+bool rdb_parse_intset(std::string_view blob, const std::function<void(std::string_view)>& visit,
+                      bool deep = true);
 // Zipmaps hold pairs: visit is called with field, value, field, value…
 bool rdb_parse_zipmap(std::string_view blob, const std::function<void(std::string_view)>& visit);
 

@@ -1,5 +1,6 @@
 // The persistence command family: DUMP and RESTORE (values in the RDB serialization, with the
 // 2-byte RDB version and CRC64 footer Redis puts after them), SAVE, BGSAVE and LASTSAVE.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -8,7 +9,6 @@
 #include "commands/context.h"
 #include "commands/errors.h"
 #include "commands/notifications.h"
-#include "common/crc64.h"
 #include "common/number.h"
 #include "persistence/fork_child.h"
 #include "persistence/rdb_codec.h"
@@ -18,33 +18,10 @@
 namespace keywarden {
 namespace {
 
-// Value, then the RDB version (2 bytes LE), then the CRC64 of all that (8 bytes LE).
-std::string dump_payload(const Value& value) {
-  RdbWriter out(/*compression=*/true);
-  out.object(value);
-  std::string& payload = out.buffer();
-  payload.push_back(static_cast<char>(rdb::kVersion & 0xff));
-  payload.push_back(static_cast<char>((rdb::kVersion >> 8) & 0xff));
-  const uint64_t crc = crc64(0, payload);
-  for (int i = 0; i < 8; ++i) payload.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
-  return std::move(payload);
-}
-
-// Redis's verifyDumpPayload: a footer of a version we can read and a matching CRC64.
-bool payload_footer_valid(std::string_view payload) {
-  if (payload.size() < 10) return false;
-  const auto* footer = reinterpret_cast<const unsigned char*>(payload.data() + payload.size() - 10);
-  const int version = footer[0] | (footer[1] << 8);
-  if (version > rdb::kVersion) return false;
-  uint64_t stored = 0;
-  for (int i = 0; i < 8; ++i) stored |= uint64_t{footer[2 + i]} << (8 * i);
-  return crc64(0, payload.substr(0, payload.size() - 8)) == stored;
-}
-
 void dump_command(CommandContext& ctx) {
   const Entry* entry = ctx.lookup_read(ctx.args[1]);
   if (entry == nullptr) return ctx.reply.null();
-  ctx.reply.bulk(dump_payload(entry->value));
+  ctx.reply.bulk(encode_dump_payload(entry->value));
 }
 
 void restore_command(CommandContext& ctx) {
@@ -73,15 +50,19 @@ void restore_command(CommandContext& ctx) {
   int64_t ttl;
   if (!parse_int64(ctx.args[2], &ttl)) return ctx.error(errors::kNotInteger);
   if (ttl < 0) return ctx.error(errors::kInvalidTtl);
-  const std::string_view payload = ctx.args[3];
-  if (!payload_footer_valid(payload)) return ctx.error(errors::kDumpPayload);
-
-  RdbReader in(payload.substr(0, payload.size() - 10));
-  uint8_t type;
+  const CommandSettings& settings = ctx.server.settings();
+  const bool deep =
+      settings.sanitize_dump_payload == kSanitizeDumpYes ||
+      (settings.sanitize_dump_payload == kSanitizeDumpClients && !ctx.session.payloads_trusted);
   Value value;
-  if (!in.byte(&type) || !RdbReader::is_object_type(type) ||
-      in.object(type, ctx.server.settings(), &value) != RdbReader::Status::kOk) {
-    return ctx.error(errors::kBadDataFormat);
+  switch (decode_dump_payload(ctx.args[3], settings, deep, &value,
+                              &ctx.server.stats().dump_payload_sanitizations)) {
+    case DumpPayloadStatus::kBadFooter:
+      return ctx.error(errors::kDumpPayload);
+    case DumpPayloadStatus::kBadData:
+      return ctx.error(errors::kBadDataFormat);
+    case DumpPayloadStatus::kOk:
+      break;
   }
 
   bool deleted = false;
@@ -91,7 +72,11 @@ void restore_command(CommandContext& ctx) {
       deleted = true;
     }
   }
-  if (ttl != 0 && !absttl) ttl += ctx.now_ms;
+  // A relative TTL that overflows wraps around as in Redis (so the key is already expired),
+  // without the signed overflow.
+  if (ttl != 0 && !absttl) {
+    ttl = static_cast<int64_t>(static_cast<uint64_t>(ttl) + static_cast<uint64_t>(ctx.now_ms));
+  }
   // Already in the past: the key is not created, and one it replaced is simply gone.
   if (ttl != 0 && ttl <= ctx.now_ms) {
     if (deleted) {
@@ -114,14 +99,15 @@ void restore_command(CommandContext& ctx) {
       effect.push_back("ABSTTL");
     }
   }
-  const CommandSettings& settings = ctx.server.settings();
   if (policy_uses_lfu(settings.maxmemory_policy)) {
     if (freq >= 0) {
       entry->access_clock =
           (access_clock::lfu_initial(ctx.now_ms) & ~uint32_t{0xff}) | static_cast<uint32_t>(freq);
     }
   } else if (idle >= 0) {
-    entry->access_clock = access_clock::lru_stamp(ctx.now_ms - idle * 1000);
+    // The LRU clock holds no longer idle time (and times 1000 a huge one would overflow).
+    entry->access_clock =
+        access_clock::lru_stamp(ctx.now_ms - std::min(idle, int64_t{access_clock::kLruMax}) * 1000);
   }
   ctx.propagate(effect);
   ctx.key_modified(key);

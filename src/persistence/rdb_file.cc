@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -163,7 +164,8 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
     return why;
   };
 
-  RdbReader in(image);
+  // Packed blobs are validated in depth only under sanitize-dump-payload yes, as Redis loads.
+  RdbReader in(image, settings.sanitize_dump_payload == kSanitizeDumpYes);
   // Redis's log lines for a refused image. A read past the end is a short read; anything else
   // malformed is reported as rdbReportCorruptRDB does, with our own source location.
   auto internal_error = [&](std::string_view what, std::source_location where) {
@@ -231,7 +233,8 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
       case rdb::kOpIdle: {
         uint64_t value;
         if (!in.length(&value)) return corrupt("truncated");
-        idle_seconds = static_cast<int64_t>(value);
+        // The LRU clock holds no longer idle time (and times 1000 a huge one would overflow).
+        idle_seconds = static_cast<int64_t>(std::min<uint64_t>(value, access_clock::kLruMax));
         continue;
       }
       case rdb::kOpEof:

@@ -424,7 +424,7 @@ void stats_section(InfoText& info, Server& server) {
   info.field("tracking_total_prefixes", 0);
   info.field("unexpected_error_replies", 0);
   info.field("total_error_replies", stats.total_error_replies);
-  info.field("dump_payload_sanitizations", 0);
+  info.field("dump_payload_sanitizations", stats.dump_payload_sanitizations);
   info.field("total_reads_processed", network.reads_processed);
   info.field("total_writes_processed", network.writes_processed);
   info.field("io_threaded_reads_processed", 0);

@@ -416,6 +416,8 @@ void Server::register_config() {
   c.add_string("dbfilename", &rdb.dbfilename);
   c.add_bool("rdbcompression", &rdb.compression);
   c.add_bool("rdbchecksum", &rdb.checksum);
+  c.add_enum("sanitize-dump-payload", &command.sanitize_dump_payload,
+             {{"no", kSanitizeDumpNo}, {"yes", kSanitizeDumpYes}, {"clients", kSanitizeDumpClients}});
   c.add_bool("stop-writes-on-bgsave-error", &rdb.stop_writes_on_bgsave_error, 0,
              [this] { rdb_->settings_changed(); });
   c.add_integer("slowlog-log-slower-than", &settings_.slowlog_log_slower_than, -1, kMax);

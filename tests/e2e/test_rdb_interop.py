@@ -21,7 +21,7 @@ import time
 import pytest
 import redis
 
-from conftest import ServerStartError, redis_binary, start_server
+from conftest import ServerStartError, redis_binary, start_server, with_footer
 
 MISCONF = ("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "
            "persist to disk. Commands that may modify the data set are disabled, because this "
@@ -196,22 +196,6 @@ def snapshot_value(c, key):
     if kind == "zset":
         return c.zrange(key, 0, -1, withscores=True)
     return sorted(c.hgetall(key).items())
-
-
-def crc64_jones(data: bytes) -> int:
-    """CRC-64/Jones as Redis computes it (reflected, init 0, no final xor)."""
-    poly = 0x95AC9329AC4BC9B5
-    crc = 0
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ poly if crc & 1 else crc >> 1
-    return crc
-
-
-def with_footer(body: bytes, version: int = 10) -> bytes:
-    body = body + version.to_bytes(2, "little")
-    return body + crc64_jones(body).to_bytes(8, "little")
 
 
 PAYLOADS = {
