@@ -1031,6 +1031,14 @@ void Server::close_idle_clients() {
   }
 }
 
+void Server::check_output_limits() {
+  for (auto& [id, connection] : connections_) {
+    if (!connection->closed() && connection->output_memory() > 0) {
+      connection->enforce_output_limit();
+    }
+  }
+}
+
 void Server::cron() {
   ++cron_loops_;
   // An eviction that ran past maxmemory-eviction-tenacity's time limit goes on here.
@@ -1042,6 +1050,7 @@ void Server::cron() {
     if (table.rehashing()) table.rehash_for(std::chrono::microseconds(1000));
   }
   close_idle_clients();
+  check_output_limits();
   child_cron();
   aof_cron();
 

@@ -296,6 +296,9 @@ class Server final : public ServerHost {
   void before_sleep();
   void cron();
   void close_idle_clients();
+  // Clients over their output soft limit for too long are closed even when nothing more is
+  // sent to them (Redis's clientsCron check).
+  void check_output_limits();
   void apply_hz();
 
   SystemClock clock_;
