@@ -405,7 +405,7 @@ bool Connection::reply_buffer_reached(ReplyWriter&) {
   return false;
 }
 
-void Connection::enforce_output_limit() {
+void Connection::enforce_output_limit(bool from_cron) {
   if (close_asap_ || closed()) return;
   const size_t used = output_memory();
   if (used == 0) {
@@ -427,6 +427,14 @@ void Connection::enforce_output_limit() {
     soft_limit_since_ms_ = 0;
   }
   if (!over) return;
+  // Not the client whose script is running (the cron can run while a script is busy).
+  if (from_cron && server_.scripting().running_caller() != &session_) {
+    log_message(LogLevel::kWarning,
+                "Client " + client_info_line(*this, server_.clock().wall_ms()) +
+                    " closed for overcoming of output buffer limits.");
+    close();
+    return;
+  }
   log_message(LogLevel::kWarning,
               "Client " + client_info_line(*this, server_.clock().wall_ms()) +
                   " scheduled to be closed ASAP for overcoming of output buffer limits.");

@@ -114,8 +114,9 @@ class Connection final : public EventHandler, public Subscriber, public ReplyOve
   // Reply bytes beyond the first 16 KiB waiting (Redis's reply list beyond its static buffer:
   // CLIENT LIST omem, and what client-output-buffer-limit measures).
   size_t output_memory() const;
-  // Closes the connection asynchronously when its output is over its class's limits.
-  void enforce_output_limit();
+  // Closes the connection asynchronously when its output is over its class's limits; the
+  // cron's check (`from_cron`) closes it at once, as Redis's clientsCron does.
+  void enforce_output_limit(bool from_cron = false);
   bool close_asap() const { return close_asap_; }
   bool reply_buffer_reached(ReplyWriter& writer) override;
 

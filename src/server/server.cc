@@ -1034,7 +1034,7 @@ void Server::close_idle_clients() {
 void Server::check_output_limits() {
   for (auto& [id, connection] : connections_) {
     if (!connection->closed() && connection->output_memory() > 0) {
-      connection->enforce_output_limit();
+      connection->enforce_output_limit(/*from_cron=*/true);
     }
   }
 }
