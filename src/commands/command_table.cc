@@ -73,7 +73,34 @@ void CommandTable::add(std::span<const CommandSpec> rows) {
     auto& slot = commands_[std::string(spec.name)];
     slot = make_command(spec, nullptr);
     index_[commands_.find(spec.name)->first] = slot.get();
+    original_index_[commands_.find(spec.name)->first] = slot.get();
   }
+}
+
+Command* CommandTable::find_original_for_args(std::span<const std::string_view> args) const {
+  Command* base = find_in(original_index_, args[0]);
+  if (base == nullptr || !base->is_container() || args.size() < 2) return base;
+  return find_in(base->subcommand_index, args[1]);
+}
+
+std::string CommandTable::rename(std::string_view name, std::string_view new_name) {
+  auto current = index_.find(name);
+  if (current == index_.end()) return "No such command in rename-command";
+  Command* command = current->second;
+  if (!new_name.empty() && index_.contains(new_name) &&
+      !CaseInsensitiveEqual{}(new_name, name)) {
+    return "Target command name already exists";
+  }
+  index_.erase(current);
+  if (new_name.empty()) {
+    auto owned = commands_.find(command->full_name);
+    removed_.push_back(std::move(owned->second));
+    commands_.erase(owned);
+    return "";
+  }
+  new_names_.push_back(std::make_unique<std::string>(new_name));
+  index_[*new_names_.back()] = command;
+  return "";
 }
 
 Command* CommandTable::find(std::string_view name) const { return find_in(index_, name); }

@@ -158,6 +158,17 @@ class CommandTable {
   // subcommand (null if unknown); a container alone resolves to itself (arity fails later).
   Command* find_for_args(std::span<const std::string_view> args) const;
 
+  // Looks args up by the commands' original names, whatever rename-command did (internal
+  // calls, as Redis's lookupCommandOrOriginal).
+  Command* find_original_for_args(std::span<const std::string_view> args) const;
+
+  // rename-command (config file only): from now on `name` answers to `new_name`, or to nothing
+  // when `new_name` is empty. As in Redis 7.0 the command keeps its own name in replies
+  // (COMMAND, COMMAND LIST, error messages, INFO commandstats), and a removed command is gone
+  // from COMMAND and COMMAND COUNT. Returns "" or Redis's reason for refusing the line.
+  std::string rename(std::string_view name, std::string_view new_name);
+
+  // The registered commands under their own names, removed ones left out.
   const std::map<std::string, std::unique_ptr<Command>, std::less<>>& commands() const {
     return commands_;
   }
@@ -176,6 +187,9 @@ class CommandTable {
  private:
   std::map<std::string, std::unique_ptr<Command>, std::less<>> commands_;  // ordered, owning
   CommandIndex index_;                                                       // for lookup
+  CommandIndex original_index_;  // by original name, renamed and removed commands included
+  std::vector<std::unique_ptr<Command>> removed_;  // renamed to "": kept alive, never listed
+  std::vector<std::unique_ptr<std::string>> new_names_;  // storage of the index's new keys
 };
 
 }  // namespace keywarden

@@ -313,7 +313,8 @@ void hrandfield_command(CommandContext& ctx) {
     // A negative count allows repetitions: exactly -count draws.
     const uint64_t draws = static_cast<uint64_t>(-count);
     ctx.reply.array_header(flat_pairs ? draws * 2 : draws);
-    for (uint64_t i = 0; i < draws; ++i) {
+    // A client closed for its output limit stops the draws.
+    for (uint64_t i = 0; i < draws && !ctx.reply.discarding(); ++i) {
       reply_random_pair(ctx, hash->random_pair(rng), with_values);
     }
     return;

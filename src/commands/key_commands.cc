@@ -119,7 +119,7 @@ void keys_command(CommandContext& ctx) {
         ctx.reply.bulk(entry->key());
         ++count;
       }
-      return true;
+      return !ctx.reply.discarding();  // a client closed for its output limit stops the walk
     });
   }
   ctx.reply.end_deferred_array(header, count);

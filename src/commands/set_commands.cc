@@ -247,7 +247,11 @@ void srandmember_with_count(CommandContext& ctx) {
     // A negative count allows repetitions: exactly |count| independent draws.
     const uint64_t draws = count < 0 ? static_cast<uint64_t>(-count) : 1;
     ctx.reply.array_header(draws);
-    for (uint64_t i = 0; i < draws; ++i) ctx.reply.bulk(set->random_member(rng));
+    // A client closed for its output limit stops the draws (a count of -1e9 would otherwise
+    // run on for nothing).
+    for (uint64_t i = 0; i < draws && !ctx.reply.discarding(); ++i) {
+      ctx.reply.bulk(set->random_member(rng));
+    }
     return;
   }
   if (static_cast<uint64_t>(count) >= set->size()) {

@@ -471,7 +471,8 @@ void zrandmember_command(CommandContext& ctx) {
     // A negative count allows repetitions: exactly |count| independent draws.
     const uint64_t draws = count < 0 ? static_cast<uint64_t>(-count) : 1;
     ctx.reply.array_header(flat_pairs ? draws * 2 : draws);
-    for (uint64_t i = 0; i < draws; ++i) {
+    // A client closed for its output limit stops the draws.
+    for (uint64_t i = 0; i < draws && !ctx.reply.discarding(); ++i) {
       const auto [member, score] = zset->random_element(rng);
       reply_random_element(ctx, member, score, with_scores);
     }

@@ -51,6 +51,7 @@ ForkChild::Started ForkChild::start(Kind kind, std::function<int()> body) {
     ::signal(SIGTERM, SIG_DFL);
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGUSR1, SIG_DFL);
+    if (child_setup_) child_setup_();
     int code = body ? body() : 0;
     ::_exit(code);
   }

@@ -68,6 +68,10 @@ class ForkChild {
   // True in a forked child (for code that must behave differently there, e.g. logging).
   static bool in_child() { return in_child_; }
 
+  // Run in every child right after the fork, before its body (the server sets the child's
+  // oom_score_adj there).
+  static void set_child_setup(std::function<void()> setup) { child_setup_ = std::move(setup); }
+
  private:
   static void finished();
 
@@ -76,6 +80,7 @@ class ForkChild {
   static inline Kind kind_ = Kind::kNone;
   static inline int64_t start_ms_ = 0;
   static inline bool in_child_ = false;
+  static inline std::function<void()> child_setup_;
 };
 
 }  // namespace keywarden

@@ -21,7 +21,8 @@ std::string run_internal(Dispatcher& dispatcher, std::initializer_list<std::stri
                          bool nested) {
   std::vector<std::string_view> args(list);
   ServerState& server = dispatcher.server();
-  Command* command = server.commands().find_for_args(args);
+  // By the original name: rename-command must not break saving or loading the libraries.
+  Command* command = server.commands().find_original_for_args(args);
   ClientSession session;
   session.id = UINT64_MAX;
   session.authenticated = true;

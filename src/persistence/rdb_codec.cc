@@ -849,12 +849,18 @@ RdbReader::Status RdbReader::read_set(uint8_t type, const CommandSettings& setti
 RdbReader::Status RdbReader::read_zset(uint8_t type, const CommandSettings& settings, Value* out) {
   auto zset = std::make_unique<ZSetValue>();
   bool bad = false;
+  // A listpack (or ziplist) blob stays a listpack unless it has too many entries: Redis 7.0
+  // checks only the count on load, not the length of the members.
+  ZSetLimits limits = settings.zset_limits;
+  if (type == rdb::kTypeZSetZiplist || type == rdb::kTypeZSetListpack) {
+    limits.max_listpack_value = INT64_MAX;
+  }
   auto add = [&](std::string_view member, double score) {
     if (std::isnan(score)) {
       bad = true;
       return;
     }
-    if (zset->add(member, score, ZSetValue::kAddNone, settings.zset_limits) !=
+    if (zset->add(member, score, ZSetValue::kAddNone, limits) !=
         ZSetValue::AddResult::kAdded) {
       bad = true;
     }
@@ -904,8 +910,13 @@ RdbReader::Status RdbReader::read_zset(uint8_t type, const CommandSettings& sett
 RdbReader::Status RdbReader::read_hash(uint8_t type, const CommandSettings& settings, Value* out) {
   auto hash = std::make_unique<HashValue>();
   bool duplicate = false;
+  // As for sorted sets, a listpack or ziplist blob converts on load for its count alone.
+  HashLimits limits = settings.hash_limits;
+  if (type == rdb::kTypeHashZiplist || type == rdb::kTypeHashListpack) {
+    limits.max_listpack_value = INT64_MAX;
+  }
   auto set = [&](std::string_view field, std::string_view value) {
-    if (!hash->set(field, value, settings.hash_limits)) duplicate = true;
+    if (!hash->set(field, value, limits)) duplicate = true;
   };
   if (type == rdb::kTypeHash) {
     uint64_t count;

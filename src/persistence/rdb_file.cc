@@ -154,6 +154,7 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
   RdbLoadStats local;
   if (stats == nullptr) stats = &local;
   *stats = {};
+  size_t progress_reported_at = 0;  // image bytes consumed at the last key
   std::vector<bool> touched(static_cast<size_t>(keyspace.database_count()), false);
   auto refuse = [&](const std::string& why) {
     for (int i = 0; i < keyspace.database_count(); ++i) {
@@ -319,8 +320,14 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
           timespec pause{0, -hooks.key_load_delay};
           nanosleep(&pause, nullptr);
         }
-        if (hooks.progress && stats->keys_loaded % kProgressEveryKeys == 0) {
-          hooks.progress(in.position(), image.size());
+        if (hooks.progress) {
+          const size_t at = in.position();
+          const auto interval = static_cast<size_t>(hooks.progress_interval_bytes);
+          if (interval > 0 ? at / interval > progress_reported_at / interval
+                           : stats->keys_loaded % kProgressEveryKeys == 0) {
+            hooks.progress(at, image.size());
+          }
+          progress_reported_at = at;
         }
         continue;
       }

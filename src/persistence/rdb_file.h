@@ -72,9 +72,12 @@ std::string rdb_save_to_string(const Keyspace& keyspace, const RdbSaveOptions& o
 
 // What a start-up load may be given besides the image.
 struct RdbLoadHooks {
-  // Told every 1024 keys how far the load is (bytes of the image consumed, image size), so
-  // that the server can answer clients meanwhile; it must not touch the keyspace.
+  // Told how far the load is (bytes of the image consumed, image size), so that the server
+  // can answer clients meanwhile; it must not touch the keyspace. Called each time the load
+  // passes a multiple of `progress_interval_bytes` (Redis's
+  // loading-process-events-interval-bytes), or every 1024 keys when that is 0.
   std::function<void(size_t consumed, size_t total)> progress;
+  int64_t progress_interval_bytes = 0;
   // Redis's key-load-delay (microseconds per key; negative: nanoseconds), for tests that need
   // a load to last.
   int64_t key_load_delay = 0;

@@ -42,33 +42,56 @@ void ReplyWriter::header(char type, uint64_t n) {
   out_->append(buf, format_header(buf, type, n));
 }
 
+void ReplyWriter::checked_header(char type, uint64_t n) {
+  if (discarding_) return;
+  header(type, n);
+  check_size();
+}
+
+void ReplyWriter::size_reached() {
+  if (overflow_handler_ == nullptr) return;
+  // The handler moves the mark (or not: then it is asked again at the next append).
+  if (overflow_handler_->reply_buffer_reached(*this)) {
+    discarding_ = true;
+    watch_at_ = SIZE_MAX;
+  }
+}
+
 void ReplyWriter::bulk_header(size_t length) { header('$', length); }
 
 void ReplyWriter::simple_string(std::string_view text) {
+  if (discarding_) return;
   out_->push_back('+');
   append_single_line(*out_, text);
   out_->append("\r\n", 2);
+  check_size();
 }
 
 void ReplyWriter::error(std::string_view text) {
+  if (discarding_) return;
   out_->push_back('-');
   append_single_line(*out_, text);
   out_->append("\r\n", 2);
+  check_size();
 }
 
 void ReplyWriter::integer(int64_t value) {
+  if (discarding_) return;
   char buf[kMaxHeader];
   buf[0] = ':';
   char* end = std::to_chars(buf + 1, buf + sizeof(buf), value).ptr;
   end[0] = '\r';
   end[1] = '\n';
   out_->append(buf, end + 2 - buf);
+  check_size();
 }
 
 void ReplyWriter::bulk(std::string_view bytes) {
+  if (discarding_) return;
   bulk_header(bytes.size());
   out_->append(bytes);
   out_->append("\r\n", 2);
+  check_size();
 }
 
 void ReplyWriter::bulk_integer(int64_t value) {
@@ -78,36 +101,41 @@ void ReplyWriter::bulk_integer(int64_t value) {
 }
 
 void ReplyWriter::null() {
+  if (discarding_) return;
   if (resp_ == 3) {
     out_->append("_\r\n", 3);
   } else {
     out_->append("$-1\r\n", 5);
   }
+  check_size();
 }
 
 void ReplyWriter::null_array() {
+  if (discarding_) return;
   if (resp_ == 3) {
     out_->append("_\r\n", 3);
   } else {
     out_->append("*-1\r\n", 5);
   }
+  check_size();
 }
 
-void ReplyWriter::array_header(size_t n) { header('*', n); }
+void ReplyWriter::array_header(size_t n) { checked_header('*', n); }
 
 void ReplyWriter::map_header(size_t pairs) {
   if (resp_ == 3) {
-    header('%', pairs);
+    checked_header('%', pairs);
   } else {
-    header('*', static_cast<uint64_t>(pairs) * 2);
+    checked_header('*', static_cast<uint64_t>(pairs) * 2);
   }
 }
 
-void ReplyWriter::set_header(size_t n) { header(resp_ == 3 ? '~' : '*', n); }
+void ReplyWriter::set_header(size_t n) { checked_header(resp_ == 3 ? '~' : '*', n); }
 
-void ReplyWriter::push_header(size_t n) { header(resp_ == 3 ? '>' : '*', n); }
+void ReplyWriter::push_header(size_t n) { checked_header(resp_ == 3 ? '>' : '*', n); }
 
 void ReplyWriter::double_value(double value) {
+  if (discarding_) return;
   // Redis's "%.17g" (what double_to_chars writes), with NaN spelled without a sign.
   char text[kMaxDoubleChars];
   size_t length;
@@ -124,17 +152,21 @@ void ReplyWriter::double_value(double value) {
   } else {
     bulk(std::string_view(text, length));
   }
+  check_size();
 }
 
 void ReplyWriter::boolean(bool value) {
+  if (discarding_) return;
   if (resp_ == 3) {
     out_->append(value ? "#t\r\n" : "#f\r\n", 4);
   } else {
     out_->append(value ? ":1\r\n" : ":0\r\n", 4);
   }
+  check_size();
 }
 
 void ReplyWriter::verbatim(std::string_view text, std::string_view format) {
+  if (discarding_) return;
   if (resp_ != 3) {
     bulk(text);
     return;
@@ -145,9 +177,11 @@ void ReplyWriter::verbatim(std::string_view text, std::string_view format) {
   out_->push_back(':');
   out_->append(text);
   out_->append("\r\n", 2);
+  check_size();
 }
 
 void ReplyWriter::big_number(std::string_view digits) {
+  if (discarding_) return;
   if (resp_ != 3) {
     bulk(digits);
     return;
@@ -155,13 +189,20 @@ void ReplyWriter::big_number(std::string_view digits) {
   out_->push_back('(');
   out_->append(digits);
   out_->append("\r\n", 2);
+  check_size();
 }
 
-void ReplyWriter::raw(std::string_view bytes) { out_->append(bytes); }
+void ReplyWriter::raw(std::string_view bytes) {
+  if (discarding_) return;
+  out_->append(bytes);
+  check_size();
+}
 
 DeferredLength ReplyWriter::begin_deferred() {
   DeferredLength placeholder{out_->size()};
+  if (discarding_) return placeholder;
   out_->append(kMaxHeader, '\0');
+  check_size();
   return placeholder;
 }
 
@@ -170,6 +211,8 @@ void ReplyWriter::end_deferred_array(DeferredLength placeholder, size_t n) {
 }
 
 void ReplyWriter::end_deferred_header(DeferredLength placeholder, char type, uint64_t n) {
+  // Dropping since (perhaps since before the placeholder): nothing of this reply is sent.
+  if (discarding_) return;
   char buf[kMaxHeader];
   const size_t length = format_header(buf, type, n);
   // Slide the elements back over the unused part of the placeholder, then write the header in

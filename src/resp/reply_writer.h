@@ -10,6 +10,12 @@
 // has grown to its working size. Aggregate headers are written before their elements, which the
 // caller then writes; when the element count is only known at the end (SCAN, KEYS), use
 // begin_deferred() / end_deferred_*().
+//
+// A connection's writer can be watched for client-output-buffer-limit: once the buffer reaches
+// the size given to watch_size(), the writer asks its ReplyOverflowHandler, and when that says
+// the client is over its limit the writer drops everything written from then on
+// (discarding()), so that a huge reply stops costing memory the moment it is doomed, and loops
+// that could produce without end check discarding() to stop early (Redis's CLIENT_CLOSE_ASAP).
 #pragma once
 
 #include <cstddef>
@@ -25,6 +31,17 @@ struct DeferredLength {
   size_t offset = 0;
 };
 
+class ReplyWriter;
+
+// Told when a watched writer's buffer reached the size it was asked to watch for.
+class ReplyOverflowHandler {
+ public:
+  virtual ~ReplyOverflowHandler() = default;
+  // True: the client is past its output limit and everything written from now on is dropped.
+  // False: the handler may set a new size to watch for with ReplyWriter::watch_size().
+  virtual bool reply_buffer_reached(ReplyWriter& writer) = 0;
+};
+
 class ReplyWriter {
  public:
   // `out` must outlive the writer (or be swapped with set_output()); resp is 2 or 3.
@@ -35,6 +52,15 @@ class ReplyWriter {
   int resp() const { return resp_; }
   // HELLO switches a connection's protocol between replies; any other value is treated as 2.
   void set_resp(int version) { resp_ = version == 3 ? 3 : 2; }
+
+  // Asks `handler` once the buffer holds `size` bytes or more (SIZE_MAX: never).
+  void watch_size(size_t size, ReplyOverflowHandler* handler) {
+    watch_at_ = size;
+    overflow_handler_ = handler;
+  }
+  // The handler said the client is over its limit: nothing more is written, and whoever can
+  // produce a large reply stops.
+  bool discarding() const { return discarding_; }
 
   // `+<text>`. CR and LF in text become spaces: a status line cannot contain them.
   void simple_string(std::string_view text);
@@ -85,12 +111,22 @@ class ReplyWriter {
   void end_deferred_set(DeferredLength placeholder, size_t n);
 
  private:
+  // Appends an aggregate or bulk header; checked_header() is the one a caller's element gets.
   void header(char type, uint64_t n);
+  void checked_header(char type, uint64_t n);
   void bulk_header(size_t length);
   void end_deferred_header(DeferredLength placeholder, char type, uint64_t n);
+  // After every append: one comparison, and the handler only when the watched size is reached.
+  void check_size() {
+    if (out_->size() >= watch_at_) [[unlikely]] size_reached();
+  }
+  void size_reached();
 
   std::string* out_;
   int resp_;
+  size_t watch_at_ = SIZE_MAX;
+  ReplyOverflowHandler* overflow_handler_ = nullptr;
+  bool discarding_ = false;
 };
 
 }  // namespace keywarden

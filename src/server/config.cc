@@ -203,6 +203,11 @@ void ConfigRegistry::add_string(std::string name, std::string* target, uint32_t 
        }});
 }
 
+void ConfigRegistry::add_file_only(
+    std::string name, std::function<std::string(std::span<const std::string> args)> handler) {
+  file_only_.emplace_back(std::move(name), std::move(handler));
+}
+
 void ConfigRegistry::seal() {
   std::sort(directives_.begin(), directives_.end(),
             [](const ConfigDirective& a, const ConfigDirective& b) { return a.name < b.name; });
@@ -267,6 +272,15 @@ std::string ConfigRegistry::load(std::string_view file_text,
     std::vector<std::string> words;
     if (!split_arguments(trimmed, words)) return fatal("Unbalanced quotes in configuration line");
     if (words.empty()) continue;
+    const std::string name = lowercase(words[0]);
+    auto special = std::find_if(file_only_.begin(), file_only_.end(),
+                                [&](const auto& entry) { return entry.first == name; });
+    if (special != file_only_.end()) {
+      std::string problem =
+          special->second(std::span<const std::string>(words).subspan(1));
+      if (!problem.empty()) return fatal(problem);
+      continue;
+    }
     ConfigDirective* directive = find(words[0]);
     if (directive == nullptr) return fatal("Bad directive or wrong number of arguments");
     std::string value;

@@ -55,6 +55,11 @@ class ConfigRegistry {
                   std::function<void()> on_change = {});
   void add(ConfigDirective directive);
   void add_alias(std::string_view name, std::string alias);
+  // A directive of the config file (and arguments) only, such as rename-command: unknown to
+  // CONFIG GET/SET/REWRITE. `handler` gets the line's arguments after the name and returns ""
+  // or the reason for the fatal report.
+  void add_file_only(std::string name,
+                     std::function<std::string(std::span<const std::string> args)> handler);
   // Called once every directive is registered: records defaults for CONFIG REWRITE.
   void seal();
 
@@ -78,6 +83,8 @@ class ConfigRegistry {
 
  private:
   std::vector<ConfigDirective> directives_;
+  std::vector<std::pair<std::string, std::function<std::string(std::span<const std::string>)>>>
+      file_only_;
 };
 
 // Parses a Redis memory value ("100", "1k" = 1000, "1kb" = 1024, "1gb"…); false if malformed.

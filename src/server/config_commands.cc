@@ -20,7 +20,8 @@ void config_get_command(CommandContext& ctx) {
 }
 
 void config_set_command(CommandContext& ctx) {
-  if (ctx.args.size() % 2 != 0) return ctx.error(errors::wrong_arity("config|set"));
+  // Name-value pairs; an odd count is a syntax error in Redis 7.0 (the arity is -4).
+  if (ctx.args.size() % 2 != 0) return ctx.error(errors::kSyntax);
   std::string problem = Server::from(ctx).config().set(ctx.args.subspan(2));
   if (!problem.empty()) return ctx.error(problem);
   ctx.reply.simple_string("OK");

@@ -99,6 +99,7 @@ Connection::Connection(Server& server, int fd, uint64_t id, std::string peer, st
   limits.auth_required = !session_.authenticated;
   parser_.set_limits(limits);
   created_ms_ = last_interaction_ms_ = server.clock().wall_ms();
+  watch_output_limit();
   watch_for(EventLoop::kReadable);
 }
 
@@ -208,6 +209,7 @@ void Connection::evict() {
 }
 
 void Connection::retry_blocked() {
+  watch_output_limit();
   const size_t mark = output_.size();
   if (!server_.dispatcher().retry_blocked(session_, writer_)) return;
   if (session_.reply_mode == ReplyMode::kOff) output_.resize(mark);
@@ -217,6 +219,7 @@ void Connection::retry_blocked() {
 
 void Connection::end_blocked(std::string_view error) {
   if (!session_.blocked.blocked()) return;
+  watch_output_limit();
   const size_t mark = output_.size();
   server_.dispatcher().end_blocked(session_, writer_, error);
   if (session_.reply_mode == ReplyMode::kOff) output_.resize(mark);
@@ -348,6 +351,7 @@ void Connection::execute_one(std::span<const std::string_view> args, Command* co
     return;
   }
   const bool skip_this = session_.reply_mode == ReplyMode::kSkip;
+  watch_output_limit();
   const size_t mark = output_.size();
   const bool was_authenticated = session_.authenticated;
   const uint64_t processed_before = server_.state().stats().total_commands_processed;
@@ -401,7 +405,10 @@ void Connection::send_raw(std::string_view bytes) {
 
 ReplyWriter* Connection::pubsub_writer() {
   if (close_asap_) return nullptr;
-  if (!hold_pushes_) return &writer_;
+  if (!hold_pushes_) {
+    watch_output_limit();
+    return &writer_;
+  }
   held_writer_.set_resp(session_.resp);
   return &held_writer_;
 }
@@ -417,16 +424,42 @@ size_t Connection::output_memory() const {
   return pending > kStaticReplyBytes ? pending - kStaticReplyBytes : 0;
 }
 
-void Connection::enforce_output_limit() {
+const OutputBufferLimit& Connection::output_limit() const {
+  return server_.settings().output_buffer_limits[session_.subscribed() ? kOutputClassPubSub
+                                                                       : kOutputClassNormal];
+}
+
+void Connection::watch_output_limit() {
+  // The writer asks when the bytes not yet sent, beyond the static 16 KiB, reach the soft
+  // limit (while not over it yet) or the hard one. Over the soft limit, its time is checked
+  // after each command and by the cron. Replies a CLIENT REPLY mode drops count for nothing.
+  size_t mark = SIZE_MAX;
+  const OutputBufferLimit& limit = output_limit();
+  if (session_.reply_mode == ReplyMode::kOn && !close_asap_) {
+    const size_t base = output_sent_ + kStaticReplyBytes;
+    if (limit.hard > 0) mark = base + static_cast<size_t>(limit.hard);
+    if (limit.soft > 0 && soft_limit_since_ms_ == 0) {
+      mark = std::min(mark, base + static_cast<size_t>(limit.soft));
+    }
+  }
+  writer_.watch_size(mark, this);
+}
+
+bool Connection::reply_buffer_reached(ReplyWriter&) {
+  enforce_output_limit();
+  if (close_asap_) return true;
+  watch_output_limit();
+  return false;
+}
+
+void Connection::enforce_output_limit(bool from_cron) {
   if (close_asap_ || closed()) return;
   const size_t used = output_memory();
   if (used == 0) {
     soft_limit_since_ms_ = 0;
     return;
   }
-  const OutputBufferLimit& limit =
-      server_.settings().output_buffer_limits[session_.subscribed() ? kOutputClassPubSub
-                                                                    : kOutputClassNormal];
+  const OutputBufferLimit& limit = output_limit();
   const int64_t bytes = static_cast<int64_t>(used);
   bool over = limit.hard > 0 && bytes >= limit.hard;
   if (limit.soft > 0 && bytes >= limit.soft) {
@@ -441,6 +474,14 @@ void Connection::enforce_output_limit() {
     soft_limit_since_ms_ = 0;
   }
   if (!over) return;
+  // Not the client whose script is running (the cron can run while a script is busy).
+  if (from_cron && server_.scripting().running_caller() != &session_) {
+    log_message(LogLevel::kWarning,
+                "Client " + client_info_line(*this, server_.clock().wall_ms()) +
+                    " closed for overcoming of output buffer limits.");
+    close();
+    return;
+  }
   log_message(LogLevel::kWarning,
               "Client " + client_info_line(*this, server_.clock().wall_ms()) +
                   " scheduled to be closed ASAP for overcoming of output buffer limits.");
@@ -481,6 +522,7 @@ bool Connection::flush() {
     output_.clear();
     output_sent_ = 0;
     if (output_.capacity() > kIdleOutputKeep) output_.shrink_to_fit();
+    watch_output_limit();
     if (session_.close_after_reply) {
       close();
       return false;

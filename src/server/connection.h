@@ -20,6 +20,7 @@
 namespace keywarden {
 
 class Server;
+struct OutputBufferLimit;
 
 // A byte buffer that grows without zero-filling (unlike std::string::resize) and drops its
 // consumed front lazily.
@@ -49,8 +50,12 @@ class ByteBuffer {
 // Pub/sub: a connection is a Subscriber whose messages are appended to its reply buffer and
 // flushed before the loop sleeps. Output beyond client-output-buffer-limit (its class's hard
 // limit, or the soft one for longer than the soft seconds) closes it asynchronously: it is
-// flagged, gets no more output, runs no more commands, and is closed at its next flush.
-class Connection final : public EventHandler, public Subscriber {
+// flagged, gets no more output, runs no more commands, and is closed at its next flush. The
+// limits are checked as replies are appended (the reply writer watches the buffer for the
+// size at which a limit is reached, so a huge reply is cut off as it is produced), after each
+// command and delivery, and from the cron, so a soft limit ends a client that stopped reading
+// even when nothing more is sent to it.
+class Connection final : public EventHandler, public Subscriber, public ReplyOverflowHandler {
  public:
   Connection(Server& server, int fd, uint64_t id, std::string peer, std::string local,
              bool unix_socket);
@@ -117,9 +122,11 @@ class Connection final : public EventHandler, public Subscriber {
   // Reply bytes beyond the first 16 KiB waiting (Redis's reply list beyond its static buffer:
   // CLIENT LIST omem, and what client-output-buffer-limit measures).
   size_t output_memory() const;
-  // Closes the connection asynchronously when its output is over its class's limits.
-  void enforce_output_limit();
+  // Closes the connection asynchronously when its output is over its class's limits; the
+  // cron's check (`from_cron`) closes it at once, as Redis's clientsCron does.
+  void enforce_output_limit(bool from_cron = false);
   bool close_asap() const { return close_asap_; }
+  bool reply_buffer_reached(ReplyWriter& writer) override;
 
   bool pending_write = false;  // queued on the server's write list
 
@@ -131,6 +138,10 @@ class Connection final : public EventHandler, public Subscriber {
   void finish_processing();
   void execute_one(std::span<const std::string_view> args, Command* command);
   void watch_for(uint32_t events);
+  // Sets the reply size at which the writer next asks reply_buffer_reached().
+  void watch_output_limit();
+  // The limits of the connection's class (pubsub while subscribed, else normal).
+  const OutputBufferLimit& output_limit() const;
 
   Server& server_;
   bool held_by_pause_ = false;

@@ -249,6 +249,7 @@ std::string Server::load_data() {
   loading_ = LoadingState{true, clock_.wall_ms() / 1000, 0, 0, monotonic_now_us()};
   RdbLoadHooks hooks;
   hooks.key_load_delay = settings_.key_load_delay;
+  hooks.progress_interval_bytes = settings_.loading_process_events_interval_bytes;
   hooks.progress = [this](size_t loaded, size_t total) {
     serve_while_loading(static_cast<int64_t>(loaded), static_cast<int64_t>(total));
   };
@@ -411,6 +412,10 @@ void Server::register_config() {
          }});
   register_aof_config();
   c.add_integer("key-load-delay", &settings_.key_load_delay, INT32_MIN, INT32_MAX);
+  c.add_integer("loading-process-events-interval-bytes",
+                &settings_.loading_process_events_interval_bytes, 1024, INT32_MAX);
+  c.add_string("bind-source-addr", &settings_.bind_source_addr);
+  register_process_config();
   RdbSettings& rdb = rdb_->settings();
   c.add_integer("rdb-key-save-delay", &rdb.key_save_delay, INT32_MIN, INT32_MAX);
   c.add_string("dbfilename", &rdb.dbfilename);
@@ -794,6 +799,89 @@ void Server::apply_hz() {
   loop_.set_timer_period(1'000'000 / std::max(settings_.hz, 1));
 }
 
+void Server::register_process_config() {
+  ConfigRegistry& c = config_;
+  // rename-command <name> <new-name>: config file (and arguments) only, as in Redis 7.0.
+  c.add_file_only("rename-command", [this](std::span<const std::string> args) -> std::string {
+    if (args.size() != 2) return "Bad directive or wrong number of arguments";
+    return state_.commands().rename(args[0], args[1]);
+  });
+  // oom-score-adj and its values apply at once; a value the kernel refuses is taken back.
+  OomScoreSettings& oom = settings_.oom_score;
+  auto apply = [this](bool starting) -> std::string {
+    if (starting) return "";  // applied once the whole configuration is read
+    std::string problem = apply_oom_score_adj(settings_.oom_score, OomProcessClass::kPrimary);
+    if (problem.empty()) return "";
+    log_message(LogLevel::kWarning, problem);
+    return "Failed to set current oom_score_adj. Check server logs.";
+  };
+  const std::vector<std::pair<std::string, int>> modes = {
+      {"no", kOomScoreNo},
+      {"yes", kOomScoreRelative},
+      {"relative", kOomScoreRelative},
+      {"absolute", kOomScoreAbsolute}};
+  c.add({"oom-score-adj", {}, 0,
+         [&oom, modes] {
+           for (const auto& [name, mode] : modes) {
+             if (mode == oom.mode) return name;
+           }
+           return std::string();
+         },
+         [&oom, modes, apply](std::string_view value, bool starting) -> std::string {
+           std::string lower(value);
+           for (char& ch : lower) {
+             ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+           }
+           for (const auto& [name, mode] : modes) {
+             if (name != lower) continue;
+             const int before = oom.mode;
+             oom.mode = mode;
+             std::string problem = apply(starting);
+             if (!problem.empty()) oom.mode = before;
+             return problem;
+           }
+           return "argument(s) must be one of the following: no, yes, relative, absolute";
+         }});
+  c.add({"oom-score-adj-values", {}, kConfigMultiArg,
+         [&oom] {
+           return std::to_string(oom.values[0]) + " " + std::to_string(oom.values[1]) + " " +
+                  std::to_string(oom.values[2]);
+         },
+         [&oom, apply](std::string_view value, bool starting) -> std::string {
+           std::vector<std::string> words;
+           if (!split_arguments(value, words) || words.size() != 3) {
+             return "wrong number of arguments";
+           }
+           int parsed[3];
+           for (int i = 0; i < 3; ++i) {
+             char* end = nullptr;
+             errno = 0;
+             const long long number = std::strtoll(words[i].c_str(), &end, 10);
+             if (*end != '\0' || number < -2000 || number > 2000) {
+               return "Invalid oom-score-adj-values, elements must be between -2000 and 2000.";
+             }
+             parsed[i] = static_cast<int>(number);
+           }
+           if (parsed[1] < parsed[0] || parsed[2] < parsed[1]) {
+             log_message(LogLevel::kWarning,
+                         "The oom-score-adj-values configuration may not work for "
+                         "non-privileged processes! Please consult the documentation.");
+           }
+           int before[3];
+           std::copy(std::begin(oom.values), std::end(oom.values), before);
+           std::copy(std::begin(parsed), std::end(parsed), oom.values);
+           std::string problem = apply(starting);
+           if (!problem.empty()) std::copy(std::begin(before), std::end(before), oom.values);
+           return problem;
+         }});
+  // A forked child (BGSAVE, AOF rewrite) takes the third value.
+  ForkChild::set_child_setup([this] {
+    std::string problem =
+        apply_oom_score_adj(settings_.oom_score, OomProcessClass::kBackgroundChild);
+    if (!problem.empty()) log_message(LogLevel::kWarning, problem);
+  });
+}
+
 std::string Server::configure(const std::string& config_path,
                               std::span<const std::string> arguments) {
   std::string text;
@@ -817,6 +905,11 @@ std::string Server::configure(const std::string& config_path,
   if (!ignored.empty()) {
     log_message(LogLevel::kNotice, "Accepted for compatibility with redis.conf, without effect "
                                    "in keywarden (docs/configuration.md): " + ignored);
+  }
+  // As Redis at start-up: a score the kernel refuses is logged, not fatal.
+  if (std::string oom = apply_oom_score_adj(settings_.oom_score, OomProcessClass::kPrimary);
+      !oom.empty()) {
+    log_message(LogLevel::kWarning, oom);
   }
   state_.keyspace().set_database_count(settings_.databases);
   state_.settings().proto_max_bulk_len = network_.proto_max_bulk_len;
@@ -1064,6 +1157,14 @@ void Server::clients_cron() {
   }
 }
 
+void Server::check_output_limits() {
+  for (auto& [id, connection] : connections_) {
+    if (!connection->closed() && connection->output_memory() > 0) {
+      connection->enforce_output_limit(/*from_cron=*/true);
+    }
+  }
+}
+
 void Server::cron() {
   ++cron_loops_;
   // An eviction that ran past maxmemory-eviction-tenacity's time limit goes on here.
@@ -1076,6 +1177,7 @@ void Server::cron() {
   }
   close_idle_clients();
   clients_cron();
+  check_output_limits();
   child_cron();
   aof_cron();
 

@@ -20,6 +20,7 @@
 #include "server/inert_config.h"
 #include "server/connection.h"
 #include "server/event_loop.h"
+#include "server/oom_score.h"
 #include "persistence/rdb_service.h"
 
 namespace keywarden {
@@ -62,6 +63,12 @@ struct ServerSettings {
   std::string save = "3600 1 300 100 60 10000";
   AofSettings aof;  // appendonly, appendfilename, appendfsync, aof-* …
   int64_t key_load_delay = 0;  // microseconds per loaded key or command (negative: nanoseconds)
+  // An RDB load serves clients each time it has read this many more bytes.
+  int64_t loading_process_events_interval_bytes = 2 * 1024 * 1024;
+  // Source address of outgoing connections ("": the kernel's choice). keywarden opens none yet;
+  // whatever connects out (replication, MIGRATE) binds to it first.
+  std::string bind_source_addr;
+  OomScoreSettings oom_score;  // oom-score-adj, oom-score-adj-values
   int64_t slowlog_log_slower_than = 10000;
   int64_t slowlog_max_len = 128;
   int64_t latency_monitor_threshold = 0;
@@ -307,6 +314,11 @@ class Server final : public ServerHost {
   void close_idle_clients();
   // Per-client cron work (buffer resizing), for a slice of the clients at a time.
   void clients_cron();
+  // rename-command, oom-score-adj and oom-score-adj-values.
+  void register_process_config();
+  // Clients over their output soft limit for too long are closed even when nothing more is
+  // sent to them (Redis's clientsCron check).
+  void check_output_limits();
   void apply_hz();
 
   SystemClock clock_;

@@ -350,13 +350,14 @@ class HashTable {
     return cursor;
   }
 
-  // A random node, or nullptr if empty. Picks random buckets until a non-empty one, then a
-  // position in [0, max(length, cap)) and starts over if it falls past the chain's end. Without
-  // that rejection a node's chance would be inversely proportional to its chain's length; with
-  // it every node in a chain of up to `cap` nodes is equally likely, and a node in a longer one
-  // is drawn cap/length as often. Rejection costs probes, so the cap follows the load
-  // (2 + 2 * load, at most 4): at load 1 a draw probes about 4 buckets and 2% of the nodes (those
-  // in chains longer than 4) are under-weighted; at load 0.5, 6 probes and 1.4%.
+  // A random node, every node equally likely, or nullptr if empty. Draws a (bucket, position)
+  // pair uniformly among the live buckets and the positions [0, cap), cap being at least the
+  // longest chain's length, and starts over when the bucket holds no node at that position.
+  // Each node is one such pair, so each has the same chance; picking a random bucket and then a
+  // random node of its chain instead favours nodes in short chains (a node alone in its bucket
+  // would come up twice as often as one of a pair). The cost is the expected number of draws,
+  // buckets * cap / nodes: with SipHash the longest chain at load 0.5-1 is a handful of nodes,
+  // so a draw probes some 5-20 buckets, walking at most `position` nodes of each.
   template <HashTableRandomSource Rng>
   Node* random_node(Rng& rng) {
     if (empty()) return nullptr;
@@ -365,19 +366,15 @@ class HashTable {
     const Table& second = tables_[1];
     const size_t start = rehashing() ? rehash_index_ : 0;
     const size_t live_buckets = first.bucket_count() - start + second.bucket_count();
-    const size_t cap = std::min<size_t>(4, 2 + 2 * size() / live_buckets);
+    const size_t cap = std::max<size_t>(1, std::max(first.max_chain, second.max_chain));
     for (;;) {
       const size_t pick = start + bounded(rng(), live_buckets);
-      Node* head = pick < first.bucket_count() ? first.slots[pick]
+      Node* node = pick < first.bucket_count() ? first.slots[pick]
                                                : second.slots[pick - first.bucket_count()];
-      if (head == nullptr) continue;
-      size_t length = 0;
-      for (Node* node = head; node != nullptr; node = Traits::next(node)) ++length;
-      size_t position = bounded(rng(), std::max(length, cap));
-      if (position >= length) continue;
-      Node* node = head;
-      while (position-- > 0) node = Traits::next(node);
-      return node;
+      for (size_t position = bounded(rng(), cap); node != nullptr && position > 0; --position) {
+        node = Traits::next(node);
+      }
+      if (node != nullptr) return node;
     }
   }
 
@@ -478,8 +475,19 @@ class HashTable {
     Node** slots = nullptr;
     uint64_t mask = 0;  // bucket_count() - 1, when slots is not null
     size_t used = 0;
+    // No chain of this array is longer (an upper bound: removals do not lower it, the next
+    // resize does), for random_node().
+    size_t max_chain = 0;
     size_t bucket_count() const { return slots == nullptr ? 0 : mask + 1; }
   };
+
+  // Raises table.max_chain to the length of the chain starting at `head` (just linked to, so
+  // its nodes are in cache; chains are a node or two long on average).
+  static void note_chain(Table& table, Node* head) {
+    size_t length = 0;
+    for (Node* node = head; node != nullptr; node = Traits::next(node)) ++length;
+    table.max_chain = std::max(table.max_chain, length);
+  }
 
   static void prefetch_slot(const Table& table, uint64_t hash) {
     if (table.slots != nullptr) prefetch_read(&table.slots[hash & table.mask]);
@@ -592,6 +600,7 @@ class HashTable {
     Traits::next(node) = head;
     head = node;
     ++table.used;
+    note_chain(table, node);
   }
 
   Node* unlink(Location where) {
@@ -643,6 +652,7 @@ class HashTable {
             shrinking ? (rehash_index_ & to.mask) : (hash_of(Traits::key(node)) & to.mask);
         Traits::next(node) = to.slots[index];
         to.slots[index] = node;
+        note_chain(to, node);
         --from.used;
         ++to.used;
         node = next;

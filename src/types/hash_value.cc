@@ -98,6 +98,9 @@ bool HashValue::set(std::string_view field, std::string_view value, const HashLi
         packed::reserve_more(listpack_, encoded.size() - (end - offset));
       }
       listpack_.replace(offset, end - offset, encoded);
+      // An update converts too when the entries limit was lowered below the size (Redis checks
+      // the length after every set).
+      if (static_cast<int64_t>(count_) > limits.max_listpack_entries) convert_to_table();
       return false;
     }
     packed::reserve_more(listpack_, packed::length_size(field.size()) + field.size() +

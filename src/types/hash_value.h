@@ -10,7 +10,8 @@
 //
 // "hashtable": a StringTable (types/string_table.h), for hashes that outgrew the listpack.
 // A hash converts once a field or value longer than `max_listpack_value` bytes is stored, or
-// once it holds more than `max_listpack_entries` fields, and never converts back (as Redis).
+// once it holds more than `max_listpack_entries` fields after any set (an update included, so
+// a lowered limit converts a hash at its next write), and never converts back (as Redis).
 // SCAN over the table uses the table's reverse-binary cursor, with Redis's guarantee.
 #pragma once
 

@@ -1,6 +1,9 @@
-// A set value: distinct byte strings, in one of the three encodings Redis 7.2 reports through
-// OBJECT ENCODING (7.2's encodings are adopted deliberately: 7.0 has no "listpack" for sets
-// and sends every small set of strings to a hashtable).
+// A set value: distinct byte strings, in one of three layouts: Redis 7.2's three set encodings,
+// whose compact listpack keeps small sets of strings cheap. What OBJECT ENCODING reports
+// (encoding()) is Redis 7.0's name, which has no listpack for sets: a set in the listpack
+// layout reports "hashtable", as the same set is one in Redis 7.0 (layout() tells the truth).
+// The reported encoding therefore follows 7.0's rules exactly: intset while every member is an
+// integer and there are at most set-max-intset-entries of them, hashtable otherwise, never back.
 //
 // "intset": while every member is a canonical 64-bit integer (as Redis's string2ll reads it)
 // and there are at most `max_intset_entries` of them, a sorted array of integers stored at the
@@ -67,7 +70,12 @@ class SetValue final : public Aggregate {
   SetValue& operator=(SetValue&&) noexcept;
 
   std::unique_ptr<Aggregate> clone() const override { return std::make_unique<SetValue>(*this); }
-  Encoding encoding() const override { return encoding_; }
+  // Redis 7.0's name for the set's encoding: the listpack layout reports kHashTable.
+  Encoding encoding() const override {
+    return encoding_ == Encoding::kListpack ? Encoding::kHashTable : encoding_;
+  }
+  // The layout the members are kept in: kIntset, kListpack or kHashTable.
+  Encoding layout() const { return encoding_; }
   size_t size() const override { return is_table() ? table_->size() : count_; }
   bool empty() const { return size() == 0; }
   size_t payload_bytes() const override;

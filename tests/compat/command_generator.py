@@ -27,8 +27,8 @@ exists), scan (a whole SCAN iteration compared as a set of keys), dbsize (every 
 sequence has used is first touched with EXISTS on both servers, so that no logically expired
 key is left for DBSIZE to count, then exact), random_members (SPOP/SRANDMEMBER: same reply type
 and size, distinct members where promised, each one a member; different SPOPs are followed by
-a resync of the key), encoding (exact, except that a set may be a listpack here where Redis 7.0
-reports a hashtable).
+a resync of the key), encoding (exact: OBJECT ENCODING reports Redis 7.0's names, see
+test_object_encoding.py).
 
 Run ``python3 tests/compat/command_generator.py --seed 7 --count 40`` to print a sequence.
 """
@@ -910,7 +910,7 @@ TEMPLATES: list[Template] = [
     T("SWAPDB", "keys", 0.7, lambda c: ["SWAPDB", c.db(), c.db()]),
     T("SELECT", "keys", 1.2, lambda c: ["SELECT", c.db()]),
     T("DBSIZE", "keys", 1.5, lambda c: ["DBSIZE"], "dbsize"),
-    # "encoding": exact, but a set Redis 7.0 reports as hashtable may be a listpack here
+    # "encoding": exact (Redis 7.0's names)
     T("OBJECT", "keys", 2.5, build_object, "encoding"),
     T("FLUSHDB", "keys", 0.15, build_flush("FLUSHDB")),
     T("FLUSHALL", "keys", 0.05, build_flush("FLUSHALL")),
@@ -973,12 +973,12 @@ TEMPLATES: list[Template] = [
                                              list_timeout(c)], mutate=False),
     T("BLMPOP", "lists", 0.4, lambda c: ["BLMPOP", list_timeout(c)] + _lmpop_tail(c),
       mutate=False),
-    # "encoding": list keys are shared with the other families, so this may name a small set
+    # "encoding": list keys are shared with the other families, so this may name a set
     T("OBJECT ENCODING list", "lists", 0.3, lambda c: ["OBJECT", "ENCODING", list_key(c)],
       "encoding"),
     T("DEL list pools", "lists", 0.15, lambda c: ["DEL", c.pick(LIST_BIG_KEYS)]),
-    # sets: intsets reply in ascending order as in Redis; small sets of strings are listpacks
-    # here (Redis 7.2's encoding) and hashtables in Redis 7.0, so their order differs. SPOP and
+    # sets: intsets reply in ascending order as in Redis; small sets of strings are kept as
+    # listpacks here (reported as hashtables, as in Redis 7.0), so their order differs. SPOP and
     # SRANDMEMBER are compared by shape, size and membership ("random_members"), and a SPOP
     # that popped other members than Redis did is followed by a resync of the key.
     T("SADD", "sets", 4, lambda c: ["SADD", c.key()] + members(c)),

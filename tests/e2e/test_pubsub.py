@@ -511,6 +511,27 @@ def test_slow_subscriber_soft_limit(server_factory, which):
         assert admin.execute("PING") == b"PONG"
 
 
+@pytest.mark.parametrize("which", ["keywarden", "redis"])
+def test_slow_subscriber_soft_limit_without_more_traffic(server_factory, which):
+    # Redis's clientsCron checks the limits of every client: a subscriber that stays over the
+    # soft limit for longer than its seconds is closed even when nothing more is published.
+    server = server_factory(binary=None if which == "keywarden" else redis_binary())
+    with server.raw() as admin, server.raw() as slow, server.raw() as publisher:
+        assert admin.execute("CONFIG", "SET", "client-output-buffer-limit",
+                             "pubsub 0 128kb 1") == b"OK"
+        slow.execute("SUBSCRIBE", "firehose")
+        flood(publisher, "firehose", 2000, 10_000)
+        deadline = time.monotonic() + 10
+        while admin.execute("PUBSUB", "NUMSUB", "firehose")[1] != 0:
+            assert time.monotonic() < deadline, "slow subscriber still subscribed"
+            time.sleep(0.05)
+        slow.read_until_close(timeout=10)
+        assert admin.execute("PING") == b"PONG"
+    # Closed by the cron, at once (not scheduled), in Redis's words.
+    assert " closed for overcoming of output buffer limits." in server.log()
+    assert "scheduled to be closed ASAP" not in server.log()
+
+
 def test_many_subscribers_each_get_every_message(keywarden):
     subscribers = [keywarden.raw() for _ in range(30)]
     try:
