@@ -76,8 +76,11 @@ class RdbService {
 
   // Loads dbfilename into the (empty) keyspace. "" when loaded or when there is no file.
   std::string load_at_startup(const RdbLoadHooks& hooks = {});
-  // DEBUG RELOAD: save, empty the keyspace, load the file back.
-  std::string reload();
+  // DEBUG RELOAD: save (unless !save), empty the keyspace (unless !flush), load the file back
+  // (with `merge`, its keys replace those already there). "" or the error, and *save_failed
+  // tells which step failed.
+  std::string reload(bool save = true, bool flush = true, bool merge = false,
+                     bool* save_failed = nullptr);
 
   // INFO persistence.
   int64_t last_save_time_s() const { return last_save_s_; }
