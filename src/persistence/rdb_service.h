@@ -22,6 +22,7 @@
 
 #include "commands/server_state.h"
 #include "persistence/fork_child.h"
+#include "persistence/migrate_socket.h"
 #include "persistence/rdb_file.h"
 
 namespace keywarden {
@@ -94,6 +95,8 @@ class RdbService {
   bool last_load_bad_format() const { return last_load_.bad_format; }
   // Whether the MISCONF refusal applies (see the header comment).
   bool writes_refused() const;
+  // MIGRATE's cached connections to its targets (INFO migrate_cached_sockets).
+  MigrateConnections& migrate_connections() { return migrate_connections_; }
 
  private:
   // Fills the options of a save, the function libraries included. "" or the error.
@@ -114,6 +117,7 @@ class RdbService {
   uint64_t saves_ = 0;
   bool bgsave_scheduled_ = false;
   RdbLoadStats last_load_;
+  MigrateConnections migrate_connections_;
 };
 
 // The -MISCONF error of a refused write, byte for byte as Redis 7.0.

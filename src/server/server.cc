@@ -1059,6 +1059,7 @@ void Server::cron() {
     if (table.rehashing()) table.rehash_for(std::chrono::microseconds(1000));
   }
   close_idle_clients();
+  rdb_->migrate_connections().close_idle(clock_.wall_ms() / 1000);
   child_cron();
   aof_cron();
 
