@@ -533,25 +533,29 @@ void debug_protocol(CommandContext& ctx) {
 
 // --- MALLCTL -----------------------------------------------------------------------------------
 
-// An integer setting of any width: tried as 8 bytes, then 4, 2, 1 while jemalloc says the
-// size is wrong (Redis's mallctl_int). A write-only setting is written without a read.
+// An integer setting (Redis 7.0's mallctl_int): read as 8 bytes, then with the size halved
+// while jemalloc answers EINVAL. jemalloc also shrinks the size it is given to the width it
+// copied, as Redis's loop does not expect, so in 7.0 only 8-byte settings read back: the same
+// variable is halved here, to give the same replies. A write-only setting is written without a
+// read.
 void debug_mallctl(CommandContext& ctx) {
   const std::string name(ctx.args[2]);
   const bool write = ctx.args.size() > 3;
   int64_t wanted = 0;
   if (write && !parse_int64(ctx.args[3], &wanted)) return ctx.error(errors::kNotInteger);
-  for (size_t width = sizeof(int64_t); width > 0; width /= 2) {
+  size_t size = sizeof(int64_t);
+  while (size > 0) {
     int64_t old = 0;
-    size_t old_size = width;
-    int status = memory::control(name.c_str(), &old, &old_size, write ? &wanted : nullptr,
-                                 write ? width : 0);
+    const size_t write_size = size;
+    const int status = memory::control(name.c_str(), &old, &size, write ? &wanted : nullptr,
+                                       write ? write_size : 0);
     if (status == 0) return ctx.reply.integer(old);
-    if (status == EPERM && write) {
-      if (memory::control(name.c_str(), nullptr, nullptr, &wanted, width) == 0) {
-        return ctx.reply.simple_string("OK");
-      }
+    if (status == EPERM && write &&
+        memory::control(name.c_str(), nullptr, nullptr, &wanted, write_size) == 0) {
+      return ctx.reply.simple_string("OK");
     }
     if (status != EINVAL) return ctx.error(std::string("ERR ") + std::strerror(status));
+    size /= 2;
   }
   ctx.error(std::string("ERR ") + std::strerror(EINVAL));
 }
