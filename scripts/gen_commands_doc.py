@@ -55,7 +55,7 @@ NOTES = {
     "memory|doctor": "Redis's checks and thresholds on the same figures, in keywarden's words.",
     "lpush": "list-compress-depth is accepted but nodes are never compressed.",
     "debug": "Redis 7.0's HELP text; implemented: DIGEST (Redis's algorithm: equal digests for "
-             "equal data), DIGEST-VALUE, RELOAD [MERGE|NOFLUSH|NOSAVE], LOADAOF, POPULATE, "
+             "equal data), DIGEST-VALUE, RELOAD with MERGE, NOFLUSH, NOSAVE, LOADAOF, POPULATE, "
              "OBJECT, SLEEP, LOG, PROTOCOL, HTSTATS, HTSTATS-KEY, LISTPACK, QUICKLIST, MALLCTL, "
              "MALLCTL-STR, CHANGE-REPL-ID, PAUSE-CRON, REPLYBUFFER, SET-ACTIVE-EXPIRE, "
              "SET-DISABLE-DENY-SCRIPTS, AOF-FLUSH-SLEEP, QUICKLIST-PACKED-THRESHOLD (checked, "
