@@ -77,9 +77,10 @@ def ping(port: int, timeout: float = 1.0) -> bool:
 
 
 class Server:
-    def __init__(self, name: str, binary: str):
+    def __init__(self, name: str, binary: str, extra_args: tuple[str, ...] = ()):
         self.name = name
         self.binary = binary
+        self.extra_args = list(extra_args)  # more directives, e.g. ("--enable-debug-command", "yes")
         self.workdir = tempfile.mkdtemp(prefix=f"kw-bench-{name}-")
         self.log_path = os.path.join(self.workdir, "server.log")
         self.proc = None
@@ -92,7 +93,7 @@ class Server:
         for _ in range(5):
             self.port = free_port()
             argv = [self.binary, "--port", str(self.port), "--bind", HOST, "--save", "",
-                    "--appendonly", "no"]
+                    "--appendonly", "no", *self.extra_args]
             with open(self.log_path, "wb") as log:
                 self.proc = subprocess.Popen(argv, cwd=self.workdir, stdin=subprocess.DEVNULL,
                                              stdout=log, stderr=subprocess.STDOUT,

@@ -54,6 +54,19 @@ NOTES = {
                     "calls malloc_trim(0).",
     "memory|doctor": "Redis's checks and thresholds on the same figures, in keywarden's words.",
     "lpush": "list-compress-depth is accepted but nodes are never compressed.",
+    "debug": "Redis 7.0's HELP text; implemented: DIGEST (Redis's algorithm: equal digests for "
+             "equal data), DIGEST-VALUE, RELOAD with MERGE, NOFLUSH, NOSAVE, LOADAOF, POPULATE, "
+             "OBJECT, SLEEP, LOG, PROTOCOL, HTSTATS, HTSTATS-KEY, LISTPACK, QUICKLIST, MALLCTL, "
+             "MALLCTL-STR, CHANGE-REPL-ID, PAUSE-CRON, REPLYBUFFER, SET-ACTIVE-EXPIRE, "
+             "SET-DISABLE-DENY-SCRIPTS, AOF-FLUSH-SLEEP, QUICKLIST-PACKED-THRESHOLD (checked, "
+             "no plain nodes here), CONFIG-REWRITE-FORCE-ALL (an ordinary rewrite), "
+             "STRINGMATCH-TEST. HTSTATS figures describe keywarden's tables (the expiry heap "
+             "stands for the expires dict). Not implemented: the crash, restart and leak "
+             "entries, cluster ones, ERROR, REPLICATE, SDSLEN, STRUCTSIZE, CLIENT-EVICTION, "
+             "SET-SKIP-CHECKSUM-VALIDATION.",
+    "migrate": "Synchronous on the command thread as in Redis 7.0, each wait bounded by the "
+               "timeout; plain TCP only (no TLS to the target), RESTORE rather than "
+               "RESTORE-ASKING (no cluster mode).",
     "spop": "With a count, propagated as SREMs in MULTI/EXEC or a DEL, as 7.0; other commands "
             "with several effects are not wrapped yet.",
 }

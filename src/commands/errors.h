@@ -197,6 +197,15 @@ std::string invalid_expire_time(std::string_view command);
 
 // --- Persistence (DUMP/RESTORE, SAVE/BGSAVE) ---
 inline constexpr std::string_view kBusyKey = "BUSYKEY Target key name already exists.";
+inline constexpr std::string_view kMigrateKeysNeedEmptyKey =
+    "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string";
+inline constexpr std::string_view kMigrateConnect =
+    "IOERR error or timeout connecting to the client";
+inline constexpr std::string_view kMigrateWriting =
+    "IOERR error or timeout writing to target instance";
+inline constexpr std::string_view kMigrateReading =
+    "IOERR error or timeout reading to target instance";
+inline constexpr std::string_view kMigrateTargetError = "ERR Target instance replied with error: ";
 inline constexpr std::string_view kInvalidTtl = "ERR Invalid TTL value, must be >= 0";
 inline constexpr std::string_view kInvalidIdletime = "ERR Invalid IDLETIME value, must be >= 0";
 inline constexpr std::string_view kInvalidFreq = "ERR Invalid FREQ value, must be >= 0 and <= 255";

@@ -82,6 +82,8 @@ struct CommandSettings {
   // notify-keyspace-events: NotifyClass bits (commands/notifications.h); 0 is off.
   uint32_t notify_keyspace_events = 0;
   int sanitize_dump_payload = kSanitizeDumpNo;  // a SanitizeDumpPayload
+  // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call noscript commands (a test knob).
+  bool script_disable_deny_script = false;
 };
 
 struct ServerStats {

@@ -578,6 +578,7 @@ void AofLog::flush(bool force) {
                 "buffer without waiting for fsync to complete, this may slow down Redis.");
   }
   postponed_since_sec_ = 0;
+  if (flush_sleep_us_ > 0) ::usleep(static_cast<useconds_t>(flush_sleep_us_));
 
   size_t written = 0;
   while (written < buffer_.size()) {

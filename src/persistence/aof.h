@@ -130,6 +130,9 @@ class AofLog final : public PropagationSink {
   // Writes the buffer and fsyncs as appendfsync says. `force` writes even while a background
   // fsync is running (shutdown, switching files).
   void flush(bool force);
+  // DEBUG AOF-FLUSH-SLEEP: microseconds slept before each write of a non-empty buffer (a test
+  // knob, as Redis's aof_flush_sleep); 0 is off.
+  void set_flush_sleep_us(int64_t micros) { flush_sleep_us_ = micros; }
   bool has_pending() const { return !buffer_.empty(); }
   // Once per server cron tick: retries a postponed or failed write, and keeps the everysec
   // promise when no new write came.
@@ -181,6 +184,7 @@ class AofLog final : public PropagationSink {
   int64_t current_size_ = 0;
   int64_t rewrite_base_size_ = 0;
   int64_t last_fsync_sec_ = 0;
+  int64_t flush_sleep_us_ = 0;
   int64_t postponed_since_sec_ = 0;
   int64_t written_since_fsync_ = 0;
   uint64_t delayed_fsync_ = 0;

@@ -298,7 +298,9 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
           continue;
         }
         Database& db = keyspace.db(db_index);
-        if (db.find_raw(key) != nullptr) {
+        if (Entry* existing = db.find_raw(key); existing != nullptr && hooks.replace_existing) {
+          db.remove(existing);
+        } else if (existing != nullptr) {
           return refuse("RDB has duplicated key '" + key + "' in DB " +
                         std::to_string(db_index) + "\n" +
                         internal_error("Duplicated key found in RDB file",

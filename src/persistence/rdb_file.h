@@ -81,6 +81,9 @@ struct RdbLoadHooks {
   // Redis's key-load-delay (microseconds per key; negative: nanoseconds), for tests that need
   // a load to last.
   int64_t key_load_delay = 0;
+  // DEBUG RELOAD MERGE: a key already in the keyspace is replaced by the image's (otherwise a
+  // duplicate refuses the whole image).
+  bool replace_existing = false;
 };
 
 // Loads an image into `keyspace`, whose databases should be empty. `settings` gives the

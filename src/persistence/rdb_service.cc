@@ -199,14 +199,19 @@ std::string RdbService::load_at_startup(const RdbLoadHooks& hooks) {
   return "";
 }
 
-std::string RdbService::reload() {
-  std::string error = save();
+std::string RdbService::reload(bool save_first, bool flush, bool merge, bool* save_failed) {
+  std::string error = save_first ? save() : "";
+  if (save_failed != nullptr) *save_failed = !error.empty();
   if (!error.empty()) return error;
   Keyspace& keyspace = state_.keyspace();
-  for (int i = 0; i < keyspace.database_count(); ++i) keyspace.db(i).clear();
+  if (flush) {
+    for (int i = 0; i < keyspace.database_count(); ++i) keyspace.db(i).clear();
+  }
   bool missing = false;
+  RdbLoadHooks hooks;
+  hooks.replace_existing = merge;
   error = rdb_load_file(settings_.dbfilename, keyspace, state_.settings(), state_.clock().wall_ms(),
-                        &last_load_, &missing);
+                        &last_load_, &missing, hooks);
   if (missing) error = "the RDB file vanished before it could be loaded";
   if (error.empty()) error = install_functions();
   return error;

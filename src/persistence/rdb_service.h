@@ -22,6 +22,7 @@
 
 #include "commands/server_state.h"
 #include "persistence/fork_child.h"
+#include "persistence/migrate_socket.h"
 #include "persistence/rdb_file.h"
 
 namespace keywarden {
@@ -76,8 +77,11 @@ class RdbService {
 
   // Loads dbfilename into the (empty) keyspace. "" when loaded or when there is no file.
   std::string load_at_startup(const RdbLoadHooks& hooks = {});
-  // DEBUG RELOAD: save, empty the keyspace, load the file back.
-  std::string reload();
+  // DEBUG RELOAD: save (unless !save), empty the keyspace (unless !flush), load the file back
+  // (with `merge`, its keys replace those already there). "" or the error, and *save_failed
+  // tells which step failed.
+  std::string reload(bool save = true, bool flush = true, bool merge = false,
+                     bool* save_failed = nullptr);
 
   // INFO persistence.
   int64_t last_save_time_s() const { return last_save_s_; }
@@ -91,6 +95,8 @@ class RdbService {
   bool last_load_bad_format() const { return last_load_.bad_format; }
   // Whether the MISCONF refusal applies (see the header comment).
   bool writes_refused() const;
+  // MIGRATE's cached connections to its targets (INFO migrate_cached_sockets).
+  MigrateConnections& migrate_connections() { return migrate_connections_; }
 
  private:
   // Fills the options of a save, the function libraries included. "" or the error.
@@ -111,6 +117,7 @@ class RdbService {
   uint64_t saves_ = 0;
   bool bgsave_scheduled_ = false;
   RdbLoadStats last_load_;
+  MigrateConnections migrate_connections_;
 };
 
 // The -MISCONF error of a refused write, byte for byte as Redis 7.0.

@@ -493,7 +493,7 @@ std::string_view ScriptEngine::refuse_reason(const Command* command, size_t argc
   if ((arity > 0 && arity != count) || count < -arity) {
     return "Wrong number of args calling Redis command from script";
   }
-  if (command->has(kNoScript)) return "This Redis command is not allowed from script";
+  if (command->has(kNoScript) && !server_.settings().script_disable_deny_script) return "This Redis command is not allowed from script";
   // May-replicate commands (PUBLISH…) count as writes here, as in Redis 7.0: a read-only
   // script is one CLIENT PAUSE WRITE lets run, so it must not replicate anything.
   if ((command->has(kWrite) || command->has(kMayReplicate)) && run_->read_only) {

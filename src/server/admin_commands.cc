@@ -1,5 +1,5 @@
-// Process administration: SHUTDOWN, DEBUG (SLEEP, SET-ACTIVE-EXPIRE, OBJECT, LOG, RELOAD, HELP),
-// MONITOR, SLOWLOG, LATENCY, TIME and FUNCTION FLUSH.
+// Process administration: SHUTDOWN, MONITOR, SLOWLOG, LATENCY, TIME and FUNCTION FLUSH (DEBUG
+// is in debug_commands.cc).
 //
 // SHUTDOWN saves the RDB file when save points are configured or SAVE is given (a failed save
 // refuses to exit unless FORCE), through the persistence layer's RdbService.
@@ -22,12 +22,8 @@
 #include "server/server_families.h"
 
 namespace keywarden {
-namespace {
 
-// The reply of a container command that got a subcommand it knows with the wrong number of
-// arguments, or (DEBUG) one it does not know: "unknown subcommand or wrong number of arguments
-// for 'x'. Try DEBUG HELP."
-void subcommand_syntax_error(CommandContext& ctx) {
+void reply_subcommand_syntax_error(CommandContext& ctx) {
   std::string container(ctx.args[0]);
   for (char& c : container) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   std::string text = "ERR unknown subcommand or wrong number of arguments for '";
@@ -36,6 +32,7 @@ void subcommand_syntax_error(CommandContext& ctx) {
   ctx.error(text);
 }
 
+namespace {
 
 // --- SHUTDOWN ----------------------------------------------------------------------------------
 
@@ -87,132 +84,6 @@ void shutdown_command(CommandContext& ctx) {
   server.request_shutdown();
 }
 
-// --- DEBUG -------------------------------------------------------------------------------------
-
-// Bytes of an RDB length prefix (Redis rdbSaveLen).
-size_t rdb_length_bytes(uint64_t length) {
-  if (length < (1u << 6)) return 1;
-  if (length < (1u << 14)) return 2;
-  if (length <= UINT32_MAX) return 5;
-  return 9;
-}
-
-// Bytes of an integer the RDB format can store in its compact 8/16/32-bit encodings, or 0.
-size_t rdb_integer_bytes(int64_t value) {
-  if (value >= INT8_MIN && value <= INT8_MAX) return 2;
-  if (value >= INT16_MIN && value <= INT16_MAX) return 3;
-  if (value >= INT32_MIN && value <= INT32_MAX) return 5;
-  return 0;
-}
-
-// The length a string value takes in an RDB file: compact integer encoding when the value is
-// (or, up to 11 bytes, reads as) a small integer, else a length prefix and the bytes. LZF
-// compression of strings over 20 bytes is not counted: there is no RDB writer yet to agree with.
-// Strings only, the one type so far; the aggregate types add their RDB encodings here.
-size_t serialized_length(const Value& value) {
-  char scratch[kInt64BufferSize];
-  std::string_view bytes = value.string_view(scratch);
-  int64_t number;
-  if (value.is_int() || (bytes.size() <= 11 && parse_int64(bytes, &number))) {
-    if (size_t compact = rdb_integer_bytes(value.is_int() ? value.int_value() : number)) {
-      return compact;
-    }
-  }
-  return rdb_length_bytes(bytes.size()) + bytes.size();
-}
-
-// The same rule as OBJECT REFCOUNT: small integers count as Redis's shared objects.
-int64_t reported_refcount(const Value& value) {
-  constexpr int64_t kSharedIntegers = 10000;
-  const bool shared = value.type() == ValueType::kString && value.is_int() &&
-                      value.int_value() >= 0 && value.int_value() < kSharedIntegers;
-  return shared ? INT32_MAX : 1;
-}
-
-void debug_object(CommandContext& ctx) {
-  // Redis reads the table directly: no expiry check, no access time, no hit/miss counted.
-  Entry* entry = ctx.db().find_raw(ctx.args[2]);
-  if (entry == nullptr) return ctx.error(errors::kNoSuchKey);
-  const Value& value = entry->value;
-  char line[256];
-  std::snprintf(line, sizeof(line),
-                "Value at:%p refcount:%lld encoding:%s serializedlength:%zu lru:%u "
-                "lru_seconds_idle:%lld",
-                static_cast<const void*>(&value), static_cast<long long>(reported_refcount(value)),
-                std::string(encoding_name(value.encoding())).c_str(), serialized_length(value),
-                entry->access_clock & access_clock::kLruMax,
-                static_cast<long long>(access_clock::lru_idle_ms(entry->access_clock, ctx.now_ms) /
-                                       1000));
-  ctx.reply.simple_string(line);
-}
-
-void debug_sleep(CommandContext& ctx) {
-  // Redis reads the seconds with strtod and ignores what does not parse ("abc" sleeps 0).
-  std::string text(ctx.args[2]);
-  const double seconds = std::strtod(text.c_str(), nullptr);
-  const auto micros = static_cast<long long>(seconds * 1'000'000);
-  if (micros > 0) std::this_thread::sleep_for(std::chrono::microseconds(micros));
-  ctx.reply.simple_string("OK");
-}
-
-void debug_set_active_expire(CommandContext& ctx) {
-  // atoi, as Redis: anything that does not start with a non-zero number disables.
-  std::string text(ctx.args[2]);
-  ctx.server.keyspace().expiry_settings().active_expire_enabled = std::atoi(text.c_str()) != 0;
-  ctx.reply.simple_string("OK");
-}
-
-void debug_log(CommandContext& ctx) {
-  log_message(LogLevel::kWarning, "DEBUG LOG: " + std::string(ctx.args[2]));
-  ctx.reply.simple_string("OK");
-}
-
-void debug_help(CommandContext& ctx) {
-  // Redis's wording, for the subcommands keywarden has.
-  static constexpr std::string_view kLines[] = {
-      "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-      "LOG <message>",
-      "    Write <message> to the server log.",
-      "OBJECT <key>",
-      "    Show low level info about `key` and associated value.",
-      "SET-ACTIVE-EXPIRE <0|1>",
-      "    Setting it to 0 disables expiring keys in background when they are not",
-      "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
-      "    default.",
-      "SLEEP <seconds>",
-      "    Stop the server for <seconds>. Decimals allowed.",
-      "HELP",
-      "    Prints this help.",
-  };
-  ctx.reply_status_lines(kLines);
-}
-
-// Save, empty the keyspace, load the file back: the dataset must come through unchanged.
-void debug_reload(CommandContext& ctx) {
-  const std::string error = Server::from(ctx).rdb().reload();
-  if (!error.empty()) {
-    log_message(LogLevel::kWarning, "DEBUG RELOAD failed: " + error);
-    return ctx.error("ERR Error trying to load the RDB dump, check server logs.");
-  }
-  log_message(LogLevel::kWarning, "DB reloaded by DEBUG RELOAD");
-  ctx.reply.simple_string("OK");
-}
-
-// DEBUG is one command, not a container: it matches its subcommand and count itself.
-void debug_command(CommandContext& ctx) {
-  std::string_view sub = ctx.args[1];
-  const size_t argc = ctx.args.size();
-  if (equals_ignore_case(sub, "help") && argc == 2) return debug_help(ctx);
-  if (equals_ignore_case(sub, "sleep") && argc == 3) return debug_sleep(ctx);
-  if (equals_ignore_case(sub, "set-active-expire") && argc == 3) {
-    return debug_set_active_expire(ctx);
-  }
-  if (equals_ignore_case(sub, "object") && argc == 3) return debug_object(ctx);
-  if (equals_ignore_case(sub, "log") && argc == 3) return debug_log(ctx);
-  if (equals_ignore_case(sub, "reload") && argc == 2) return debug_reload(ctx);
-  subcommand_syntax_error(ctx);
-}
-
 // --- MONITOR -----------------------------------------------------------------------------------
 
 void monitor_command(CommandContext& ctx) {
@@ -227,7 +98,7 @@ void monitor_command(CommandContext& ctx) {
 // --- SLOWLOG -----------------------------------------------------------------------------------
 
 void slowlog_get_command(CommandContext& ctx) {
-  if (ctx.args.size() > 3) return subcommand_syntax_error(ctx);
+  if (ctx.args.size() > 3) return reply_subcommand_syntax_error(ctx);
   const std::deque<SlowlogEntry>& log = Server::from(ctx).slowlog();
   int64_t count = 10;
   if (ctx.args.size() == 3) {
@@ -761,8 +632,6 @@ constexpr CommandSpec kAdminCommands[] = {
      "1.0.0", "Synchronously save the dataset to disk and then shut down the server",
      "O(N) when saving, where N is the total number of keys in all databases when saving data, "
      "otherwise O(1)"},
-    {"debug", -2, kAdminFlags | kProtected, 0, 0, 0, 0, debug_command, "server", "1.0.0",
-     "A container for debugging commands", "Depends on subcommand."},
     {"monitor", 1, kAdminFlags, 0, 0, 0, 0, monitor_command, "server", "1.0.0",
      "Listen for all requests received by the server in real time", ""},
     {"slowlog", -2, 0, 0, 0, 0, 0, nullptr, "server", "2.2.12", "A container for slow log commands",

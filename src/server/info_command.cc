@@ -411,7 +411,8 @@ void stats_section(InfoText& info, Server& server) {
   info.field("pubsubshard_channels", pubsub.shard_channel_count());
   info.field("latest_fork_usec", 0);
   info.field("total_forks", 0);
-  info.field("migrate_cached_sockets", 0);
+  info.field("migrate_cached_sockets",
+             static_cast<int64_t>(server.rdb().migrate_connections().size()));
   info.field("slave_expires_tracked_keys", 0);
   info.field("active_defrag_hits", 0);
   info.field("active_defrag_misses", 0);

@@ -635,6 +635,20 @@ std::string Server::load_append_only_file() {
   return "";
 }
 
+std::string Server::reload_append_only_file() {
+  const bool open = aof_->is_open();
+  if (open) {
+    aof_->flush(true);
+    state_.propagator().remove_sink(aof_.get());
+  }
+  for (int i = 0; i < state_.keyspace().database_count(); ++i) state_.keyspace().db(i).clear();
+  AofLoadResult loaded = aof_->load(dispatcher_, AofLoadHooks{});
+  if (open) state_.propagator().add_sink(aof_.get());
+  state_.stats().dirty = 0;
+  if (!loaded.error.empty()) return loaded.error;
+  return loaded.existed ? "" : "no append only file to load";
+}
+
 std::string Server::start_append_only() {
   if (std::string problem = aof_->open_for_append(); !problem.empty()) {
     log_message(LogLevel::kWarning, "Redis needs to enable the AOF but can't open the append "
@@ -1165,7 +1179,10 @@ void Server::check_output_limits() {
   }
 }
 
+void Server::change_replication_id() { replication_id_ = random_hex_id(); }
+
 void Server::cron() {
+  if (cron_paused_) return;
   ++cron_loops_;
   // An eviction that ran past maxmemory-eviction-tenacity's time limit goes on here.
   state_.eviction().run_pending();
@@ -1178,6 +1195,7 @@ void Server::cron() {
   close_idle_clients();
   clients_cron();
   check_output_limits();
+  rdb_->migrate_connections().close_idle(clock_.wall_ms() / 1000);
   child_cron();
   aof_cron();
 

@@ -258,6 +258,10 @@ class Server final : public ServerHost {
   // Random per start, 40 hex digits each: INFO run_id and master_replid.
   const std::string& run_id() const { return run_id_; }
   const std::string& replication_id() const { return replication_id_; }
+  // DEBUG CHANGE-REPL-ID: a new random replication ID (the second one stays cleared).
+  void change_replication_id();
+  // DEBUG PAUSE-CRON: while set, the cron does nothing (Redis's pause_cron).
+  void set_cron_paused(bool paused) { cron_paused_ = paused; }
 
   // Adds an executed command's duration to its INFO latencystats histogram.
   void record_command_latency(const Command& command, int64_t duration_us);
@@ -275,6 +279,10 @@ class Server final : public ServerHost {
     if (aof_ != nullptr && aof_->has_pending()) aof_->flush(false);
   }
   AofLog* aof() { return aof_.get(); }
+  // DEBUG LOADAOF: writes what the AOF buffered, empties every database and replays the AOF
+  // files (their effects are not written back to the AOF). Returns "" or why nothing could be
+  // loaded (no files, or a refused file), after which Redis exits.
+  std::string reload_append_only_file();
   const LoadingState& loading() const { return loading_; }
   // CONFIG SET appendonly yes / no at run time.
   std::string start_append_only();
@@ -358,6 +366,7 @@ class Server final : public ServerHost {
   std::string run_id_;
   std::string replication_id_;
   int64_t cron_loops_ = 0;
+  bool cron_paused_ = false;
   std::unique_ptr<AofLog> aof_;
   LoadingState loading_;
   bool rewrite_rdb_format_ = false;  // the running rewrite writes an RDB-format base

@@ -36,6 +36,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace keywarden {
 
@@ -206,6 +207,16 @@ class HashTable {
   bool empty() const { return size() == 0; }
   // Buckets of both arrays while rehashing.
   size_t bucket_count() const { return tables_[0].bucket_count() + tables_[1].bucket_count(); }
+  // The chain length of every bucket of array `which` (0: the main one, 1: the one a rehash
+  // moves into; empty when it has none), for DEBUG HTSTATS.
+  std::vector<uint32_t> chain_lengths(int which) const {
+    const Table& table = tables_[which];
+    std::vector<uint32_t> lengths(table.bucket_count(), 0);
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      for (Node* node = table.slots[i]; node != nullptr; node = Traits::next(node)) ++lengths[i];
+    }
+    return lengths;
+  }
   // Bytes held by the bucket arrays: the table's whole overhead beyond the nodes themselves.
   size_t bucket_memory() const { return bucket_count() * sizeof(Node*); }
   bool rehashing() const { return rehash_index_ != kNotRehashing; }

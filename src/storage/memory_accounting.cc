@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -243,6 +244,24 @@ std::string malloc_stats_text() {
   return text;
 #else
   return "Stats not supported for the current allocator";
+#endif
+}
+
+bool control_available() {
+#if defined(KEYWARDEN_JEMALLOC)
+  return true;
+#else
+  return false;
+#endif
+}
+
+int control(const char* name, void* old_value, size_t* old_size, void* new_value,
+            size_t new_size) {
+#if defined(KEYWARDEN_JEMALLOC)
+  return mallctl(name, old_value, old_size, new_value, new_size);
+#else
+  (void)name, (void)old_value, (void)old_size, (void)new_value, (void)new_size;
+  return ENOENT;
 #endif
 }
 

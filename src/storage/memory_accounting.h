@@ -61,6 +61,12 @@ size_t allocation_size(size_t request);
 // the allocator has none.
 std::string malloc_stats_text();
 
+// jemalloc's mallctl() by name (DEBUG MALLCTL / MALLCTL-STR): 0 or an errno value. Whether it
+// exists at all is control_available(): a libc build has no such interface.
+bool control_available();
+int control(const char* name, void* old_value, size_t* old_size, void* new_value,
+            size_t new_size);
+
 // Returns dirty pages of every arena to the system (MEMORY PURGE); libc: malloc_trim(0).
 // False when the allocator refused.
 bool purge();

@@ -97,6 +97,11 @@ class HashValue final : public Aggregate {
 
   // Approximate heap bytes (MEMORY USAGE).
   size_t payload_bytes() const override;
+  // DEBUG HTSTATS-KEY: the chain length of every bucket of the hashtable encoding (empty for
+  // a listpack).
+  std::vector<uint32_t> chain_lengths() const {
+    return table_ == nullptr ? std::vector<uint32_t>{} : table_->chain_lengths();
+  }
 
  private:
   struct PairField {

@@ -79,6 +79,11 @@ class SetValue final : public Aggregate {
   size_t size() const override { return is_table() ? table_->size() : count_; }
   bool empty() const { return size() == 0; }
   size_t payload_bytes() const override;
+  // DEBUG HTSTATS-KEY: the chain length of every bucket of the hashtable encoding (empty for
+  // the others).
+  std::vector<uint32_t> chain_lengths() const {
+    return is_table() ? table_->chain_lengths() : std::vector<uint32_t>{};
+  }
 
   bool contains(std::string_view member) const;
   // Adds `member`; true when it was not there. Converts as the header describes.

@@ -315,6 +315,15 @@ class StringTable {
     return chosen;
   }
 
+  // The chain length of every bucket, for DEBUG HTSTATS-KEY.
+  std::vector<uint32_t> chain_lengths() const {
+    std::vector<uint32_t> lengths(buckets_.size(), 0);
+    for (size_t i = 0; i < buckets_.size(); ++i) {
+      for (const Node* node = buckets_[i]; node != nullptr; node = node->next) ++lengths[i];
+    }
+    return lengths;
+  }
+
   // Heap bytes of the table's own structure (bucket vector and nodes), not counting memory
   // the elements themselves own (long strings): the collection adds that.
   size_t structure_bytes() const {

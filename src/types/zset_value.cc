@@ -797,6 +797,10 @@ bool ZSetValue::fits_listpack(const ZSetLimits& limits) const {
   return fits;
 }
 
+std::vector<uint32_t> ZSetValue::chain_lengths() const {
+  return skiplist_ == nullptr ? std::vector<uint32_t>{} : skiplist_->table.chain_lengths();
+}
+
 size_t ZSetValue::payload_bytes() const {
   size_t bytes = sizeof(ZSetValue);
   if (skiplist_ == nullptr) {

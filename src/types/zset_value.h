@@ -148,6 +148,9 @@ class ZSetValue final : public Aggregate {
   bool empty() const { return size() == 0; }
   std::unique_ptr<Aggregate> clone() const override { return std::make_unique<ZSetValue>(*this); }
   size_t payload_bytes() const override;
+  // DEBUG HTSTATS-KEY: the chain length of every bucket of the skiplist encoding's member
+  // table (empty for a listpack).
+  std::vector<uint32_t> chain_lengths() const;
 
   // The score of `member` into *score; false when absent.
   bool score_of(std::string_view member, double* score) const;
