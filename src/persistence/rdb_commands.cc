@@ -219,7 +219,7 @@ void migrate_command(CommandContext& ctx) {
       append_bulk(request, "RESTORE");
       append_bulk(request, key);
       append_bulk(request, format_int64(ttl));
-      append_bulk(request, dump_payload(entry->value));
+      append_bulk(request, encode_dump_payload(entry->value));
       if (replace) append_bulk(request, "REPLACE");
     }
 
