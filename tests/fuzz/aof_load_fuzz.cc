@@ -7,6 +7,7 @@
 // the file is an old single-file AOF, whose RDB preamble the log words differently), then the
 // bytes. Invariants checked beyond "no crash": the truncation offset lies within the file, and
 // a manifest that parses prints back to a text that parses to the same manifest.
+#include <cctype>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -22,6 +23,19 @@ using keywarden::fuzzing::FuzzInput;
 using keywarden::fuzzing::FuzzServer;
 using keywarden::fuzzing::invariant_failed;
 
+namespace {
+
+bool mentions_scripting(std::string_view bytes) {
+  std::string lower(bytes);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view word : {"eval", "fcall", "function", "script"}) {
+    if (lower.find(word) != std::string::npos) return true;
+  }
+  return bytes.starts_with("REDIS");
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   keywarden::fuzzing::silence_log();
   return 0;
@@ -36,21 +50,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     AofManifest manifest;
     std::string bad_line;
     if (!AofManifest::parse(bytes, &manifest, &bad_line).empty()) return 0;
+    // Only comments: accepted, as by Redis, and printed as nothing, which is not a manifest.
+    if (manifest.empty() && manifest.history.empty()) return 0;
     AofManifest again;
     if (!AofManifest::parse(manifest.to_text(), &again, &bad_line).empty()) {
       invariant_failed("a parsed manifest printed back does not parse");
     }
-    if (again.to_text() != manifest.to_text()) invariant_failed("a manifest changed in a round trip");
+    if (again.to_text() != manifest.to_text())
+      invariant_failed("a manifest changed in a round trip");
     return 0;
   }
 
-  FuzzServer server;
+  static FuzzServer& server = *new FuzzServer();  // lives until exit
+  server.reset();
+  // The loader runs commands itself: any that could reach the scripting engine (an RDB
+  // preamble's function libraries load through FUNCTION LOAD) mean fresh Lua states next time.
+  if (mentions_scripting(bytes)) server.mark_scripting_used();
   uint64_t commands = 0;
   const bool old_style = (settings & 2) != 0;
-  AofReplay replay = keywarden::replay_aof_data(server.dispatcher, bytes,
-                                                old_style ? "appendonly.aof"
-                                                          : "appendonly.aof.1.incr.aof",
-                                                old_style, &commands);
+  AofReplay replay = keywarden::replay_aof_data(
+      server.dispatcher, bytes, old_style ? "appendonly.aof" : "appendonly.aof.1.incr.aof",
+      old_style, &commands);
   if (replay.valid_up_to > bytes.size()) invariant_failed("truncation offset past the end");
   return 0;
 }

@@ -2,9 +2,9 @@
 // from the command table (subcommands included), sent by three clients of a fuzz server
 // (fuzz_server.h: data families, DUMP/RESTORE, scripting; manual clock), with arguments built
 // from the input: a few shared key names, small and edge-case numbers, option keywords, member
-// names, Lua snippets, glob patterns, command names and raw bytes (short or up to 255 bytes). Blocking commands block (another client's
-// write may serve them), time advances, MULTI queues, SUBSCRIBE changes what a RESP2 client may
-// send, HELLO 3 switches protocol.
+// names, Lua snippets, glob patterns, command names and raw bytes (short or up to 255 bytes).
+// Blocking commands block (another client's write may serve them), time advances, MULTI queues,
+// SUBSCRIBE changes what a RESP2 client may send, HELLO 3 switches protocol.
 //
 // Not reached: SAVE and BGSAVE (neutered by the fuzz server: files, fork), and the
 // server-layer families (CONFIG, INFO, CLIENT, DEBUG, SHUTDOWN, MONITOR, MEMORY, SLOWLOG,
@@ -41,22 +41,123 @@ constexpr std::string_view kExcluded[] = {"save", "bgsave"};
 
 constexpr std::string_view kKeys[] = {"k", "k2", "{k}3", "", "key:1"};
 constexpr std::string_view kMembers[] = {"a", "b", "c", "field", "1", "2.5", "-1", "", "m"};
-constexpr std::string_view kNumbers[] = {
-    "0",  "-1",   "1",    "1.5",  "inf",  "-inf", "+inf", "nan",  "(1",   "[a",
-    "(a", "-",    "+",    "1e308", "-0",  "3.0",  " 1",   "0x10", "1e-320",
-    "9223372036854775807", "-9223372036854775808", "9223372036854775808", "18446744073709551615",
-    "4294967296", "2147483647", "-2147483648", "536870911", "536870912", "100000"};
-constexpr std::string_view kKeywords[] = {
-    "EX", "PX", "EXAT", "PXAT", "NX", "XX", "GT", "LT", "CH", "INCR", "KEEPTTL", "GET",
-    "PERSIST", "WITHSCORES", "WITHSCORE", "LIMIT", "BYSCORE", "BYLEX", "REV", "COUNT", "MATCH",
-    "TYPE", "LEFT", "RIGHT", "BEFORE", "AFTER", "MIN", "MAX", "SUM", "WEIGHTS", "AGGREGATE",
-    "ALPHA", "ASC", "DESC", "BY", "STORE", "DB", "REPLACE", "ABSTTL", "IDLETIME", "FREQ",
-    "ASYNC", "SYNC", "NOVALUES", "WITHVALUES", "RANK", "MAXLEN", "IDX", "LEN", "MINMATCHLEN",
-    "WITHMATCHLEN", "FLUSH", "APPEND", "WITHCODE", "LIBRARYNAME", "NOSCRIPT", "USAGE",
-    "SAMPLES", "FILTERBY", "MODULE", "ACLCAT", "PATTERN", "NUMSUB", "NUMPAT", "CHANNELS",
-    "SHARDCHANNELS", "SHARDNUMSUB", "ENCODING", "REFCOUNT", "HELP", "AUTH", "SETNAME", "FIELDS",
-    "FNX", "FXX", "KEEPTTL", "IFEQ", "IFNE", "IFDEQ", "IFDNE", "string", "list", "set", "zset",
-    "hash", "default", "3", "2"};
+constexpr std::string_view kNumbers[] = {"0",
+                                         "-1",
+                                         "1",
+                                         "1.5",
+                                         "inf",
+                                         "-inf",
+                                         "+inf",
+                                         "nan",
+                                         "(1",
+                                         "[a",
+                                         "(a",
+                                         "-",
+                                         "+",
+                                         "1e308",
+                                         "-0",
+                                         "3.0",
+                                         " 1",
+                                         "0x10",
+                                         "1e-320",
+                                         "9223372036854775807",
+                                         "-9223372036854775808",
+                                         "9223372036854775808",
+                                         "18446744073709551615",
+                                         "4294967296",
+                                         "2147483647",
+                                         "-2147483648",
+                                         "536870911",
+                                         "536870912",
+                                         "100000"};
+constexpr std::string_view kKeywords[] = {"EX",
+                                          "PX",
+                                          "EXAT",
+                                          "PXAT",
+                                          "NX",
+                                          "XX",
+                                          "GT",
+                                          "LT",
+                                          "CH",
+                                          "INCR",
+                                          "KEEPTTL",
+                                          "GET",
+                                          "PERSIST",
+                                          "WITHSCORES",
+                                          "WITHSCORE",
+                                          "LIMIT",
+                                          "BYSCORE",
+                                          "BYLEX",
+                                          "REV",
+                                          "COUNT",
+                                          "MATCH",
+                                          "TYPE",
+                                          "LEFT",
+                                          "RIGHT",
+                                          "BEFORE",
+                                          "AFTER",
+                                          "MIN",
+                                          "MAX",
+                                          "SUM",
+                                          "WEIGHTS",
+                                          "AGGREGATE",
+                                          "ALPHA",
+                                          "ASC",
+                                          "DESC",
+                                          "BY",
+                                          "STORE",
+                                          "DB",
+                                          "REPLACE",
+                                          "ABSTTL",
+                                          "IDLETIME",
+                                          "FREQ",
+                                          "ASYNC",
+                                          "SYNC",
+                                          "NOVALUES",
+                                          "WITHVALUES",
+                                          "RANK",
+                                          "MAXLEN",
+                                          "IDX",
+                                          "LEN",
+                                          "MINMATCHLEN",
+                                          "WITHMATCHLEN",
+                                          "FLUSH",
+                                          "APPEND",
+                                          "WITHCODE",
+                                          "LIBRARYNAME",
+                                          "NOSCRIPT",
+                                          "USAGE",
+                                          "SAMPLES",
+                                          "FILTERBY",
+                                          "MODULE",
+                                          "ACLCAT",
+                                          "PATTERN",
+                                          "NUMSUB",
+                                          "NUMPAT",
+                                          "CHANNELS",
+                                          "SHARDCHANNELS",
+                                          "SHARDNUMSUB",
+                                          "ENCODING",
+                                          "REFCOUNT",
+                                          "HELP",
+                                          "AUTH",
+                                          "SETNAME",
+                                          "FIELDS",
+                                          "FNX",
+                                          "FXX",
+                                          "KEEPTTL",
+                                          "IFEQ",
+                                          "IFNE",
+                                          "IFDEQ",
+                                          "IFDNE",
+                                          "string",
+                                          "list",
+                                          "set",
+                                          "zset",
+                                          "hash",
+                                          "default",
+                                          "3",
+                                          "2"};
 constexpr std::string_view kScripts[] = {
     "return redis.call('get', KEYS[1])",
     "return {1, 'two', {3, {err='four'}}, {ok='five'}}",
@@ -102,19 +203,28 @@ std::string_view pick(FuzzInput& input, const std::string_view (&list)[N]) {
 
 std::string argument(FuzzInput& input, const std::vector<CommandName>& table) {
   switch (input.below(10)) {
-    case 0: return std::string(pick(input, kKeys));
-    case 1: return std::to_string(static_cast<int>(input.below(24)) - 4);
-    case 2: return std::string(pick(input, kKeywords));
-    case 3: return std::string(input.bytes(24));
-    case 4: return std::string(pick(input, kNumbers));
-    case 5: return std::string(pick(input, kMembers));
-    case 6: return std::string(pick(input, kScripts));
-    case 7: return std::string(pick(input, kPatterns));
+    case 0:
+      return std::string(pick(input, kKeys));
+    case 1:
+      return std::to_string(static_cast<int>(input.below(24)) - 4);
+    case 2:
+      return std::string(pick(input, kKeywords));
+    case 3:
+      return std::string(input.bytes(24));
+    case 4:
+      return std::string(pick(input, kNumbers));
+    case 5:
+      return std::string(pick(input, kMembers));
+    case 6:
+      return std::string(pick(input, kScripts));
+    case 7:
+      return std::string(pick(input, kPatterns));
     case 8: {
       const CommandName& drawn = table[input.below(table.size())];
       return drawn.subcommand.empty() ? drawn.name : drawn.subcommand;
     }
-    default: return std::string(input.bytes(255));
+    default:
+      return std::string(input.bytes(255));
   }
 }
 
@@ -154,8 +264,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzInput input(data, size);
-  FuzzServer server(kClients);
+  static FuzzServer& server = *new FuzzServer(kClients);  // lives until exit
   static const std::vector<CommandName> table = draw_table(server);
+  server.reset();
 
   std::vector<std::string> args;
   std::vector<std::string_view> views;

@@ -14,8 +14,7 @@ namespace keywarden::fuzzing {
 
 class FuzzInput {
  public:
-  FuzzInput(const uint8_t* data, size_t size)
-      : bytes_(reinterpret_cast<const char*>(data), size) {}
+  FuzzInput(const uint8_t* data, size_t size) : bytes_(reinterpret_cast<const char*>(data), size) {}
 
   bool empty() const { return bytes_.empty(); }
   size_t remaining() const { return bytes_.size(); }

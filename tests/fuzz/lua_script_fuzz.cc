@@ -28,7 +28,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t settings = input.byte();
   const std::string body(input.rest());
 
-  FuzzServer server;
+  static FuzzServer& server = *new FuzzServer();  // lives until exit
+  server.reset();
+  server.mark_scripting_used();
   keywarden::fuzzing::FuzzClient& client = *server.clients[0];
   client.session.resp = (settings & 1) != 0 ? 3 : 2;
   const int mode = (settings >> 1) & 3;
@@ -61,8 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     run(with_keys_and_args({"EVALSHA_RO", keywarden::sha1_hex(body)}));
   } else if (mode == 1) {
     run({"FUNCTION", "LOAD",
-         "#!lua name=fuzz\nredis.register_function('f', function(KEYS, ARGV)\n" + body +
-             "\nend)"});
+         "#!lua name=fuzz\nredis.register_function('f', function(KEYS, ARGV)\n" + body + "\nend)"});
     run(with_keys_and_args({"FCALL", "f"}));
     run(with_keys_and_args({"FCALL_RO", "f"}));
   } else {

@@ -37,7 +37,8 @@ Outcome parse(std::string_view bytes, Choices* splits) {
   size_t at = 0;
   while (at < bytes.size() && outcome.error.empty()) {
     size_t chunk = bytes.size() - at;
-    if (splits != nullptr) chunk = std::min(chunk, 1 + splits->below(splits->below(4) == 0 ? 3 : 40));
+    if (splits != nullptr)
+      chunk = std::min(chunk, 1 + splits->below(splits->below(4) == 0 ? 3 : 40));
     buffer.append(bytes.substr(at, chunk));
     at += chunk;
     for (;;) {

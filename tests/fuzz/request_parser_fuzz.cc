@@ -54,7 +54,8 @@ Outcome parse_split(const ParserLimits& limits, std::string_view bytes, Choices*
   size_t at = 0;
   while (at < bytes.size() && outcome.error.empty()) {
     size_t chunk = bytes.size() - at;
-    if (splits != nullptr) chunk = std::min(chunk, 1 + splits->below(splits->below(4) == 0 ? 3 : 40));
+    if (splits != nullptr)
+      chunk = std::min(chunk, 1 + splits->below(splits->below(4) == 0 ? 3 : 40));
     buffer.append(bytes.substr(at, chunk));
     at += chunk;
     drain(parser, buffer, outcome);
@@ -76,14 +77,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   ParserLimits limits;
   switch (settings & 3) {
-    case 0: break;  // Redis's defaults
-    case 1: limits.auth_required = true; break;
+    case 0:
+      break;  // Redis's defaults
+    case 1:
+      limits.auth_required = true;
+      break;
     case 2:  // tiny, so that every limit is reachable with short inputs
       limits.proto_max_bulk_len = 16;
       limits.inline_max = 24;
       limits.max_multibulk = 8;
       break;
-    case 3: limits.proto_max_bulk_len = ParserLimits::kUnlimitedBulk; break;
+    case 3:
+      limits.proto_max_bulk_len = ParserLimits::kUnlimitedBulk;
+      break;
   }
 
   Outcome whole = parse_split(limits, bytes, nullptr);
