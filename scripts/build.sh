@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Configures and builds keywarden. Usage: scripts/build.sh [release|debug|sanitize|fuzz] [targets…]
+# Configures and builds keywarden.
+# Usage: scripts/build.sh [release|debug|sanitize|fuzz] [ninja targets…]
 #   release  (default) optimised, with tests, into build/
 #   debug    no optimisation, into build-debug/
 #   sanitize AddressSanitizer + UndefinedBehaviorSanitizer, into build-sanitize/

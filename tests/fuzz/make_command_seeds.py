@@ -13,7 +13,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Typical arguments per command (after the name and subcommand); anything not listed gets
 # "k" plus a couple of generic forms.
 EXAMPLES = {
-    'set': [['k', 'v', 'EX', '10'], ['k', 'v', 'NX', 'GET'], ['k', 'v', 'PXAT', '1800000000000', 'XX']],
+    'set': [['k', 'v', 'EX', '10'], ['k', 'v', 'NX', 'GET'],
+            ['k', 'v', 'PXAT', '1800000000000', 'XX']],
     'getex': [['k', 'PERSIST'], ['k', 'EX', '5']],
     'setrange': [['k', '3', 'abc']], 'getrange': [['k', '0', '-1']],
     'incrbyfloat': [['k', '1.5']], 'incrby': [['k', '5']], 'decrby': [['k', '5']],
@@ -32,7 +33,9 @@ EXAMPLES = {
     'hincrby': [['h', 'g', '2']], 'hrandfield': [['h', '-5', 'WITHVALUES']],
     'hscan': [['h', '0', 'MATCH', 'f*', 'COUNT', '1']], 'hmget': [['h', 'f', 'x']],
     'hgetdel': [['h', 'FIELDS', '1', 'f']], 'hexpire': [['h', '10', 'FIELDS', '1', 'f']],
-    'sadd': [['s', 'a', 'b', '1']], 'smove': [['s', 's2', 'a']], 'sintercard': [['2', 's', 's2', 'LIMIT', '1']],
+    'sadd': [['s', 'a', 'b', '1']],
+    'smove': [['s', 's2', 'a']],
+    'sintercard': [['2', 's', 's2', 'LIMIT', '1']],
     'srandmember': [['s', '-3']], 'spop': [['s', '2']], 'sscan': [['s', '0', 'COUNT', '2']],
     'sinterstore': [['d', 's', 's2']], 'smismember': [['s', 'a', 'z']],
     'zadd': [['z', '1', 'a', '2.5', 'b'], ['z', 'GT', 'CH', 'INCR', '3', 'a']],
@@ -41,13 +44,18 @@ EXAMPLES = {
     'zrangestore': [['d', 'z', '0', '-1']], 'zrangebyscore': [['z', '-inf', '(2', 'WITHSCORES']],
     'zrangebylex': [['z', '-', '+', 'LIMIT', '1', '1']], 'zcount': [['z', '(1', '3']],
     'zunionstore': [['d', '2', 'z', 'z2', 'WEIGHTS', '2', '0.5', 'AGGREGATE', 'MAX']],
-    'zunion': [['2', 'z', 's', 'WITHSCORES']], 'zinter': [['2', 'z', 'z2']], 'zdiff': [['2', 'z', 'z2']],
+    'zunion': [['2', 'z', 's', 'WITHSCORES']],
+    'zinter': [['2', 'z', 'z2']],
+    'zdiff': [['2', 'z', 'z2']],
     'zmpop': [['1', 'z', 'MIN', 'COUNT', '2']], 'bzmpop': [['0.1', '1', 'z', 'MAX']],
-    'bzpopmin': [['z', '0.1']], 'zincrby': [['z', '1', 'a']], 'zrandmember': [['z', '-2', 'WITHSCORES']],
+    'bzpopmin': [['z', '0.1']],
+    'zincrby': [['z', '1', 'a']],
+    'zrandmember': [['z', '-2', 'WITHSCORES']],
     'zscan': [['z', '0']], 'zrank': [['z', 'a', 'WITHSCORE']], 'zmscore': [['z', 'a', 'x']],
     'zremrangebyscore': [['z', '-inf', '1']], 'zremrangebyrank': [['z', '0', '0']],
     'zremrangebylex': [['z', '-', '[b']],
-    'sort': [['l', 'ALPHA', 'LIMIT', '0', '2', 'DESC'], ['s', 'BY', 'w_*', 'GET', '#', 'GET', 'h->f', 'STORE', 'd']],
+    'sort': [['l', 'ALPHA', 'LIMIT', '0', '2', 'DESC'],
+             ['s', 'BY', 'w_*', 'GET', '#', 'GET', 'h->f', 'STORE', 'd']],
     'sort_ro': [['z', 'BY', 'nosort']],
     'scan': [['0', 'MATCH', 'k*', 'COUNT', '10', 'TYPE', 'string']], 'keys': [['*']],
     'rename': [['k', 'k3']], 'copy': [['k', 'k4', 'DB', '1', 'REPLACE']], 'move': [['k', '2']],
@@ -67,15 +75,18 @@ SUB_EXAMPLES = {
     ('command', 'getkeysandflags'): [['lmove', 'a', 'b', 'LEFT', 'LEFT']],
     ('command', 'docs'): [['zadd']], ('command', 'list'): [['FILTERBY', 'ACLCAT', 'list']],
     ('object', 'encoding'): [['z']], ('object', 'freq'): [['k']], ('object', 'idletime'): [['k']],
-    ('script', 'load'): [["return 1"]], ('script', 'exists'): [['e0e1f9fabfc9d4800c877a703b823ac0578ff8db']],
+    ('script', 'load'): [["return 1"]],
+    ('script', 'exists'): [['e0e1f9fabfc9d4800c877a703b823ac0578ff8db']],
     ('script', 'flush'): [['ASYNC']],
-    ('function', 'load'): [["#!lua name=lib\nredis.register_function('f', function(k, a) return redis.call('rpush', k[1], a[1]) end)"]],
+    ('function', 'load'): [["#!lua name=lib\nredis.register_function('f', function(k, a) "
+                            "return redis.call('rpush', k[1], a[1]) end)"]],
     ('function', 'list'): [['WITHCODE', 'LIBRARYNAME', 'l*']], ('function', 'delete'): [['lib']],
     ('function', 'restore'): [['bad', 'REPLACE']],
     ('pubsub', 'channels'): [['c*']], ('pubsub', 'numsub'): [['ch']],
 }
 SETUP = [['SET', 'k', '10'], ['RPUSH', 'l', 'a', 'b', 'c'], ['HSET', 'h', 'f', 'v', 'g', '1'],
-         ['SADD', 's', 'a', 'b', '1'], ['ZADD', 'z', '1', 'a', '2', 'b', '3', 'c'], ['SET', 'w_a', '3']]
+         ['SADD', 's', 'a', 'b', '1'], ['ZADD', 'z', '1', 'a', '2', 'b', '3', 'c'],
+         ['SET', 'w_a', '3']]
 
 
 def encode_command(index, args, client=0):
