@@ -11,6 +11,7 @@ packages=(
   redis-server redis-tools          # the reference server the tests and benchmarks compare with
   python3 python3-redis python3-pytest
   python3-matplotlib                # the plots of bench/memory_expiry_benchmark.py
+  clang libclang-rt-14-dev          # the libFuzzer targets (scripts/fuzz.sh, docs/fuzzing.md)
 )
 
 missing=()

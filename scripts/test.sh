@@ -16,6 +16,15 @@ scripts/build.sh "$mode"
 echo "== unit tests (ctest) =="
 ctest --test-dir "$dir" --output-on-failure -j "$(nproc)"
 
+# Every libFuzzer target for a short bounded time (docs/fuzzing.md), with a fixed seed so that a
+# run's mutations are the same from one run to the next; KEYWARDEN_FUZZ_SECONDS=0 skips it. Not
+# in the sanitizer run: the fuzz build is its own ASan+UBSan build.
+fuzz_seconds="${KEYWARDEN_FUZZ_SECONDS:-20}"
+if [ "$mode" = release ] && [ "$fuzz_seconds" -gt 0 ]; then
+  echo "== fuzz targets (${fuzz_seconds} s each) =="
+  scripts/fuzz.sh all "$fuzz_seconds" -seed=1
+fi
+
 echo "== end-to-end and differential tests (pytest) =="
 export KEYWARDEN_SERVER="$PWD/$dir/src/server/keywarden-server"
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/e2e tests/compat

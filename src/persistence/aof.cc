@@ -68,45 +68,16 @@ std::string read_whole_file(const std::string& path, bool* ok) {
   return buffer.str();
 }
 
-enum class ReplayStatus { kOk, kTruncated, kFailed };
+}  // namespace
 
-// Replays one file of RESP commands (Redis's loadSingleAppendOnlyFile rules): `#` lines are
-// annotations, a short read at the end is a truncated tail, anything else malformed is a
-// format error. A MULTI left open at the end counts as a truncated tail that ends before it.
-ReplayStatus replay_file(Dispatcher& dispatcher, const std::string& path, const std::string& name,
-                         const std::string& old_style_name, bool load_truncated, uint64_t* commands,
-                         const AofLoadHooks& hooks, int64_t loaded_before, int64_t total) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    log_message(LogLevel::kWarning, "Fatal error: can't open the append log file " + name +
-                                        " for reading: " + errno_text());
-    return ReplayStatus::kFailed;
-  }
-  struct stat info;
-  fstat(fd, &info);
-  const size_t size = static_cast<size_t>(info.st_size);
-  if (size == 0) {
-    ::close(fd);
-    return ReplayStatus::kOk;
-  }
-  void* mapped = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (mapped == MAP_FAILED) {
-    log_message(LogLevel::kWarning,
-                "Unrecoverable error reading the append only file " + name + ": " + errno_text());
-    return ReplayStatus::kFailed;
-  }
-  const char* data = static_cast<const char*>(mapped);
-  struct Unmap {
-    void* at;
-    size_t size;
-    ~Unmap() { munmap(at, size); }
-  } unmap{mapped, size};
-
+AofReplay replay_aof_data(Dispatcher& dispatcher, std::string_view bytes, const std::string& name,
+                          bool old_style, uint64_t* commands, const AofLoadHooks& hooks,
+                          int64_t loaded_before, int64_t total) {
+  const char* data = bytes.data();
+  const size_t size = bytes.size();
   size_t at = 0;
   if (size >= 5 && std::memcmp(data, "REDIS", 5) == 0) {
     // An RDB-format base, or a pre-7.0 AOF with an RDB preamble followed by commands.
-    const bool old_style = name == old_style_name;
     log_message(LogLevel::kNotice, old_style ? "Reading RDB preamble from AOF file..."
                                              : "Reading RDB base file on AOF loading...");
     ServerState& state = dispatcher.server();
@@ -119,13 +90,13 @@ ReplayStatus replay_file(Dispatcher& dispatcher, const std::string& path, const 
       log_message(LogLevel::kWarning, (old_style ? "Error reading the RDB preamble of the AOF file "
                                                  : "Error reading the RDB base file ") +
                                           name + ", AOF loading aborted");
-      return ReplayStatus::kFailed;
+      return {AofReplay::kFailed, 0};
     }
     problem = load_function_libraries(dispatcher, stats.function_libraries);
     if (!problem.empty()) {
       log_message(LogLevel::kWarning, "Error loading the function libraries of the AOF file " +
                                           name + ", AOF loading aborted: " + problem);
-      return ReplayStatus::kFailed;
+      return {AofReplay::kFailed, 0};
     }
     *commands += stats.keys_loaded;
     at = stats.bytes_consumed;
@@ -197,7 +168,7 @@ ReplayStatus replay_file(Dispatcher& dispatcher, const std::string& path, const 
     if (command == nullptr) {
       log_message(LogLevel::kWarning, "Unknown command '" + std::string(args[0]) +
                                           "' reading the append only file " + name);
-      return ReplayStatus::kFailed;
+      return {AofReplay::kFailed, valid_up_to};
     }
     if (command->parent == nullptr && command->spec->name == "multi") {
       valid_before_multi = valid_up_to;
@@ -221,7 +192,7 @@ ReplayStatus replay_file(Dispatcher& dispatcher, const std::string& path, const 
                 "Bad file format reading the append only file " + name +
                     ": make a backup of your AOF file, then use ./redis-check-aof --fix "
                     "<filename.manifest>");
-    return ReplayStatus::kFailed;
+    return {AofReplay::kFailed, valid_up_to};
   }
   if (!short_read && session.transaction.in_multi()) {
     log_message(LogLevel::kWarning, "Revert incomplete MULTI/EXEC transaction in AOF file " + name);
@@ -229,7 +200,50 @@ ReplayStatus replay_file(Dispatcher& dispatcher, const std::string& path, const 
     short_read = true;
   }
   if (session.transaction.in_multi()) session.transaction.discard();
-  if (!short_read) return ReplayStatus::kOk;
+  return {short_read ? AofReplay::kShortRead : AofReplay::kOk, valid_up_to};
+}
+
+namespace {
+
+enum class ReplayStatus { kOk, kTruncated, kFailed };
+
+// Replays one file with replay_aof_data and deals with a truncated tail as
+// aof-load-truncated says.
+ReplayStatus replay_file(Dispatcher& dispatcher, const std::string& path, const std::string& name,
+                         const std::string& old_style_name, bool load_truncated, uint64_t* commands,
+                         const AofLoadHooks& hooks, int64_t loaded_before, int64_t total) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    log_message(LogLevel::kWarning, "Fatal error: can't open the append log file " + name +
+                                        " for reading: " + errno_text());
+    return ReplayStatus::kFailed;
+  }
+  struct stat info;
+  fstat(fd, &info);
+  const size_t size = static_cast<size_t>(info.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return ReplayStatus::kOk;
+  }
+  void* mapped = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (mapped == MAP_FAILED) {
+    log_message(LogLevel::kWarning,
+                "Unrecoverable error reading the append only file " + name + ": " + errno_text());
+    return ReplayStatus::kFailed;
+  }
+  struct Unmap {
+    void* at;
+    size_t size;
+    ~Unmap() { munmap(at, size); }
+  } unmap{mapped, size};
+
+  const AofReplay replay = replay_aof_data(
+      dispatcher, std::string_view(static_cast<const char*>(mapped), size), name,
+      name == old_style_name, commands, hooks, loaded_before, total);
+  if (replay.status == AofReplay::kFailed) return ReplayStatus::kFailed;
+  if (replay.status == AofReplay::kOk) return ReplayStatus::kOk;
+  const size_t valid_up_to = replay.valid_up_to;
   if (load_truncated) {
     log_message(LogLevel::kWarning,
                 "!!! Warning: short read while loading the AOF file " + name + "!!!");

@@ -103,6 +103,25 @@ struct AofLoadHooks {
   int64_t key_load_delay = 0;
 };
 
+// What replaying the bytes of one AOF file did.
+struct AofReplay {
+  enum Status { kOk, kShortRead, kFailed };
+  Status status;
+  // Bytes of whole commands before the failure or short read (a MULTI left open ends before
+  // its MULTI): where aof-load-truncated cuts the file.
+  size_t valid_up_to;
+};
+
+// Replays one file's bytes through `dispatcher` (Redis's loadSingleAppendOnlyFile rules): an
+// RDB image first when they start with "REDIS" (`old_style`: a pre-7.0 preamble, worded so in
+// the log), `#` lines are annotations, a short read at the end is a truncated tail, anything
+// else malformed is a format error, an unknown command fails the load. A MULTI left open at the
+// end counts as a truncated tail that ends before it. Counts commands (and RDB keys) into
+// `commands`. AofLog::load calls it per file; the AOF fuzz target calls it on its input.
+AofReplay replay_aof_data(Dispatcher& dispatcher, std::string_view bytes, const std::string& name,
+                          bool old_style, uint64_t* commands, const AofLoadHooks& hooks = {},
+                          int64_t loaded_before = 0, int64_t total = 0);
+
 class AofLog final : public PropagationSink {
  public:
   AofLog(const AofSettings& settings, const Clock& clock);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -128,6 +129,41 @@ TEST_F(AofLogTest, WritesReplayIntoAFreshKeyspace) {
   EXPECT_EQ(replica.run({"LRANGE", "l", "0", "-1"}), "*2\r\n$1\r\na\r\n$1\r\nb\r\n");
   replica.run({"SELECT", "4"});
   EXPECT_EQ(replica.run({"GET", "n"}), "$1\r\n2\r\n");
+}
+
+// replay_aof_data on bytes in memory (what AofLog::load runs per file, and the aof_load fuzz
+// target runs on its input): where a bad file stops and where a truncation would cut it.
+TEST(AofReplayTest, ReportsWhereEachKindOfBadTailStops) {
+  ManualClock clock;
+  const std::string set_a = resp({"SET", "a", "1"});
+  std::unique_ptr<Node> node;  // a fresh server per replay
+  auto replay = [&](const std::string& bytes) {
+    node = std::make_unique<Node>(clock);
+    uint64_t commands = 0;
+    return replay_aof_data(node->dispatcher, bytes, "appendonly.aof.1.incr.aof", false, &commands);
+  };
+  AofReplay whole = replay("#TS:1700000000\r\n" + set_a + resp({"INCR", "n"}));
+  EXPECT_EQ(whole.status, AofReplay::kOk);
+  EXPECT_EQ(node->run({"GET", "n"}), "$1\r\n1\r\n");
+
+  // A command cut short: the tail goes, what came before stays.
+  AofReplay cut = replay(set_a + "*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$10\r\nabc");
+  EXPECT_EQ(cut.status, AofReplay::kShortRead);
+  EXPECT_EQ(cut.valid_up_to, set_a.size());
+  EXPECT_EQ(node->run({"GET", "a"}), "$1\r\n1\r\n");
+
+  // A MULTI left open: the cut is before the MULTI, and its commands did not run.
+  AofReplay open = replay(set_a + resp({"MULTI"}) + resp({"SET", "b", "2"}));
+  EXPECT_EQ(open.status, AofReplay::kShortRead);
+  EXPECT_EQ(open.valid_up_to, set_a.size());
+  EXPECT_EQ(node->run({"EXISTS", "b"}), ":0\r\n");
+
+  // Not RESP at all, or a command the server does not know: the load fails.
+  EXPECT_EQ(replay(set_a + "SET b 2\r\n").status, AofReplay::kFailed);
+  EXPECT_EQ(replay(resp({"NOSUCHCOMMAND", "x"})).status, AofReplay::kFailed);
+  // A huge announced count or length is a short read, not an allocation.
+  EXPECT_EQ(replay("*2147483647\r\n$3\r\nGET\r\n").status, AofReplay::kShortRead);
+  EXPECT_EQ(replay("*1\r\n$9223372036854775807\r\n").status, AofReplay::kShortRead);
 }
 
 TEST_F(AofLogTest, RewrittenBaseLoadsTheSameData) {

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Writes the command target's seed corpus (tests/fuzz/corpus/command/): for every command and
+subcommand of the table, one input that sets up keys of the types it reads, then calls it with
+typical arguments, encoded as command_fuzz.cc decodes its input (every argument as raw bytes).
+Usage: tests/fuzz/make_command_seeds.py <command_replay or command_fuzz binary>
+Run it again after adding commands: the encoding holds indexes into the table."""
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Typical arguments per command (after the name and subcommand); anything not listed gets
+# "k" plus a couple of generic forms.
+EXAMPLES = {
+    'set': [['k', 'v', 'EX', '10'], ['k', 'v', 'NX', 'GET'],
+            ['k', 'v', 'PXAT', '1800000000000', 'XX']],
+    'getex': [['k', 'PERSIST'], ['k', 'EX', '5']],
+    'setrange': [['k', '3', 'abc']], 'getrange': [['k', '0', '-1']],
+    'incrbyfloat': [['k', '1.5']], 'incrby': [['k', '5']], 'decrby': [['k', '5']],
+    'mset': [['k', '1', 'k2', '2']], 'msetnx': [['a', '1', 'b', '2']], 'mget': [['k', 'k2']],
+    'lcs': [['k', 'k2', 'IDX', 'MINMATCHLEN', '1', 'WITHMATCHLEN']],
+    'expire': [['k', '10', 'NX'], ['k', '-1']], 'pexpire': [['k', '100', 'GT']],
+    'expireat': [['k', '1800000000', 'LT']], 'pexpireat': [['k', '1800000000000']],
+    'lpush': [['l', 'a', 'b']], 'rpush': [['l', 'a', 'b']], 'linsert': [['l', 'BEFORE', 'a', 'x']],
+    'lrange': [['l', '0', '-1']], 'lpos': [['l', 'a', 'RANK', '-1', 'COUNT', '0', 'MAXLEN', '5']],
+    'lmove': [['l', 'l2', 'LEFT', 'RIGHT']], 'blmove': [['l', 'l2', 'LEFT', 'RIGHT', '0.1']],
+    'lmpop': [['2', 'l', 'l2', 'LEFT', 'COUNT', '2']], 'blmpop': [['0.1', '1', 'l', 'RIGHT']],
+    'blpop': [['l', 'l2', '0.1']], 'brpop': [['l', '0.1']], 'brpoplpush': [['l', 'l2', '0.1']],
+    'lset': [['l', '0', 'x']], 'ltrim': [['l', '1', '-1']], 'lrem': [['l', '-1', 'a']],
+    'lindex': [['l', '-1']], 'lpop': [['l', '2']], 'rpop': [['l']],
+    'hset': [['h', 'f', 'v', 'g', '1']], 'hincrbyfloat': [['h', 'g', '0.5']],
+    'hincrby': [['h', 'g', '2']], 'hrandfield': [['h', '-5', 'WITHVALUES']],
+    'hscan': [['h', '0', 'MATCH', 'f*', 'COUNT', '1']], 'hmget': [['h', 'f', 'x']],
+    'hgetdel': [['h', 'FIELDS', '1', 'f']], 'hexpire': [['h', '10', 'FIELDS', '1', 'f']],
+    'sadd': [['s', 'a', 'b', '1']],
+    'smove': [['s', 's2', 'a']],
+    'sintercard': [['2', 's', 's2', 'LIMIT', '1']],
+    'srandmember': [['s', '-3']], 'spop': [['s', '2']], 'sscan': [['s', '0', 'COUNT', '2']],
+    'sinterstore': [['d', 's', 's2']], 'smismember': [['s', 'a', 'z']],
+    'zadd': [['z', '1', 'a', '2.5', 'b'], ['z', 'GT', 'CH', 'INCR', '3', 'a']],
+    'zrange': [['z', '0', '-1', 'WITHSCORES'], ['z', '(1', '+inf', 'BYSCORE', 'LIMIT', '0', '1'],
+               ['z', '[a', '(c', 'BYLEX', 'REV']],
+    'zrangestore': [['d', 'z', '0', '-1']], 'zrangebyscore': [['z', '-inf', '(2', 'WITHSCORES']],
+    'zrangebylex': [['z', '-', '+', 'LIMIT', '1', '1']], 'zcount': [['z', '(1', '3']],
+    'zunionstore': [['d', '2', 'z', 'z2', 'WEIGHTS', '2', '0.5', 'AGGREGATE', 'MAX']],
+    'zunion': [['2', 'z', 's', 'WITHSCORES']],
+    'zinter': [['2', 'z', 'z2']],
+    'zdiff': [['2', 'z', 'z2']],
+    'zmpop': [['1', 'z', 'MIN', 'COUNT', '2']], 'bzmpop': [['0.1', '1', 'z', 'MAX']],
+    'bzpopmin': [['z', '0.1']],
+    'zincrby': [['z', '1', 'a']],
+    'zrandmember': [['z', '-2', 'WITHSCORES']],
+    'zscan': [['z', '0']], 'zrank': [['z', 'a', 'WITHSCORE']], 'zmscore': [['z', 'a', 'x']],
+    'zremrangebyscore': [['z', '-inf', '1']], 'zremrangebyrank': [['z', '0', '0']],
+    'zremrangebylex': [['z', '-', '[b']],
+    'sort': [['l', 'ALPHA', 'LIMIT', '0', '2', 'DESC'],
+             ['s', 'BY', 'w_*', 'GET', '#', 'GET', 'h->f', 'STORE', 'd']],
+    'sort_ro': [['z', 'BY', 'nosort']],
+    'scan': [['0', 'MATCH', 'k*', 'COUNT', '10', 'TYPE', 'string']], 'keys': [['*']],
+    'rename': [['k', 'k3']], 'copy': [['k', 'k4', 'DB', '1', 'REPLACE']], 'move': [['k', '2']],
+    'object': [['ENCODING', 'k']], 'restore': [['k9', '0', 'bad-payload', 'REPLACE']],
+    'migrate': [['127.0.0.1', '1', 'k', '0', '10']], 'select': [['1']], 'swapdb': [['0', '1']],
+    'flushall': [['ASYNC']], 'flushdb': [['SYNC']], 'hello': [['3'], ['2', 'SETNAME', 'x']],
+    'eval': [["return redis.call('get', KEYS[1])", '1', 'k'], ["return {1,{2},{err='x'}}", '0']],
+    'evalsha': [['e0e1f9fabfc9d4800c877a703b823ac0578ff8db', '0']],
+    'fcall': [['f', '1', 'l', 'x']], 'publish': [['ch', 'hi']], 'subscribe': [['ch']],
+    'psubscribe': [['c*']], 'ssubscribe': [['ch']], 'spublish': [['ch', 'x']],
+    'watch': [['k']], 'echo': [['hi']], 'ping': [[], ['x']], 'dump': [['z']],
+    'append': [['k', 'xyz']], 'getdel': [['k']], 'strlen': [['k']], 'touch': [['k', 'l']],
+    'unlink': [['k', 's']], 'del': [['k', 'z']], 'randomkey': [[]], 'dbsize': [[]],
+}
+SUB_EXAMPLES = {
+    ('command', 'info'): [['get', 'set']], ('command', 'getkeys'): [['sort', 'l', 'STORE', 'd']],
+    ('command', 'getkeysandflags'): [['lmove', 'a', 'b', 'LEFT', 'LEFT']],
+    ('command', 'docs'): [['zadd']], ('command', 'list'): [['FILTERBY', 'ACLCAT', 'list']],
+    ('object', 'encoding'): [['z']], ('object', 'freq'): [['k']], ('object', 'idletime'): [['k']],
+    ('script', 'load'): [["return 1"]],
+    ('script', 'exists'): [['e0e1f9fabfc9d4800c877a703b823ac0578ff8db']],
+    ('script', 'flush'): [['ASYNC']],
+    ('function', 'load'): [["#!lua name=lib\nredis.register_function('f', function(k, a) "
+                            "return redis.call('rpush', k[1], a[1]) end)"]],
+    ('function', 'list'): [['WITHCODE', 'LIBRARYNAME', 'l*']], ('function', 'delete'): [['lib']],
+    ('function', 'restore'): [['bad', 'REPLACE']],
+    ('pubsub', 'channels'): [['c*']], ('pubsub', 'numsub'): [['ch']],
+}
+SETUP = [['SET', 'k', '10'], ['RPUSH', 'l', 'a', 'b', 'c'], ['HSET', 'h', 'f', 'v', 'g', '1'],
+         ['SADD', 's', 'a', 'b', '1'], ['ZADD', 'z', '1', 'a', '2', 'b', '3', 'c'],
+         ['SET', 'w_a', '3']]
+
+
+def encode_command(index, args, client=0):
+    out = bytes([client, index >> 8, index & 0xff, len(args)])
+    for arg in args:
+        data = arg.encode()[:255]
+        # kind 3: up to 24 raw bytes, kind 9: up to 255 (command_fuzz.cc, argument())
+        out += bytes([3 if len(data) <= 24 else 9, len(data)]) + data
+    return out
+
+
+def main():
+    binary = sys.argv[1]
+    listing = subprocess.run([binary], env=dict(os.environ, KEYWARDEN_FUZZ_LIST_COMMANDS='1'),
+                             capture_output=True, text=True, check=True).stdout
+    table = [tuple((line.split(' ', 1) + [''])[:2]) for line in listing.splitlines()]
+    table = [(name, sub.strip()) for name, sub in table]
+    index_of = {entry: i for i, entry in enumerate(table)}
+    out_dir = os.path.join(HERE, 'corpus', 'command')
+    os.makedirs(out_dir, exist_ok=True)
+    written = 0
+    for (name, sub), index in index_of.items():
+        if sub:
+            examples = SUB_EXAMPLES.get((name, sub), [[], ['k']])
+        else:
+            examples = EXAMPLES.get(name, [['k'], ['k', 'a', '1']])
+        seed = b''
+        for setup in SETUP:
+            setup_index = index_of[(setup[0].lower(), '')]
+            seed += encode_command(setup_index, setup[1:])
+        for n, args in enumerate(examples):
+            seed += encode_command(index, args[:7], client=n % 3)
+        if len(seed) > 4096:
+            continue
+        file_name = (name + ('_' + sub if sub else '')).replace('|', '_')
+        with open(os.path.join(out_dir, file_name), 'wb') as f:
+            f.write(seed)
+        written += 1
+    print(f'{written} seeds in {out_dir}')
+
+
+if __name__ == '__main__':
+    main()
