@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <source_location>
 #include <vector>
 
 #include "common/crc64.h"
@@ -168,17 +167,19 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
   // Packed blobs are validated in depth only under sanitize-dump-payload yes, as Redis loads.
   RdbReader in(image, settings.sanitize_dump_payload == kSanitizeDumpYes);
   // Redis's log lines for a refused image. A read past the end is a short read; anything else
-  // malformed is reported as rdbReportCorruptRDB does, with our own source location.
-  auto internal_error = [&](std::string_view what, std::source_location where) {
-    std::string file = where.file_name();
-    file.erase(0, file.rfind('/') + 1);
+  // malformed is reported as rdbReportCorruptRDB does, with our own source location (the
+  // caller's line through __builtin_LINE(), which GCC and Clang both evaluate at the call site
+  // in a default argument; clang 14 with libstdc++ 12 has no std::source_location).
+  auto internal_error = [&](std::string_view what, int line) {
+    std::string_view file = __FILE__;
+    file.remove_prefix(file.rfind('/') + 1);
     return "Internal error in RDB reading offset " + std::to_string(in.position()) +
-           ", function at " + file + ":" + std::to_string(where.line()) + " -> " +
+           ", function at " + std::string(file) + ":" + std::to_string(line) + " -> " +
            std::string(what);
   };
-  auto short_read = [&](std::source_location where = std::source_location::current()) {
+  auto short_read = [&](int line = __builtin_LINE()) {
     return refuse("Short read or OOM loading DB. Unrecoverable error, aborting now.\n" +
-                  internal_error("Unexpected EOF reading RDB file", where));
+                  internal_error("Unexpected EOF reading RDB file", line));
   };
   std::string_view magic;
   if (!in.take(9, &magic)) return short_read();
@@ -206,11 +207,10 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
   std::string key;
   // The codec's text for a read past the end of the image (rdb_codec.cc).
   constexpr std::string_view kEndOfData = "unexpected end of data";
-  auto corrupt = [&](const std::string& what,
-                     std::source_location where = std::source_location::current()) {
-    if (what == "truncated" && in.error().empty()) return short_read(where);
-    if (in.error() == kEndOfData) return short_read(where);
-    return refuse(internal_error(in.error().empty() ? what : in.error(), where));
+  auto corrupt = [&](const std::string& what, int line = __builtin_LINE()) {
+    if (what == "truncated" && in.error().empty()) return short_read(line);
+    if (in.error() == kEndOfData) return short_read(line);
+    return refuse(internal_error(in.error().empty() ? what : in.error(), line));
   };
   for (;;) {
     uint8_t type;
@@ -303,8 +303,7 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
         } else if (existing != nullptr) {
           return refuse("RDB has duplicated key '" + key + "' in DB " +
                         std::to_string(db_index) + "\n" +
-                        internal_error("Duplicated key found in RDB file",
-                                       std::source_location::current()));
+                        internal_error("Duplicated key found in RDB file", __LINE__));
         }
         touched[static_cast<size_t>(db_index)] = true;
         Entry* entry = db.add(key, std::move(value));
@@ -351,7 +350,7 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
                       "Wrong RDB checksum expected: (%llx) but got (%llx). Aborting now.\n",
                       static_cast<unsigned long long>(actual),
                       static_cast<unsigned long long>(expected));
-        return refuse(text + internal_error("RDB CRC error", std::source_location::current()));
+        return refuse(text + internal_error("RDB CRC error", __LINE__));
       }
     }
   }
