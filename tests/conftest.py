@@ -865,3 +865,14 @@ def server_factory():
     yield make
     for server in started:
         server.cleanup()
+
+
+@pytest.fixture(params=["keywarden", "redis"])
+def make_server(request, server_factory):
+    """Starts a dedicated server of the parametrised kind with extra directives."""
+    binary = None if request.param == "keywarden" else redis_binary()
+
+    def make(*directives):
+        return server_factory(*directives, binary=binary)
+
+    return make

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import RawConnection, ReplyError, redis_binary
+from conftest import RawConnection, ReplyError
 
 
 @pytest.fixture(params=["keywarden", "redis"])
@@ -20,16 +20,6 @@ def server(request):
     name = "keywarden" if request.param == "keywarden" else "reference_redis"
     return request.getfixturevalue(name)
 
-
-@pytest.fixture(params=["keywarden", "redis"])
-def make_server(request, server_factory):
-    """Starts a dedicated server of the parametrised kind with extra directives."""
-    binary = None if request.param == "keywarden" else redis_binary()
-
-    def make(*directives):
-        return server_factory(*directives, binary=binary)
-
-    return make
 
 
 def replies(server, commands):

@@ -14,15 +14,6 @@ import pytest
 from conftest import ReplyError, redis_binary
 
 
-@pytest.fixture(params=["keywarden", "redis"])
-def make_server(request, server_factory):
-    binary = None if request.param == "keywarden" else redis_binary()
-
-    def make(*directives):
-        return server_factory(*directives, binary=binary)
-
-    return make
-
 
 def both_raw(keywarden, reference_redis, commands, resp3=False):
     """Runs `commands` on both servers and asserts identical reply bytes; returns them."""
