@@ -33,6 +33,12 @@ class CommandContext {
   const Command& command;
   const int64_t now_ms;
 
+  // The service (or shared part) of type T, which the server provided (commands/service.h).
+  template <typename T>
+  T& service() const {
+    return server.services().get<T>();
+  }
+
   Database& db() { return server.keyspace().db(session.db); }
   Database& db(int index) { return server.keyspace().db(index); }
 

@@ -8,8 +8,6 @@
 
 namespace keywarden {
 
-void register_transaction_commands(CommandTable& table);
-
 namespace {
 
 bool is_command(const Command* command, std::string_view name) {
@@ -36,10 +34,7 @@ bool allowed_when_subscribed(const Command& command) {
 }  // namespace
 
 Dispatcher::Dispatcher(ServerState& server) : server_(server) {
-  server_.set_dispatcher(this);
-  if (server_.commands().find("multi") == nullptr) {
-    register_transaction_commands(server_.commands());
-  }
+  server_.services().provide<Dispatcher>(this);
 }
 
 void Dispatcher::reject(Command* command, ReplyWriter& reply, std::string_view text) {

@@ -19,8 +19,7 @@ namespace keywarden {
 
 class Dispatcher {
  public:
-  // Registers MULTI, EXEC, DISCARD, WATCH and UNWATCH: they are part of how the dispatcher
-  // runs commands (queueing inside MULTI), as they are part of Redis's processCommand.
+  // Makes itself the state's dispatcher (ServiceRegistry), for EXEC and scripts.
   explicit Dispatcher(ServerState& server);
 
   // Returns how long the handler ran, in microseconds (0 when the command was refused), for

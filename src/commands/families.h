@@ -1,5 +1,6 @@
-// One registration call per command family, each defined at the end of its family file. The
-// server layer registers its own families (CONFIG, INFO, CLIENT…) after these.
+// One registration call per command family of the command layer, each defined at the end of
+// its family file. The server lists these, its own families and its services in one place
+// (server/services.cc); tests and the fuzz harness register the data families alone.
 #pragma once
 
 #include "commands/command_table.h"
@@ -18,6 +19,8 @@ void register_sort_commands(CommandTable& table);
 void register_pubsub_commands(CommandTable& table);
 // COMMAND and its subcommands, answered from the table itself.
 void register_introspection_commands(CommandTable& table);
+// MULTI, EXEC, DISCARD, WATCH, UNWATCH.
+void register_transaction_commands(CommandTable& table);
 
 // All the families above.
 inline void register_data_commands(CommandTable& table) {
@@ -32,6 +35,7 @@ inline void register_data_commands(CommandTable& table) {
   register_sort_commands(table);
   register_pubsub_commands(table);
   register_introspection_commands(table);
+  register_transaction_commands(table);
 }
 
 }  // namespace keywarden

@@ -14,6 +14,7 @@
 #include "commands/command_table.h"
 #include "commands/eviction.h"
 #include "commands/propagation.h"
+#include "commands/service.h"
 #include "commands/transactions.h"
 #include "common/clock.h"
 #include "pubsub/pubsub.h"
@@ -24,10 +25,6 @@
 #include "types/zset_value.h"
 
 namespace keywarden {
-
-class Dispatcher;
-class ScriptEngine;
-class RdbService;  // persistence/rdb_service.h
 
 enum class DebugCommandAccess : uint8_t { kNo, kYes, kLocal };
 
@@ -101,13 +98,6 @@ struct ServerStats {
   }
 };
 
-// The process that hosts the command layer (the server layer's Server, or nothing in tests).
-// Families of the server layer reach their host through it; the command layer never does.
-class ServerHost {
- public:
-  virtual ~ServerHost() = default;
-};
-
 class ServerState final : public KeyspaceListener {
  public:
   ServerState(const Clock& clock, int database_count);
@@ -118,8 +108,10 @@ class ServerState final : public KeyspaceListener {
   Propagator& propagator() { return propagator_; }
   CommandSettings& settings() { return settings_; }
   ServerStats& stats() { return stats_; }
-  ServerHost* host() const { return host_; }
-  void set_host(ServerHost* host) { host_ = host; }
+  // The services and shared parts reachable by type (commands/service.h): the dispatcher,
+  // the scripting engine, the RDB and AOF services, the server itself…
+  ServiceRegistry& services() { return services_; }
+  const ServiceRegistry& services() const { return services_; }
   // Which clients WATCH which keys (MULTI/EXEC).
   WatchRegistry& watches() { return watches_; }
   // Which clients are blocked on which keys (BLPOP…).
@@ -129,18 +121,6 @@ class ServerState final : public KeyspaceListener {
   // maxmemory, its policy's evictions and the memory gauge they read (eviction.h).
   Evictor& eviction() { return eviction_; }
   const Evictor& eviction() const { return eviction_; }
-  // The dispatcher that runs commands on this state (EXEC runs its queue through it).
-  Dispatcher* dispatcher() const { return dispatcher_; }
-  void set_dispatcher(Dispatcher* dispatcher) { dispatcher_ = dispatcher; }
-
-  // The Lua engine (scripting layer) that runs EVAL and FUNCTION; null when none is attached.
-  ScriptEngine* scripting() const { return scripting_; }
-  void set_scripting(ScriptEngine* engine) { scripting_ = engine; }
-  // While a script runs past busy-reply-threshold, the error every command without the
-  // allow-busy flag gets (-BUSY …); empty otherwise.
-  // The RDB service (SAVE, BGSAVE, DUMP/RESTORE's settings); null in tests without one.
-  RdbService* rdb() const { return rdb_; }
-  void set_rdb(RdbService* rdb) { rdb_ = rdb; }
   // When not empty, write commands (and PING) are refused with this error: the -MISCONF of a
   // failed background save under stop-writes-on-bgsave-error.
   std::string_view write_refusal() const { return write_refusal_; }
@@ -154,6 +134,8 @@ class ServerState final : public KeyspaceListener {
   uint32_t command_flags(const Command& command, std::span<const std::string_view> args) const {
     return command_flags_rule_ ? command_flags_rule_(command, args) : command.spec->flags;
   }
+  // While a script runs past busy-reply-threshold, the error every command without the
+  // allow-busy flag gets (-BUSY …); empty otherwise.
   std::string_view busy_reply() const { return busy_reply_; }
   void set_busy_reply(std::string_view text) { busy_reply_ = text; }
   // Counts an error reply under its code (the first word: "ERR", "WRONGTYPE"…).
@@ -181,15 +163,12 @@ class ServerState final : public KeyspaceListener {
   Propagator propagator_;
   CommandSettings settings_;
   ServerStats stats_;
-  ServerHost* host_ = nullptr;
+  ServiceRegistry services_;
   WatchRegistry watches_;
   BlockingRegistry blocking_;
   PubSub pubsub_;
   Evictor eviction_{*this};
-  Dispatcher* dispatcher_ = nullptr;
-  ScriptEngine* scripting_ = nullptr;
   std::string_view busy_reply_;
-  RdbService* rdb_ = nullptr;
   std::string_view write_refusal_;
   CommandFlagsRule command_flags_rule_;
 };

@@ -53,7 +53,7 @@ void exec_command(CommandContext& ctx) {
   // Unwatch first: the transaction's own writes must not touch it. The client stays in MULTI
   // while its queue runs (CLIENT LIST inside shows flags=x), as in Redis.
   transaction.unwatch_all();
-  Dispatcher& dispatcher = *ctx.server.dispatcher();
+  Dispatcher& dispatcher = ctx.service<Dispatcher>();
   std::vector<QueuedCommand>& queue = transaction.queue();
   ctx.reply.array_header(queue.size());
   // Every command sees the EXEC's instant, as Redis freezes time for a transaction. No queued

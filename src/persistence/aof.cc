@@ -16,6 +16,7 @@
 
 #include "commands/client_session.h"
 #include "common/log.h"
+#include "commands/function_store.h"
 #include "persistence/function_libraries.h"
 #include "persistence/rdb_file.h"
 #include "resp/reply_writer.h"
@@ -92,7 +93,8 @@ AofReplay replay_aof_data(Dispatcher& dispatcher, std::string_view bytes, const 
                                           name + ", AOF loading aborted");
       return {AofReplay::kFailed, 0};
     }
-    problem = load_function_libraries(dispatcher, stats.function_libraries);
+    problem = load_function_libraries(state.services().find<FunctionStore>(),
+                                      stats.function_libraries);
     if (!problem.empty()) {
       log_message(LogLevel::kWarning, "Error loading the function libraries of the AOF file " +
                                           name + ", AOF loading aborted: " + problem);

@@ -1,11 +1,9 @@
-// Function libraries in RDB images and AOF bases. Persistence never sees the Lua engine: it
-// asks for the libraries with FUNCTION DUMP and installs them with FUNCTION LOAD REPLACE, both
-// run through the dispatcher with an internal session, as AOF loading replays its commands.
-// Those internal calls are not client traffic: they leave the command counters as they were.
+// Function libraries in RDB images and AOF bases, through the function store the scripting
+// engine provides (commands/function_store.h): persistence never sees the Lua engine.
 //
-// The FUNCTION DUMP payload without its 10-byte footer (RDB version, CRC64) is exactly what an
-// RDB file holds between its AUX fields and the first SELECTDB: one FUNCTION2 opcode per
-// library followed by the library's code as an RDB string.
+// An RDB image holds the libraries between its AUX fields and the first SELECTDB as one
+// FUNCTION2 opcode per library followed by the library's code as an RDB string, which is also
+// FUNCTION DUMP's payload without its 10-byte footer (RDB version, CRC64).
 #pragma once
 
 #include <string>
@@ -14,16 +12,15 @@
 
 namespace keywarden {
 
-class Dispatcher;
+class FunctionStore;
 
-// The FUNCTION2 records of every library ("" when there are none, or no scripting engine is
-// attached). On failure returns false with *error set.
-bool dump_function_libraries(Dispatcher& dispatcher, std::string* records, std::string* error);
+// The FUNCTION2 records of every library ("" when there are none, or no store).
+std::string function_library_records(const FunctionStore* store);
 
 // Splits FUNCTION2 records into the libraries' code. False when they are malformed.
 bool split_function_records(std::string_view records, std::vector<std::string>* codes);
 
-// Installs each library with FUNCTION LOAD REPLACE. "" or the first library's refusal.
-std::string load_function_libraries(Dispatcher& dispatcher, const std::vector<std::string>& codes);
+// Installs each library, replacing any of the same name. "" or the first library's refusal.
+std::string load_function_libraries(FunctionStore* store, const std::vector<std::string>& codes);
 
 }  // namespace keywarden

@@ -185,9 +185,10 @@ void migrate_command(CommandContext& ctx) {
   }
   if (keys.empty()) return ctx.reply.simple_string("NOKEY");
 
-  if (ctx.server.rdb() == nullptr) return ctx.error("ERR persistence is not available");
+  RdbService* rdb = ctx.server.services().find<RdbService>();
+  if (rdb == nullptr) return ctx.error("ERR persistence is not available");
   const std::string_view host = ctx.args[1], port = ctx.args[2];
-  MigrateConnections& connections = ctx.server.rdb()->migrate_connections();
+  MigrateConnections& connections = rdb->migrate_connections();
   const int64_t now_s = ctx.server.clock().wall_ms() / 1000;
   bool may_retry = true;
   for (;;) {
@@ -307,7 +308,7 @@ std::vector<int> migrate_keys(std::span<const std::string_view> args) {
 }
 
 void save_command(CommandContext& ctx) {
-  RdbService* rdb = ctx.server.rdb();
+  RdbService* rdb = ctx.server.services().find<RdbService>();
   if (rdb == nullptr) return ctx.error("ERR persistence is not available");
   if (rdb->bgsave_in_progress()) return ctx.error(errors::kBgsaveInProgress);
   if (!rdb->save().empty()) return ctx.error("ERR");
@@ -315,7 +316,7 @@ void save_command(CommandContext& ctx) {
 }
 
 void bgsave_command(CommandContext& ctx) {
-  RdbService* rdb = ctx.server.rdb();
+  RdbService* rdb = ctx.server.services().find<RdbService>();
   if (rdb == nullptr) return ctx.error("ERR persistence is not available");
   bool schedule = false;
   if (ctx.args.size() > 1) {
@@ -337,7 +338,7 @@ void bgsave_command(CommandContext& ctx) {
 }
 
 void lastsave_command(CommandContext& ctx) {
-  RdbService* rdb = ctx.server.rdb();
+  RdbService* rdb = ctx.server.services().find<RdbService>();
   ctx.reply.integer(rdb != nullptr ? rdb->last_save_time_s() : 0);
 }
 

@@ -9,9 +9,20 @@
 
 #include "common/log.h"
 #include "persistence/fork_child.h"
+#include "commands/config_registry.h"
+#include "commands/function_store.h"
+#include "commands/info_text.h"
+#include "common/number.h"
+#include "resp/split_arguments.h"
 #include "persistence/function_libraries.h"
 
 namespace keywarden {
+namespace {
+
+// Where the RDB lines sit among the other owners' in INFO persistence (info_text.h).
+constexpr int kInfoPersistenceOrder = 10;
+
+}  // namespace
 namespace {
 
 // After a failed background save, automatic ones wait this long before trying again.
@@ -21,10 +32,74 @@ constexpr int64_t kBgsaveRetryDelaySeconds = 5;
 
 RdbService::RdbService(ServerState& state) : state_(state) {
   last_save_s_ = state_.clock().wall_ms() / 1000;
+  state_.services().provide<RdbService>(this);
 }
 
-std::string RdbService::save_options(int64_t now_ms, RdbSaveOptions* out) const {
-  RdbSaveOptions& options = *out;
+RdbService::~RdbService() {
+  if (state_.services().find<RdbService>() == this) state_.services().provide<RdbService>(nullptr);
+}
+
+void RdbService::install(ServiceSetup& setup) {
+  register_persistence_commands(setup.commands);
+  register_config(setup.config);
+  setup.info.add("persistence", kInfoPersistenceOrder, [this](InfoText& info) {
+    const int64_t now_ms = state_.clock().wall_ms();
+    info.field("rdb_changes_since_last_save", state_.stats().dirty);
+    info.field("rdb_bgsave_in_progress", bgsave_in_progress() ? 1 : 0);
+    info.field("rdb_last_save_time", last_save_time_s());
+    info.field("rdb_last_bgsave_status", last_bgsave_ok() ? "ok" : "err");
+    info.field("rdb_last_bgsave_time_sec", last_bgsave_duration_s());
+    info.field("rdb_current_bgsave_time_sec", current_bgsave_duration_s(now_ms));
+    info.field("rdb_saves", saves());
+    info.field("rdb_last_cow_size", 0);
+    info.field("rdb_last_load_keys_expired", last_load_keys_expired());
+    info.field("rdb_last_load_keys_loaded", last_load_keys_loaded());
+  });
+}
+
+void RdbService::register_config(ConfigRegistry& c) {
+  // Pairs of non-negative integers (seconds, changes); "" disables snapshots.
+  c.add({"save", {}, kConfigMultiArg,
+         [this] {
+           std::string text;
+           for (const SavePoint& point : settings_.save_points) {
+             if (!text.empty()) text += ' ';
+             text += std::to_string(point.seconds) + ' ' + std::to_string(point.changes);
+           }
+           return text;
+         },
+         [this](std::string_view value, bool) -> std::string {
+           std::vector<std::string> words;
+           if (!split_arguments(value, words) || words.size() % 2 != 0) {
+             return "Invalid save parameters";
+           }
+           std::vector<SavePoint> points;
+           for (size_t i = 0; i < words.size(); i += 2) {
+             SavePoint point;
+             if (!parse_int64(words[i], &point.seconds) || point.seconds < 0 ||
+                 !parse_int64(words[i + 1], &point.changes) || point.changes < 0) {
+               return "Invalid save parameters";
+             }
+             points.push_back(point);
+           }
+           settings_.save_points = std::move(points);
+           settings_changed();
+           return "";
+         }});
+  c.add_integer("rdb-key-save-delay", &settings_.key_save_delay, INT32_MIN, INT32_MAX);
+  c.add_string("dbfilename", &settings_.dbfilename);
+  c.add_bool("rdbcompression", &settings_.compression);
+  c.add_bool("rdbchecksum", &settings_.checksum);
+  c.add_enum("sanitize-dump-payload", &state_.settings().sanitize_dump_payload,
+             {{"no", kSanitizeDumpNo}, {"yes", kSanitizeDumpYes}, {"clients", kSanitizeDumpClients}});
+  c.add_bool("stop-writes-on-bgsave-error", &settings_.stop_writes_on_bgsave_error, 0,
+             [this] { settings_changed(); });
+}
+
+void RdbService::cron(int64_t now_ms) { migrate_connections_.close_idle(now_ms / 1000); }
+
+RdbSaveOptions RdbService::save_options(int64_t now_ms) const {
+  RdbSaveOptions options;
   options.compression = settings_.compression;
   options.checksum = settings_.checksum;
   options.now_ms = now_ms;
@@ -32,18 +107,14 @@ std::string RdbService::save_options(int64_t now_ms, RdbSaveOptions* out) const 
   options.lfu_decay_time = state_.settings().lfu_decay_time;
   options.used_memory = memory_gauge_ ? memory_gauge_() : 0;
   options.key_save_delay_us = settings_.key_save_delay;
-  std::string error;
-  if (state_.dispatcher() != nullptr &&
-      !dump_function_libraries(*state_.dispatcher(), &options.functions, &error)) {
-    return error;
-  }
-  return "";
+  options.functions = function_library_records(state_.services().find<FunctionStore>());
+  return options;
 }
 
 std::string RdbService::install_functions() {
   if (last_load_.function_libraries.empty()) return "";
-  if (state_.dispatcher() == nullptr) return "the RDB file contains function libraries";
-  std::string error = load_function_libraries(*state_.dispatcher(), last_load_.function_libraries);
+  std::string error = load_function_libraries(state_.services().find<FunctionStore>(),
+                                              last_load_.function_libraries);
   if (!error.empty()) {
     // All or nothing, as the keys of a refused image.
     Keyspace& keyspace = state_.keyspace();
@@ -68,9 +139,8 @@ bool RdbService::bgsave_in_progress() const {
 
 std::string RdbService::save() {
   const int64_t now_ms = state_.clock().wall_ms();
-  RdbSaveOptions options;
-  std::string error = save_options(now_ms, &options);
-  if (error.empty()) error = rdb_save_file(settings_.dbfilename, state_.keyspace(), options);
+  const std::string error =
+      rdb_save_file(settings_.dbfilename, state_.keyspace(), save_options(now_ms));
   if (!error.empty()) {
     log_message(LogLevel::kWarning, error);
     return error;
@@ -90,14 +160,8 @@ std::string RdbService::background_save() {
                                                       : "Another child process is active (AOF?)";
   }
   const int64_t now_ms = state_.clock().wall_ms();
-  RdbSaveOptions options;
   // Gathered here, in the parent: the child must not run commands.
-  if (std::string error = save_options(now_ms, &options); !error.empty()) {
-    last_bgsave_ok_ = false;
-    update_write_refusal();
-    log_message(LogLevel::kWarning, error);
-    return error;
-  }
+  const RdbSaveOptions options = save_options(now_ms);
   dirty_at_bgsave_start_ = state_.stats().dirty;
   last_bgsave_try_s_ = now_ms / 1000;
   const std::string path = settings_.dbfilename;

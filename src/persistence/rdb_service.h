@@ -8,11 +8,13 @@
 // configured and stop-writes-on-bgsave-error on, makes the dispatcher refuse writes with
 // -MISCONF until a save succeeds (ServerState::write_refusal).
 //
-// The server layer owns one RdbService, registers its settings as config directives and drives
-// it from its cron: it reaps the fork child whatever its kind and hands an RDB child's end to
-// background_done(), then starts scheduled work (start_scheduled_save) and due save points
-// (check_save_points). Reaping lives in one place so that work scheduled behind a child starts
-// however that child ended. Commands reach the service through ServerState::rdb().
+// As a service (commands/service.h) it installs its directives, the persistence commands
+// (DUMP, RESTORE, MIGRATE, SAVE, BGSAVE, LASTSAVE), its lines of INFO persistence, and a cron
+// that closes idle MIGRATE connections. The fork child is reaped by the AOF service, which
+// hands an RDB child's end to background_done() and then calls check_save_points() and
+// start_scheduled_save() (aof_service.h says why the reaping lives in one place). Commands
+// reach the service through their context (`ctx.service<RdbService>()`); tests and the fuzz
+// harness construct one without installing it.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "commands/server_state.h"
+#include "commands/service.h"
 #include "persistence/fork_child.h"
 #include "persistence/migrate_socket.h"
 #include "persistence/rdb_file.h"
@@ -42,11 +45,15 @@ struct RdbSettings {
   int64_t key_save_delay = 0;
 };
 
-class RdbService {
+class RdbService final : public Service {
  public:
   explicit RdbService(ServerState& state);
+  ~RdbService() override;
   RdbService(const RdbService&) = delete;
   RdbService& operator=(const RdbService&) = delete;
+
+  void install(ServiceSetup& setup) override;
+  void cron(int64_t now_ms) override;
 
   RdbSettings& settings() { return settings_; }
   // To call after save points or stop-writes-on-bgsave-error change (CONFIG SET).
@@ -98,13 +105,16 @@ class RdbService {
   // MIGRATE's cached connections to its targets (INFO migrate_cached_sockets).
   MigrateConnections& migrate_connections() { return migrate_connections_; }
 
+  // The options of a save at `now_ms`, the function libraries included (an AOF base in RDB
+  // format is saved with them too).
+  RdbSaveOptions save_options(int64_t now_ms) const;
+
  private:
-  // Fills the options of a save, the function libraries included. "" or the error.
-  std::string save_options(int64_t now_ms, RdbSaveOptions* out) const;
   // Installs the libraries of the image just loaded (last_load_); on a refusal the keys are
   // emptied again and the reason returned.
   std::string install_functions();
   void update_write_refusal();
+  void register_config(ConfigRegistry& config);
 
   ServerState& state_;
   RdbSettings settings_;

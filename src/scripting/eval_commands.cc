@@ -12,7 +12,7 @@
 namespace keywarden {
 namespace {
 
-ScriptEngine& engine(CommandContext& ctx) { return *ctx.server.scripting(); }
+ScriptEngine& engine(CommandContext& ctx) { return ctx.service<ScriptEngine>(); }
 
 void eval_command(CommandContext& ctx) { engine(ctx).eval(ctx, false, false); }
 void evalsha_command(CommandContext& ctx) { engine(ctx).eval(ctx, true, false); }

@@ -11,6 +11,7 @@ extern "C" {
 #include <cstdio>
 #include <cstring>
 
+#include "commands/config_registry.h"
 #include "commands/context.h"
 #include "commands/dispatcher.h"
 #include "commands/errors.h"
@@ -18,6 +19,7 @@ extern "C" {
 #include "common/number.h"
 #include "common/sha1.h"
 #include "common/version.h"
+#include "scripting/eval_commands.h"
 #include "scripting/lua_sandbox.h"
 
 namespace keywarden {
@@ -75,7 +77,8 @@ std::string single_line(std::string_view text) {
 }  // namespace
 
 ScriptEngine::ScriptEngine(ServerState& server) : server_(server) {
-  server_.set_scripting(this);
+  server_.services().provide<ScriptEngine>(this);
+  server_.services().provide<FunctionStore>(this);
   script_session_.authenticated = true;
   script_session_.script_client = true;
   open_state();
@@ -149,7 +152,16 @@ bool ScriptEngine::oom_allows_start(CommandContext& ctx, uint32_t flags) {
 ScriptEngine::~ScriptEngine() {
   server_.set_command_flags_rule(nullptr);
   close_state();
-  if (server_.scripting() == this) server_.set_scripting(nullptr);
+  if (server_.services().find<ScriptEngine>() == this) {
+    server_.services().provide<ScriptEngine>(nullptr);
+    server_.services().provide<FunctionStore>(nullptr);
+  }
+}
+
+void ScriptEngine::install(ServiceSetup& setup) {
+  register_eval_commands(setup.commands);
+  setup.config.add_integer("busy-reply-threshold", &busy_reply_threshold_ms, 0, INT64_MAX);
+  setup.config.add_alias("busy-reply-threshold", "lua-time-limit");
 }
 
 ScriptEngine& ScriptEngine::self(lua_State* lua) {
@@ -575,7 +587,7 @@ bool ScriptEngine::call_command(lua_State* lua) {
   ReplyWriter writer(&call_output_, script_session_.resp);
   Propagator& propagator = server_.propagator();
   const size_t effects_before = propagator.pending_count();
-  Dispatcher& dispatcher = *server_.dispatcher();
+  Dispatcher& dispatcher = server_.services().get<Dispatcher>();
   const int64_t elapsed_us =
       dispatcher.execute_nested(script_session_, call_args_, writer, *command, run_->ctx->now_ms);
   // Slow log and MONITOR ("lua" client), after the command, as Redis's call() shows it.

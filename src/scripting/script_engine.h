@@ -24,6 +24,8 @@
 
 #include "commands/client_session.h"
 #include "commands/command_table.h"
+#include "commands/function_store.h"
+#include "commands/service.h"
 #include "resp/reply_parser.h"
 #include "resp/reply_writer.h"
 #include "scripting/script_flags.h"
@@ -37,10 +39,13 @@ class CommandContext;
 class ServerState;
 struct Command;
 
-class ScriptEngine {
+class ScriptEngine final : public FunctionStore, public Service {
  public:
   explicit ScriptEngine(ServerState& server);
-  ~ScriptEngine();
+  ~ScriptEngine() override;
+
+  // EVAL…, FCALL…, SCRIPT and FUNCTION, and busy-reply-threshold (alias lua-time-limit).
+  void install(ServiceSetup& setup) override;
   ScriptEngine(const ScriptEngine&) = delete;
   ScriptEngine& operator=(const ScriptEngine&) = delete;
 
@@ -96,6 +101,9 @@ class ScriptEngine {
   void function_restore(CommandContext& ctx);
   void function_stats(CommandContext& ctx);
   size_t library_count() const { return libraries_.size(); }
+  // FunctionStore, for persistence.
+  std::vector<std::string> library_codes() const override;
+  std::string load_library(std::string_view code) override;
   size_t function_count() const { return functions_.size(); }
   // Bytes of library code and names (INFO used_memory_functions).
   size_t functions_bytes() const;

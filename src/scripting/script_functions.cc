@@ -447,6 +447,24 @@ void ScriptEngine::function_load(CommandContext& ctx, std::string_view code, boo
   ctx.reply.bulk(prepared[0].name);
 }
 
+std::vector<std::string> ScriptEngine::library_codes() const {
+  std::vector<std::string> codes;
+  codes.reserve(libraries_.size());
+  for (const auto& [name, library] : libraries_) codes.push_back(library.code);
+  return codes;
+}
+
+std::string ScriptEngine::load_library(std::string_view code) {
+  std::vector<PreparedLibrary> prepared(1);
+  std::string error;
+  if (prepare_library(code, &prepared[0], &error)) {
+    if (install_libraries(prepared, /*replace=*/true, &error)) return "";
+    release(prepared[0]);
+  }
+  // FUNCTION LOAD's reply text without its error code.
+  return error.starts_with("ERR ") ? error.substr(4) : error;
+}
+
 void ScriptEngine::fcall(CommandContext& ctx, bool read_only) {
   if (monitor_feed_) monitor_feed_(ctx.session, ctx.args);
   auto found = functions_.find(std::string(ctx.args[1]));

@@ -578,24 +578,6 @@ void time_command(CommandContext& ctx) {
 }
 
 
-void bgrewriteaof_command(CommandContext& ctx) {
-  Server& server = Server::from(ctx);
-  if (server.aof()->rewrite_stats().in_progress) {
-    ctx.reply.error("ERR Background append only file rewriting already in progress");
-    return;
-  }
-  std::string problem = server.rewrite_append_only();
-  if (!problem.empty()) {
-    ctx.reply.error("ERR " + problem);
-    return;
-  }
-  if (server.aof()->rewrite_stats().scheduled) {
-    ctx.reply.simple_string("Background append only file rewriting scheduled");
-    return;
-  }
-  ctx.reply.simple_string("Background append only file rewriting started");
-}
-
 // --- Table -------------------------------------------------------------------------------------
 
 constexpr uint32_t kAdminFlags = kAdmin | kNoScript | kLoading | kStale;
@@ -641,8 +623,6 @@ constexpr CommandSpec kAdminCommands[] = {
      kLatencySubcommands},
     {"time", 1, kLoading | kStale | kFast, 0, 0, 0, 0, time_command, "server", "2.6.0",
      "Return the current server time", "O(1)"},
-    {"bgrewriteaof", 1, kAdmin | kNoScript, 0, 0, 0, 0, bgrewriteaof_command,
-     "server", "1.0.0", "Asynchronously rewrite the append-only file", "O(1)"},
 };
 
 }  // namespace

@@ -342,9 +342,9 @@ void Connection::execute_one(std::span<const std::string_view> args, Command* co
   // After a failed AOF write, writes (and PING) are refused until a write succeeds again, so
   // nothing is acknowledged that the file may not hold.
   if (command != nullptr && (command->has(kWrite) || command->full_name == "ping") &&
-      server_.aof()->is_open() && !server_.aof()->last_write_ok()) {
+      server_.aof().log().is_open() && !server_.aof().log().last_write_ok()) {
     std::string text = "MISCONF Errors writing to the AOF file: ";
-    text += std::strerror(server_.aof()->last_write_error());
+    text += std::strerror(server_.aof().log().last_write_error());
     server_.state().count_error(text);
     writer_.error(text);
     server_.queue_write(this);
@@ -492,7 +492,7 @@ void Connection::enforce_output_limit(bool from_cron) {
 bool Connection::flush() {
   if (closed()) return false;
   // No reply may leave before the AOF holds the writes it acknowledges.
-  server_.sync_aof_before_replies();
+  server_.aof().sync_before_replies();
   if (close_asap_) {
     close();
     return false;

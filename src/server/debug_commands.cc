@@ -43,7 +43,7 @@
 #include "common/number.h"
 #include "common/sha1.h"
 #include "persistence/rdb_codec.h"
-#include "server/config.h"
+#include "commands/config_registry.h"
 #include "server/server.h"
 #include "server/server_families.h"
 #include "storage/memory_accounting.h"
@@ -371,7 +371,7 @@ void debug_reload(CommandContext& ctx) {
 }
 
 void debug_loadaof(CommandContext& ctx) {
-  const std::string error = Server::from(ctx).reload_append_only_file();
+  const std::string error = ctx.service<AofService>().reload();
   if (!error.empty()) {
     // Redis exits here, the dataset already gone.
     log_message(LogLevel::kWarning, "DEBUG LOADAOF failed: " + error);
@@ -414,7 +414,7 @@ void debug_set_disable_deny_scripts(CommandContext& ctx) {
 }
 
 void debug_aof_flush_sleep(CommandContext& ctx) {
-  if (AofLog* aof = Server::from(ctx).aof()) aof->set_flush_sleep_us(atoi_argument(ctx, 2));
+  ctx.service<AofService>().log().set_flush_sleep_us(atoi_argument(ctx, 2));
   ctx.reply.simple_string("OK");
 }
 

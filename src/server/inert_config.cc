@@ -8,7 +8,7 @@
 #include "commands/arg_parser.h"
 #include "common/number.h"
 #include "resp/split_arguments.h"
-#include "server/config.h"
+#include "commands/config_registry.h"
 
 namespace keywarden {
 namespace {

@@ -67,48 +67,6 @@ class SectionRequest {
   std::vector<std::string_view> names_;
 };
 
-// Builds the text: "# Title" headers, "name:value" lines, a blank line between sections.
-class InfoText {
- public:
-  void section(std::string_view title) {
-    if (!text_.empty()) text_ += "\r\n";
-    text_ += "# ";
-    text_ += title;
-    text_ += "\r\n";
-  }
-  void field(std::string_view name, std::string_view value) {
-    text_ += name;
-    text_ += ':';
-    text_ += value;
-    text_ += "\r\n";
-  }
-  void field(std::string_view name, const std::string& value) {
-    field(name, std::string_view(value));
-  }
-  void field(std::string_view name, const char* value) { field(name, std::string_view(value)); }
-  template <typename Integer>
-    requires std::is_integral_v<Integer>
-  void field(std::string_view name, Integer value) {
-    field(name, std::string_view(std::to_string(value)));
-  }
-  // A double with two decimals ("1.07"), as Redis prints ratios and rates.
-  void fixed2(std::string_view name, double value, std::string_view suffix = "") {
-    char buffer[64];
-    snprintf(buffer, sizeof(buffer), "%.2f", value);
-    field(name, std::string(buffer) + std::string(suffix));
-  }
-  // A line whose name is built by the caller ("db0", "cmdstat_get").
-  void line(const std::string& text) {
-    text_ += text;
-    text_ += "\r\n";
-  }
-
-  const std::string& text() const { return text_; }
-
- private:
-  std::string text_;
-};
-
 // INFO lines must not contain its separators: Redis turns '#', ':', CR and LF into '_'.
 std::string safe_info_name(std::string_view name) {
   std::string safe(name);
@@ -296,7 +254,7 @@ void memory_section(InfoText& info, Server& server) {
   info.field("mem_clients_slaves", 0);
   info.field("mem_clients_normal", clients_memory);
   info.field("mem_cluster_links", 0);
-  info.field("mem_aof_buffer", server.aof()->buffer_length());
+  info.field("mem_aof_buffer", server.aof().log().buffer_length());
   info.field("mem_allocator", memory::allocator_name());
   info.field("active_defrag_running", 0);
   const LazyFree& lazy_free = server.state().keyspace().lazy_free();
@@ -315,42 +273,8 @@ void persistence_section(InfoText& info, Server& server) {
   info.field("current_fork_perc", "0.00");
   info.field("current_save_keys_processed", 0);
   info.field("current_save_keys_total", 0);
-  const RdbService& rdb = server.rdb();
-  const int64_t now_ms = server.clock().wall_ms();
-  info.field("rdb_changes_since_last_save", server.state().stats().dirty);
-  info.field("rdb_bgsave_in_progress", rdb.bgsave_in_progress() ? 1 : 0);
-  info.field("rdb_last_save_time", rdb.last_save_time_s());
-  info.field("rdb_last_bgsave_status", rdb.last_bgsave_ok() ? "ok" : "err");
-  info.field("rdb_last_bgsave_time_sec", rdb.last_bgsave_duration_s());
-  info.field("rdb_current_bgsave_time_sec", rdb.current_bgsave_duration_s(now_ms));
-  info.field("rdb_saves", rdb.saves());
-  info.field("rdb_last_cow_size", 0);
-  info.field("rdb_last_load_keys_expired", rdb.last_load_keys_expired());
-  info.field("rdb_last_load_keys_loaded", rdb.last_load_keys_loaded());
-  AofLog& aof = *server.aof();
-  const AofRewriteStats& rewrite = aof.rewrite_stats();
-  const bool aof_on = aof.is_open();
-  info.field("aof_enabled", aof_on ? 1 : 0);
-  info.field("aof_rewrite_in_progress", rewrite.in_progress ? 1 : 0);
-  info.field("aof_rewrite_scheduled", rewrite.scheduled ? 1 : 0);
-  info.field("aof_last_rewrite_time_sec", rewrite.last_time_sec);
-  info.field("aof_current_rewrite_time_sec",
-             rewrite.in_progress ? (now_ms - rewrite.started_ms) / 1000 : -1);
-  info.field("aof_last_bgrewrite_status", rewrite.last_ok ? "ok" : "err");
-  info.field("aof_rewrites", rewrite.rewrites);
-  info.field("aof_rewrites_consecutive_failures", rewrite.consecutive_failures);
-  info.field("aof_last_write_status", aof.last_write_ok() ? "ok" : "err");
-  info.field("aof_last_cow_size", 0);
-  info.field("module_fork_in_progress", 0);
-  info.field("module_fork_last_cow_size", 0);
-  if (aof_on) {
-    info.field("aof_current_size", aof.current_size());
-    info.field("aof_base_size", aof.base_size());
-    info.field("aof_pending_rewrite", rewrite.scheduled ? 1 : 0);
-    info.field("aof_buffer_length", aof.buffer_length());
-    info.field("aof_pending_bio_fsync", aof.pending_fsync());
-    info.field("aof_delayed_fsync", aof.delayed_fsync());
-  }
+  // The RDB and AOF services' lines (their install()), between the loading state's.
+  server.info_sections().write("persistence", info);
   if (loading.active) {
     // Progress as Redis reports it: bytes of all the files, and a linear ETA.
     const int64_t elapsed_us = monotonic_now_us() - loading.start_us;

@@ -211,15 +211,12 @@ class Server::Listener final : public EventHandler {
 };
 
 Server::Server() : state_(clock_, 16), dispatcher_(state_) {
-  state_.set_host(this);
+  state_.services().provide<Server>(this);
   run_id_ = random_hex_id();
   replication_id_ = random_hex_id();
-  register_data_commands(state_.commands());
-  register_server_commands(state_.commands());
-  register_persistence_commands(state_.commands());
   rdb_ = std::make_unique<RdbService>(state_);
-  state_.set_rdb(rdb_.get());
   rdb_->set_memory_gauge([this] { return used_memory(); });
+  aof_ = std::make_unique<AofService>(state_, *rdb_);
   ForkChild::attach(&state_.keyspace());
   scripting_ = std::make_unique<ScriptEngine>(state_);
   scripting_->set_busy_handler([this] { process_while_busy(); });
@@ -227,14 +224,11 @@ Server::Server() : state_(clock_, 16), dispatcher_(state_) {
       [this](const ClientSession& client, std::span<const std::string_view> args) {
         feed_monitors_from_script(client, args);
       });
-  register_eval_commands(state_.commands());
   dispatcher_.set_nested_observer([this](const ClientSession& session,
                                          std::span<const std::string_view> args,
                                          const Command& command, int64_t duration_us) {
     after_nested_command(session, args, command, duration_us);
   });
-  aof_ = std::make_unique<AofLog>(settings_.aof, clock_);
-  ForkChild::attach(&state_.keyspace());
   register_config();
   // Eviction counts what Redis counts: used memory less the buffers it leaves out
   // (mem_not_counted_for_evict: replication backlog, AOF buffer; none exist yet).
@@ -245,7 +239,7 @@ Server::Server() : state_(clock_, 16), dispatcher_(state_) {
 std::string Server::load_data() {
   // With appendonly the AOF is the source of truth and the RDB file is not read (the AOF
   // side loads its own files).
-  if (settings_.aof.appendonly) return "";
+  if (aof_->settings().appendonly) return "";
   loading_ = LoadingState{true, clock_.wall_ms() / 1000, 0, 0, monotonic_now_us()};
   RdbLoadHooks hooks;
   hooks.key_load_delay = settings_.key_load_delay;
@@ -282,8 +276,15 @@ Server::~Server() {
   listeners_.clear();
 }
 
-Server& Server::from(CommandContext& context) {
-  return static_cast<Server&>(*context.server.host());
+std::string Server::load_append_only_file() {
+  if (!aof_->settings().appendonly) return "";
+  AofLoadHooks hooks;
+  hooks.key_load_delay = settings_.key_load_delay;
+  hooks.progress = [this](int64_t loaded, int64_t total) { serve_while_loading(loaded, total); };
+  loading_ = LoadingState{true, clock_.wall_ms() / 1000, 0, 0, monotonic_now_us()};
+  std::string problem = aof_->load_at_startup(hooks);
+  loading_.active = false;
+  return problem;
 }
 
 void Server::register_config() {
@@ -358,8 +359,6 @@ void Server::register_config() {
     apply_hz();
   });
   c.add_bool("dynamic-hz", &settings_.dynamic_hz);
-  c.add_integer("busy-reply-threshold", &scripting_->busy_reply_threshold_ms, 0, INT64_MAX);
-  c.add_alias("busy-reply-threshold", "lua-time-limit");
   c.add_int("databases", &settings_.databases, 1, INT32_MAX, kConfigImmutable);
   c.add_int("active-expire-effort", &expiry.effort, 1, 10);
   c.add_bool("jemalloc-bg-thread", &jemalloc_bg_thread_, 0,
@@ -385,46 +384,11 @@ void Server::register_config() {
   settings_.loglevel = 2;
   c.add_string("pidfile", &settings_.pidfile, kConfigImmutable);
   c.add_bool("daemonize", &settings_.daemonize, kConfigImmutable);
-  // Pairs of non-negative integers (seconds, changes); "" disables snapshots.
-  c.add({"save", {}, kConfigMultiArg, [this] { return settings_.save; },
-         [this](std::string_view value, bool) -> std::string {
-           std::vector<std::string> words;
-           if (!split_arguments(value, words) || words.size() % 2 != 0) {
-             return "Invalid save parameters";
-           }
-           for (const std::string& word : words) {
-             int64_t number;
-             if (!parse_int64(word, &number) || number < 0) return "Invalid save parameters";
-           }
-           std::string normalized;
-           for (const std::string& word : words) {
-             if (!normalized.empty()) normalized += ' ';
-             normalized += word;
-           }
-           settings_.save = normalized;
-           std::vector<SavePoint>& points = rdb_->settings().save_points;
-           points.clear();
-           for (size_t i = 0; i + 1 < words.size(); i += 2) {
-             points.push_back({std::stoll(words[i]), std::stoll(words[i + 1])});
-           }
-           rdb_->settings_changed();
-           return "";
-         }});
-  register_aof_config();
   c.add_integer("key-load-delay", &settings_.key_load_delay, INT32_MIN, INT32_MAX);
   c.add_integer("loading-process-events-interval-bytes",
                 &settings_.loading_process_events_interval_bytes, 1024, INT32_MAX);
   c.add_string("bind-source-addr", &settings_.bind_source_addr);
   register_process_config();
-  RdbSettings& rdb = rdb_->settings();
-  c.add_integer("rdb-key-save-delay", &rdb.key_save_delay, INT32_MIN, INT32_MAX);
-  c.add_string("dbfilename", &rdb.dbfilename);
-  c.add_bool("rdbcompression", &rdb.compression);
-  c.add_bool("rdbchecksum", &rdb.checksum);
-  c.add_enum("sanitize-dump-payload", &command.sanitize_dump_payload,
-             {{"no", kSanitizeDumpNo}, {"yes", kSanitizeDumpYes}, {"clients", kSanitizeDumpClients}});
-  c.add_bool("stop-writes-on-bgsave-error", &rdb.stop_writes_on_bgsave_error, 0,
-             [this] { rdb_->settings_changed(); });
   c.add_integer("slowlog-log-slower-than", &settings_.slowlog_log_slower_than, -1, kMax);
   c.add_integer("slowlog-max-len", &settings_.slowlog_max_len, 0, kMax);
   c.add_integer("latency-monitor-threshold", &settings_.latency_monitor_threshold, 0, kMax);
@@ -549,264 +513,9 @@ void Server::register_config() {
            return parse_percentiles(value, &settings_.latency_tracking_percentiles);
          },
          ""});
+  install_services();
   inert_directives_.register_all(c);
   c.seal();
-}
-
-void Server::register_aof_config() {
-  ConfigRegistry& c = config_;
-  AofSettings& aof = settings_.aof;
-  c.add({"appendonly", {}, 0, [&aof] { return std::string(aof.appendonly ? "yes" : "no"); },
-         [this](std::string_view value, bool starting) -> std::string {
-           bool enable;
-           if (equals_ignore_case(value, "yes")) {
-             enable = true;
-           } else if (equals_ignore_case(value, "no")) {
-             enable = false;
-           } else {
-             return "argument must be 'yes' or 'no'";
-           }
-           if (starting || enable == settings_.aof.appendonly) {
-             settings_.aof.appendonly = enable;
-             return "";
-           }
-           if (!enable) {
-             stop_append_only();
-             return "";
-           }
-           if (std::string problem = start_append_only(); !problem.empty()) return problem;
-           return "";
-         }});
-  // Names of files and of the directory may not be paths, as Redis checks.
-  auto base_name_only = [](std::string* target, const char* what) {
-    return [target, what](std::string_view value, bool) -> std::string {
-      if (value.empty() || value.find('/') != std::string_view::npos) {
-        return std::string(what) + " can't be a path, just a filename";
-      }
-      target->assign(value);
-      return "";
-    };
-  };
-  c.add({"appendfilename", {}, kConfigImmutable, [&aof] { return aof.filename; },
-         base_name_only(&aof.filename, "appendfilename")});
-  c.add({"appenddirname", {}, kConfigImmutable, [&aof] { return aof.dirname; },
-         base_name_only(&aof.dirname, "appenddirname")});
-  c.add_enum("appendfsync", &aof.fsync,
-             {{"always", kAppendFsyncAlways}, {"everysec", kAppendFsyncEverySec},
-              {"no", kAppendFsyncNo}});
-  c.add_bool("aof-load-truncated", &aof.load_truncated);
-  c.add_bool("aof-use-rdb-preamble", &aof.use_rdb_preamble);
-  c.add_bool("aof-timestamp-enabled", &aof.timestamp_enabled);
-  c.add_bool("no-appendfsync-on-rewrite", &aof.no_fsync_on_rewrite);
-  c.add_bool("aof-rewrite-incremental-fsync", &aof.rewrite_incremental_fsync);
-  c.add_integer("auto-aof-rewrite-percentage", &aof.rewrite_percentage, 0, INT32_MAX);
-  c.add_memory("auto-aof-rewrite-min-size", &aof.rewrite_min_size, 0, INT64_MAX);
-}
-
-std::string Server::load_append_only_file() {
-  if (!settings_.aof.appendonly) return "";
-  AofLoadHooks hooks;
-  hooks.key_load_delay = settings_.key_load_delay;
-  loading_ = LoadingState{true, clock_.wall_ms() / 1000, 0, 0, monotonic_now_us()};
-  hooks.progress = [this](int64_t loaded, int64_t total) { serve_while_loading(loaded, total); };
-  log_message(LogLevel::kNotice, "Loading the dataset from the append only file...");
-  AofLoadResult loaded = aof_->load(dispatcher_, hooks);
-  loading_.active = false;
-  if (!loaded.error.empty()) return loaded.error;
-  if (!loaded.existed) {
-    const bool rdb_format = settings_.aof.use_rdb_preamble;
-    std::string problem = aof_->create_base(
-        [&](int fd) {
-          const RdbSaveOptions options = rewrite_rdb_options();
-          return rdb_format ? rdb_save_to_fd(fd, state_.keyspace(), options)
-                            : write_keyspace_as_commands(state_.keyspace(), fd, clock_.wall_ms(),
-                                                         settings_.aof.timestamp_enabled, 0,
-                                                         options.functions);
-        },
-        rdb_format);
-    if (!problem.empty()) return problem;
-  }
-  // Replayed commands are not client traffic: no counters, no commandstats, no errorstats.
-  state_.stats().reset();
-  state_.stats().dirty = 0;
-  state_.commands().reset_stats();
-  if (std::string problem = aof_->open_for_append(); !problem.empty()) return problem;
-  state_.propagator().add_sink(aof_.get());
-  return "";
-}
-
-std::string Server::reload_append_only_file() {
-  const bool open = aof_->is_open();
-  if (open) {
-    aof_->flush(true);
-    state_.propagator().remove_sink(aof_.get());
-  }
-  for (int i = 0; i < state_.keyspace().database_count(); ++i) state_.keyspace().db(i).clear();
-  AofLoadResult loaded = aof_->load(dispatcher_, AofLoadHooks{});
-  if (open) state_.propagator().add_sink(aof_.get());
-  state_.stats().dirty = 0;
-  if (!loaded.error.empty()) return loaded.error;
-  return loaded.existed ? "" : "no append only file to load";
-}
-
-std::string Server::start_append_only() {
-  if (std::string problem = aof_->open_for_append(); !problem.empty()) {
-    log_message(LogLevel::kWarning, "Redis needs to enable the AOF but can't open the append "
-                                    "only file: " + problem);
-    return problem;
-  }
-  state_.propagator().add_sink(aof_.get());
-  settings_.aof.appendonly = true;
-  // As Redis: the file must hold the data already in memory, so a rewrite starts at once.
-  if (std::string problem = rewrite_append_only(); !problem.empty()) {
-    state_.propagator().remove_sink(aof_.get());
-    aof_->close();
-    settings_.aof.appendonly = false;
-    return "Failed to start the AOF rewrite: " + problem;
-  }
-  return "";
-}
-
-void Server::stop_append_only() {
-  kill_rewrite_child();
-  state_.propagator().flush();
-  aof_->close();
-  state_.propagator().remove_sink(aof_.get());
-  settings_.aof.appendonly = false;
-  log_message(LogLevel::kNotice, "Calling fsync() on the AOF file.");
-}
-
-RdbSaveOptions Server::rewrite_rdb_options() {
-  RdbSaveOptions options;
-  options.compression = rdb_->settings().compression;
-  options.checksum = rdb_->settings().checksum;
-  options.now_ms = clock_.wall_ms();
-  options.maxmemory_policy = state_.settings().maxmemory_policy;
-  options.lfu_decay_time = state_.settings().lfu_decay_time;
-  options.used_memory = used_memory();
-  options.aof_base = true;
-  options.key_save_delay_us = rdb_->settings().key_save_delay;
-  // A failure here (none is expected: FUNCTION DUMP only reads) leaves the libraries out; it
-  // is logged.
-  std::string error;
-  if (!dump_function_libraries(dispatcher_, &options.functions, &error)) {
-    log_message(LogLevel::kWarning, "Function libraries left out of the AOF base: " + error);
-  }
-  return options;
-}
-
-std::string Server::rewrite_append_only() {
-  AofRewriteStats& stats = aof_->rewrite_stats();
-  if (stats.in_progress) return "Background append only file rewriting already in progress";
-  // One child at a time, as Redis: the rewrite starts from the cron once the save ends. Inside
-  // EXEC (effects pending) the file switch would split the transaction: it waits as well.
-  if (ForkChild::active() || state_.propagator().pending_count() > 0) {
-    stats.scheduled = true;
-    return "";
-  }
-  // Writes from now on go to a new incremental file; the child's base covers what came before.
-  if (std::string problem = aof_->is_open() ? aof_->switch_to_new_incremental()
-                                            : aof_->prepare_directory();
-      !problem.empty()) {
-    ++stats.consecutive_failures;
-    stats.last_ok = false;
-    return problem;
-  }
-  const std::string directory = aof_->directory();
-  const bool timestamp = settings_.aof.timestamp_enabled;
-  const int64_t key_delay_us = rdb_->settings().key_save_delay;
-  const int64_t now_ms = clock_.wall_ms();
-  const Keyspace& keyspace = state_.keyspace();
-  // aof-use-rdb-preamble: the base is an RDB image (smaller, faster to load), as Redis 7.
-  const bool rdb_format = settings_.aof.use_rdb_preamble;
-  const RdbSaveOptions rdb_options = rewrite_rdb_options();
-  ForkChild::Started started = ForkChild::start(ForkChild::Kind::kAof, [&] {
-    const std::string temp = directory + "/temp-rewriteaof-bg-" + std::to_string(getpid()) +
-                             ".aof";
-    int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return 1;
-    std::string problem =
-        rdb_format ? rdb_save_to_fd(fd, keyspace, rdb_options)
-                   : write_keyspace_as_commands(keyspace, fd, now_ms, timestamp, key_delay_us,
-                                                rdb_options.functions);
-    if (problem.empty() && fsync(fd) != 0) problem = strerror(errno);
-    close(fd);
-    if (!problem.empty()) {
-      log_message(LogLevel::kWarning, problem);
-      return 1;
-    }
-    return 0;
-  });
-  if (!started.ok()) {
-    ++stats.consecutive_failures;
-    stats.last_ok = false;
-    return std::string("Can't rewrite append only file in background: fork: ") +
-           strerror(started.error);
-  }
-  log_message(LogLevel::kNotice, "Background append only file rewriting started by pid " +
-                                     std::to_string(started.pid));
-  stats.in_progress = true;
-  stats.scheduled = false;
-  stats.started_ms = clock_.wall_ms();
-  rewrite_rdb_format_ = rdb_format;
-  aof_->set_rewrite_child_running(true);
-  return "";
-}
-
-void Server::rewrite_child_done(const ForkChild::Exit& exit) {
-  aof_->set_rewrite_child_running(false);
-  const std::string temp =
-      aof_->path_of("temp-rewriteaof-bg-" + std::to_string(exit.pid) + ".aof");
-  std::string problem;
-  if (!exit.success()) {
-    // Redis's wording, which log scrapers match.
-    problem = exit.signal != 0
-                  ? "Background AOF rewrite terminated by signal " + std::to_string(exit.signal)
-                  : "Background AOF rewrite terminated with error";
-    log_message(LogLevel::kWarning, problem);
-    unlink(temp.c_str());
-  } else {
-    // Written data goes to disk before the manifest says the new base is in force.
-    aof_->flush(true);
-    problem = aof_->install_rewritten_base(temp, rewrite_rdb_format_);
-    if (!problem.empty()) {
-      unlink(temp.c_str());
-      log_message(LogLevel::kWarning, "Background AOF rewrite failed: " + problem);
-    }
-  }
-  finish_rewrite(problem.empty());
-  // An AOF switched on at run time has no base until its first rewrite succeeds: until then
-  // the files do not hold the data, so the rewrite is tried again (a few times).
-  AofRewriteStats& stats = aof_->rewrite_stats();
-  if (!problem.empty() && aof_->is_open() && !aof_->manifest().has_base &&
-      stats.consecutive_failures < 10) {
-    stats.scheduled = true;
-  }
-}
-
-void Server::kill_rewrite_child() {
-  if (!ForkChild::active() || ForkChild::kind() != ForkChild::Kind::kAof) return;
-  const pid_t pid = ForkChild::pid();
-  log_message(LogLevel::kNotice, "Killing running AOF rewrite child: " + std::to_string(pid));
-  ForkChild::kill_child();
-  unlink(aof_->path_of("temp-rewriteaof-bg-" + std::to_string(pid) + ".aof").c_str());
-  aof_->set_rewrite_child_running(false);
-  finish_rewrite(false);
-}
-
-void Server::finish_rewrite(bool ok) {
-  AofRewriteStats& stats = aof_->rewrite_stats();
-  stats.in_progress = false;
-  stats.last_time_sec = (clock_.wall_ms() - stats.started_ms) / 1000;
-  stats.last_ok = ok;
-  if (ok) {
-    ++stats.rewrites;
-    stats.consecutive_failures = 0;
-    log_message(LogLevel::kNotice, "Background AOF rewrite finished successfully");
-  } else {
-    ++stats.consecutive_failures;
-    log_message(LogLevel::kWarning, "Background AOF rewrite failed");
-  }
 }
 
 void Server::apply_hz() {
@@ -1115,7 +824,7 @@ void Server::before_sleep() {
     loop_.wake_by(now.monotonic_us + wait_ms * 1000);
   }
   // Acknowledged means written (and under appendfsync always, durable): the AOF goes first.
-  if (aof_->is_open()) aof_->flush(false);
+  aof_->sync_before_replies();
   // A lowered maxmemory-clients (or maxmemory under a percentage) takes effect here.
   evict_clients();
   flush_pending_writes();
@@ -1195,9 +904,8 @@ void Server::cron() {
   close_idle_clients();
   clients_cron();
   check_output_limits();
-  rdb_->migrate_connections().close_idle(clock_.wall_ms() / 1000);
-  child_cron();
-  aof_cron();
+  const int64_t now_ms = clock_.wall_ms();
+  for (Service* service : services_) service->cron(now_ms);
 
   NetworkStats& stats = network_stats_;
   const int64_t now_us = monotonic_now_us();
@@ -1220,47 +928,6 @@ void Server::cron() {
   peak_memory_ = std::max(peak_memory_, used_memory());
 }
 
-void Server::child_cron() {
-  // Work scheduled behind a child (BGREWRITEAOF during a BGSAVE, BGSAVE SCHEDULE during a
-  // rewrite) starts once no child runs, however the last one ended: reaping is done here
-  // alone, for both kinds, and what was scheduled is looked at after it. Redis's order: the
-  // scheduled rewrite, the reaping, save points, the scheduled save.
-  const int64_t now_ms = clock_.wall_ms();
-  AofRewriteStats& rewrite = aof_->rewrite_stats();
-  if (!ForkChild::active() && rewrite.scheduled && !rewrite.in_progress) rewrite_append_only();
-  if (ForkChild::active()) {
-    if (std::optional<ForkChild::Exit> exit = ForkChild::poll()) {
-      if (exit->kind == ForkChild::Kind::kAof) {
-        rewrite_child_done(*exit);
-      } else {
-        rdb_->background_done(*exit);
-      }
-    }
-  } else {
-    rdb_->check_save_points(now_ms);
-  }
-  rdb_->start_scheduled_save(now_ms);
-}
-
-void Server::aof_cron() {
-  if (!aof_->is_open()) return;
-  aof_->cron();
-  // Automatic rewrite once the files grew by auto-aof-rewrite-percentage over their size
-  // after the last rewrite (or load), and are at least auto-aof-rewrite-min-size.
-  const AofSettings& aof = settings_.aof;
-  AofRewriteStats& stats = aof_->rewrite_stats();
-  if (aof.rewrite_percentage <= 0 || stats.in_progress || ForkChild::active()) return;
-  const int64_t size = aof_->current_size();
-  const int64_t base = std::max<int64_t>(aof_->base_size(), 1);
-  if (size < aof.rewrite_min_size) return;
-  const int64_t growth = (size * 100 / base) - 100;
-  if (growth >= aof.rewrite_percentage) {
-    log_message(LogLevel::kNotice, "Starting automatic rewriting of AOF on " +
-                                       std::to_string(growth) + "% growth");
-    rewrite_append_only();
-  }
-}
-
 void Server::run() {
   memory::set_background_purge(jemalloc_bg_thread_);
   startup_memory_ = used_memory();
@@ -1272,8 +939,7 @@ void Server::run() {
   shutting_down_ = true;
   // Send what is pending before closing, as a shutdown mid-pipeline should; the AOF first.
   state_.propagator().flush();
-  kill_rewrite_child();
-  if (aof_->is_open()) aof_->close();
+  aof_->shutdown();
   for (auto& [id, connection] : connections_) connection->flush();
 }
 

@@ -11,12 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "commands/config_registry.h"
+#include "commands/context.h"
 #include "commands/dispatcher.h"
+#include "commands/info_text.h"
+#include "commands/service.h"
 #include "commands/server_state.h"
 #include "common/clock.h"
-#include "persistence/aof.h"
+#include "persistence/aof_service.h"
 #include "persistence/fork_child.h"
-#include "server/config.h"
 #include "server/inert_config.h"
 #include "server/connection.h"
 #include "server/event_loop.h"
@@ -60,8 +63,6 @@ struct ServerSettings {
   int loglevel = 1;
   std::string pidfile;
   bool daemonize = false;
-  std::string save = "3600 1 300 100 60 10000";
-  AofSettings aof;  // appendonly, appendfilename, appendfsync, aof-* …
   int64_t key_load_delay = 0;  // microseconds per loaded key or command (negative: nanoseconds)
   // An RDB load serves clients each time it has read this many more bytes.
   int64_t loading_process_events_interval_bytes = 2 * 1024 * 1024;
@@ -146,10 +147,10 @@ struct LoadingState {
   int64_t start_us = 0;
 };
 
-class Server final : public ServerHost {
+class Server final {
  public:
   Server();
-  ~Server() override;
+  ~Server();
 
   // Applies the config file and arguments; returns "" or the fatal error report.
   std::string configure(const std::string& config_path, std::span<const std::string> arguments);
@@ -159,11 +160,15 @@ class Server final : public ServerHost {
   // appendonly is no. Returns "" or the reason the server must not start.
   std::string load_data();
   RdbService& rdb() { return *rdb_; }
+  AofService& aof() { return *aof_; }
   // Runs until SHUTDOWN or a termination signal.
   void run();
   void request_shutdown() { loop_.stop(); }
 
-  static Server& from(CommandContext& context);
+  // The server running `context`'s command (commands of the server layer's own families).
+  static Server& from(CommandContext& context) { return context.service<Server>(); }
+  // INFO's writers, section by section (commands/info_text.h).
+  const InfoSections& info_sections() const { return info_sections_; }
 
   ServerState& state() { return state_; }
   Dispatcher& dispatcher() { return dispatcher_; }
@@ -273,23 +278,7 @@ class Server final : public ServerHost {
   std::string load_append_only_file();
   // Between chunks of a start-up load: records progress for INFO and answers the clients.
   void serve_while_loading(int64_t loaded_bytes, int64_t total_bytes);
-  // Called before any reply leaves the process: what the AOF buffered is written (and fsynced
-  // under appendfsync always) first.
-  void sync_aof_before_replies() {
-    if (aof_ != nullptr && aof_->has_pending()) aof_->flush(false);
-  }
-  AofLog* aof() { return aof_.get(); }
-  // DEBUG LOADAOF: writes what the AOF buffered, empties every database and replays the AOF
-  // files (their effects are not written back to the AOF). Returns "" or why nothing could be
-  // loaded (no files, or a refused file), after which Redis exits.
-  std::string reload_append_only_file();
   const LoadingState& loading() const { return loading_; }
-  // CONFIG SET appendonly yes / no at run time.
-  std::string start_append_only();
-  void stop_append_only();
-  // BGREWRITEAOF: a new base from the keyspace; writes meanwhile go to a new incremental file.
-  // Returns "" or the reason it could not run.
-  std::string rewrite_append_only();
   bool shutting_down() const { return shutting_down_; }
 
  private:
@@ -305,17 +294,9 @@ class Server final : public ServerHost {
   std::string open_tcp_listeners(std::vector<std::unique_ptr<Listener>>& out);
   // CONFIG SET port/bind: replaces the TCP listeners, keeping the old ones on failure.
   std::string reopen_tcp_listeners();
+  // Registers every command family and service (services.cc: the one list).
+  void install_services();
   void register_config();
-  void register_aof_config();
-  // Reaps the fork child (either kind) and starts what was scheduled behind it.
-  void child_cron();
-  void aof_cron();
-  void finish_rewrite(bool ok);
-  // An AOF base in RDB format: rdbcompression/rdbchecksum, the aof-base AUX field.
-  RdbSaveOptions rewrite_rdb_options();
-  void rewrite_child_done(const ForkChild::Exit& exit);
-  // CONFIG SET appendonly no and shutdown end a running rewrite, as Redis does.
-  void kill_rewrite_child();
   void accept_client(int listen_fd, bool unix_socket);
   void before_sleep();
   void cron();
@@ -336,6 +317,10 @@ class Server final : public ServerHost {
   Dispatcher dispatcher_;
   std::unique_ptr<ScriptEngine> scripting_;
   std::unique_ptr<RdbService> rdb_;
+  std::unique_ptr<AofService> aof_;
+  // The services in the order their cron and before-sleep work runs.
+  std::vector<Service*> services_;
+  InfoSections info_sections_;
   ConfigRegistry config_;
   InertDirectives inert_directives_;  // Redis directives known here but not acted on
   EventLoop loop_;
@@ -367,9 +352,7 @@ class Server final : public ServerHost {
   std::string replication_id_;
   int64_t cron_loops_ = 0;
   bool cron_paused_ = false;
-  std::unique_ptr<AofLog> aof_;
   LoadingState loading_;
-  bool rewrite_rdb_format_ = false;  // the running rewrite writes an RDB-format base
 };
 
 }  // namespace keywarden

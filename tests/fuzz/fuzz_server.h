@@ -80,7 +80,6 @@ class FuzzServer {
     register_data_commands(state.commands());
     register_persistence_commands(state.commands());
     register_eval_commands(state.commands());
-    state.set_rdb(&rdb);
     rdb.settings().save_points.clear();
     // SAVE and BGSAVE write files (BGSAVE forks): they answer an error instead, from commands,
     // scripts and AOF replays alike.

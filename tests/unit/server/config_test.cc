@@ -3,7 +3,7 @@
 // (all or nothing, error texts), CONFIG GET (globs, aliases, spelling) and CONFIG REWRITE.
 // Expected error texts were taken from redis-server 7.0.15 given the same mistakes. Tests that
 // need the real directives use a Server, which never listens here.
-#include "server/config.h"
+#include "commands/config_registry.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "server/config.h"
+#include "commands/config_registry.h"
 
 #include <algorithm>
 #include <cerrno>

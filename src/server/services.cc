@@ -1,0 +1,25 @@
+// The one list of what the server runs: every command family and every service, registered
+// in this order (it is the order of COMMAND's table, of the config directives and of the
+// services' cron work). Adding a service is one new file plus one line here.
+#include "commands/families.h"
+#include "server/server.h"
+#include "server/server_families.h"
+#include "scripting/script_engine.h"
+
+namespace keywarden {
+
+void Server::install_services() {
+  CommandTable& commands = state_.commands();
+  ServiceSetup setup{commands, config_, info_sections_};
+  // Families without state of their own: the data commands, then the server's.
+  register_data_commands(commands);
+  register_server_commands(commands);
+  // Services, each with its commands, directives, INFO fields and cron work.
+  for (Service* service : std::initializer_list<Service*>{rdb_.get(), aof_.get(),
+                                                          scripting_.get()}) {
+    service->install(setup);
+    services_.push_back(service);
+  }
+}
+
+}  // namespace keywarden
