@@ -173,6 +173,11 @@ class CommandTable {
     return commands_;
   }
   size_t size() const { return commands_.size(); }
+  // Calls `visit` for every listed command, each followed by its subcommands, by name.
+  template <typename Visit>
+  void for_each(const Visit& visit) const {
+    for_each_in(commands_, visit);
+  }
   void reset_stats();
 
   // Names of the ACL categories set in `categories`, in Redis's order.
@@ -185,6 +190,15 @@ class CommandTable {
                                         std::span<const std::string_view> args);
 
  private:
+  template <typename Visit>
+  static void for_each_in(const std::map<std::string, std::unique_ptr<Command>, std::less<>>& map,
+                          const Visit& visit) {
+    for (const auto& [name, command] : map) {
+      visit(*command);
+      for_each_in(command->subcommands, visit);
+    }
+  }
+
   std::map<std::string, std::unique_ptr<Command>, std::less<>> commands_;  // ordered, owning
   CommandIndex index_;                                                       // for lookup
   CommandIndex original_index_;  // by original name, renamed and removed commands included

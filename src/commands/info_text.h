@@ -55,6 +55,15 @@ class InfoText {
   std::string text_;
 };
 
+// INFO lines must not contain its separators: Redis turns '#', ':', CR and LF into '_'.
+inline std::string safe_info_name(std::string_view name) {
+  std::string safe(name);
+  for (char& c : safe) {
+    if (c == '#' || c == ':' || c == '\r' || c == '\n') c = '_';
+  }
+  return safe;
+}
+
 // The writers of each INFO section, lowercase name -> writers by `order` (lower first). A
 // section with several owners (Persistence: loading, RDB, AOF) is written by each in turn.
 class InfoSections {

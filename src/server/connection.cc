@@ -360,9 +360,6 @@ void Connection::execute_one(std::span<const std::string_view> args, Command* co
   ++commands_processed_;
   // The dispatcher counts only commands it ran (CONFIG RESETSTAT may zero the count meanwhile).
   const bool executed = server_.state().stats().total_commands_processed != processed_before;
-  if (executed && session_.last_command != nullptr) {
-    server_.record_command_latency(*session_.last_command, duration_us);
-  }
 
   if (skip_this) {
     // CLIENT REPLY ON ends a skip and its own "+OK" is sent, as in Redis; anything else run
@@ -392,7 +389,9 @@ void Connection::execute_one(std::span<const std::string_view> args, Command* co
   }
   // Like Redis, the slow log, the latency monitor and MONITOR see only commands that ran, not
   // those refused before (unknown, wrong arity, NOAUTH…).
-  if (executed) server_.after_command(*this, args, duration_us);
+  if (executed && session_.last_command != nullptr) {
+    server_.diagnostics().after_command(*this, args, *session_.last_command, duration_us);
+  }
   // Writes of this command may have made keys that clients wait on ready.
   if (server_.state().blocking().has_ready()) server_.serve_blocked_clients();
 }

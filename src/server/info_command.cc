@@ -67,15 +67,6 @@ class SectionRequest {
   std::vector<std::string_view> names_;
 };
 
-// INFO lines must not contain its separators: Redis turns '#', ':', CR and LF into '_'.
-std::string safe_info_name(std::string_view name) {
-  std::string safe(name);
-  for (char& c : safe) {
-    if (c == '#' || c == ':' || c == '\r' || c == '\n') c = '_';
-  }
-  return safe;
-}
-
 std::string format_timeval(const timeval& time) {
   char buffer[48];
   snprintf(buffer, sizeof(buffer), "%ld.%06ld", static_cast<long>(time.tv_sec),
@@ -388,18 +379,9 @@ void cpu_section(InfoText& info) {
 }
 
 // A command, then its subcommands, for every command in the table.
-template <typename Visit>
-void for_each_command(const std::map<std::string, std::unique_ptr<Command>, std::less<>>& commands,
-                      const Visit& visit) {
-  for (const auto& [name, command] : commands) {
-    visit(*command);
-    for_each_command(command->subcommands, visit);
-  }
-}
-
 void commandstats_section(InfoText& info, Server& server) {
   info.section("Commandstats");
-  for_each_command(server.state().commands().commands(), [&](const Command& command) {
+  server.state().commands().for_each([&](const Command& command) {
     const CommandStats& stats = command.stats;
     if (stats.calls == 0 && stats.failed_calls == 0 && stats.rejected_calls == 0) return;
     // Redis divides in float precision, and the rounding shows in the second decimal.
@@ -422,26 +404,6 @@ void errorstats_section(InfoText& info, Server& server) {
   for (const auto& [code, count] : server.state().stats().error_counts) {
     info.line("errorstat_" + safe_info_name(code) + ":count=" + std::to_string(count));
   }
-}
-
-void latencystats_section(InfoText& info, Server& server) {
-  info.section("Latencystats");
-  if (!server.settings().latency_tracking) return;
-  const auto& histograms = server.network_stats().command_latency;
-  const std::vector<double>& percentiles = server.settings().latency_tracking_percentiles;
-  for_each_command(server.state().commands().commands(), [&](const Command& command) {
-    auto it = histograms.find(&command);
-    if (it == histograms.end()) return;
-    std::string text = "latency_percentiles_usec_" + safe_info_name(command.full_name) + ":";
-    for (size_t i = 0; i < percentiles.size(); ++i) {
-      if (i > 0) text += ',';
-      char value[48];
-      snprintf(value, sizeof(value), "=%.3f",
-               static_cast<double>(it->second.value_at_percentile(percentiles[i])) / 1000.0);
-      text += "p" + format_percentile(percentiles[i]) + value;
-    }
-    info.line(text);
-  });
 }
 
 void keyspace_section(InfoText& info, Server& server, int64_t now_ms) {
@@ -480,7 +442,10 @@ void info_command(CommandContext& ctx) {
   if (request.wants("module_list") || request.wants("modules")) info.section("Modules");
   if (request.wants("commandstats")) commandstats_section(info, server);
   if (request.wants("errorstats")) errorstats_section(info, server);
-  if (request.wants("latencystats")) latencystats_section(info, server);
+  if (request.wants("latencystats")) {
+    info.section("Latencystats");
+    server.info_sections().write("latencystats", info);
+  }
   if (request.wants("cluster")) {
     info.section("Cluster");
     info.field("cluster_enabled", 0);

@@ -53,32 +53,6 @@ constexpr std::string_view kProtectedModeReply =
     "do one of the above things in order for the server to start accepting connections from "
     "the outside.\r\n";
 
-constexpr size_t kSlowlogMaxArgs = 32;
-constexpr size_t kSlowlogMaxArgLength = 128;
-constexpr size_t kLatencyHistory = 160;
-
-// Whether argument `index` of a command carries a secret, which Redis shows as "(redacted)" in
-// the slow log and the MONITOR feed: every argument of AUTH, the user and password after
-// HELLO's AUTH option.
-bool is_redacted(std::span<const std::string_view> args, size_t index) {
-  if (equals_ignore_case(args[0], "auth")) return index >= 1;
-  if (!equals_ignore_case(args[0], "hello")) return false;
-  for (size_t i = 2; i < args.size(); ++i) {
-    const size_t more = args.size() - 1 - i;
-    if (equals_ignore_case(args[i], "auth") && more >= 2) {
-      if (index == i + 1 || index == i + 2) return true;
-      i += 2;
-    } else if (equals_ignore_case(args[i], "setname") && more >= 1) {
-      i += 1;
-    } else {
-      break;  // HELLO stops at a bad option; what follows was never read
-    }
-  }
-  return false;
-}
-
-constexpr std::string_view kRedacted = "(redacted)";
-
 bool set_nonblocking(int fd) {
   int flags = fcntl(fd, F_GETFL, 0);
   return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
@@ -159,23 +133,6 @@ std::string random_hex_id() {
   return id;
 }
 
-// latency-tracking-info-percentiles: numbers in [0, 100] separated by spaces.
-std::string parse_percentiles(std::string_view text, std::vector<double>* out) {
-  std::vector<double> values;
-  std::istringstream words{std::string(text)};
-  std::string word;
-  while (words >> word) {
-    double value;
-    if (!parse_double(word, &value)) return "Invalid latency-tracking-info-percentiles parameters";
-    if (!(value >= 0.0 && value <= 100.0)) {
-      return "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]";
-    }
-    values.push_back(value);
-  }
-  *out = std::move(values);
-  return "";
-}
-
 int bound_port(int fd) {
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
@@ -218,16 +175,17 @@ Server::Server() : state_(clock_, 16), dispatcher_(state_) {
   rdb_->set_memory_gauge([this] { return used_memory(); });
   aof_ = std::make_unique<AofService>(state_, *rdb_);
   ForkChild::attach(&state_.keyspace());
+  diagnostics_ = std::make_unique<Diagnostics>(*this);
   scripting_ = std::make_unique<ScriptEngine>(state_);
   scripting_->set_busy_handler([this] { process_while_busy(); });
   scripting_->set_monitor_feed(
       [this](const ClientSession& client, std::span<const std::string_view> args) {
-        feed_monitors_from_script(client, args);
+        diagnostics_->feed_monitors_from_script(client, args);
       });
   dispatcher_.set_nested_observer([this](const ClientSession& session,
                                          std::span<const std::string_view> args,
                                          const Command& command, int64_t duration_us) {
-    after_nested_command(session, args, command, duration_us);
+    diagnostics_->after_nested_command(session, args, command, duration_us);
   });
   register_config();
   // Eviction counts what Redis counts: used memory less the buffers it leaves out
@@ -389,9 +347,6 @@ void Server::register_config() {
                 &settings_.loading_process_events_interval_bytes, 1024, INT32_MAX);
   c.add_string("bind-source-addr", &settings_.bind_source_addr);
   register_process_config();
-  c.add_integer("slowlog-log-slower-than", &settings_.slowlog_log_slower_than, -1, kMax);
-  c.add_integer("slowlog-max-len", &settings_.slowlog_max_len, 0, kMax);
-  c.add_integer("latency-monitor-threshold", &settings_.latency_monitor_threshold, 0, kMax);
   EvictionSettings& eviction = state_.eviction().settings();
   c.add_memory("maxmemory", &eviction.maxmemory, 0, kMax, 0,
                [this] { state_.eviction().schedule(); });
@@ -499,20 +454,6 @@ void Server::register_config() {
            return "";
          }});
   c.add_integer("io-threads", &settings_.io_threads, 1, 128, kConfigImmutable);
-  c.add_bool("latency-tracking", &settings_.latency_tracking);
-  c.add({"latency-tracking-info-percentiles", {}, kConfigMultiArg,
-         [this] {
-           std::string text;
-           for (double value : settings_.latency_tracking_percentiles) {
-             if (!text.empty()) text += ' ';
-             text += format_percentile(value);
-           }
-           return text;
-         },
-         [this](std::string_view value, bool) {
-           return parse_percentiles(value, &settings_.latency_tracking_percentiles);
-         },
-         ""});
   install_services();
   inert_directives_.register_all(c);
   c.seal();
@@ -767,7 +708,7 @@ void Server::connection_closed(Connection* connection) {
   closed_connections_.push_back(connection->id());
   client_memory_ -= connection->reported_memory;
   connection->reported_memory = 0;
-  if (connection->monitor()) std::erase(monitors_, connection->id());
+  if (connection->monitor()) diagnostics_->remove_monitor(connection->id());
   if (connection->held_by_pause()) --clients_held_by_pause_;
 }
 
@@ -943,155 +884,6 @@ void Server::run() {
   for (auto& [id, connection] : connections_) connection->flush();
 }
 
-void Server::after_command(Connection& connection, std::span<const std::string_view> args,
-                           int64_t duration_us) {
-  record_command_duration(connection.session().last_command, args, duration_us,
-                          connection.peer(), connection.session().name);
-  // After the command, as Redis feeds MONITOR: the line shows the database it left selected.
-  feed_monitors(connection, args);
-}
-
-void Server::after_nested_command(const ClientSession& session,
-                                  std::span<const std::string_view> args, const Command& command,
-                                  int64_t duration_us) {
-  if (session.script_client) {
-    // Only for a client's script: one the AOF loader replays stays out, as Redis keeps
-    // loading out of the slow log.
-    const ClientSession* caller = scripting_->running_caller();
-    if (caller == nullptr || connection(caller->id) == nullptr) return;
-    // Redis logs a script's commands for its Lua client, which has no address and no name,
-    // and shows them to MONITOR as "lua", admin commands excepted.
-    record_command_duration(&command, args, duration_us, "?:0", "");
-    if (!monitors_.empty() && !command.has(kAdmin)) write_monitor_line(session.db, "lua", args);
-    return;
-  }
-  // A command of EXEC's queue: logged and shown for the client that sent it, in the database
-  // it left selected, before the EXEC itself (which comes after its queue).
-  const Connection* client = connection(session.id);
-  if (client == nullptr) return;
-  record_command_duration(&command, args, duration_us, client->peer(), session.name);
-  if (!monitors_.empty() && !command.has(kSkipMonitor) && !command.has(kAdmin)) {
-    write_monitor_line(session.db, monitor_source(*client), args);
-  }
-}
-
-void Server::record_command_duration(const Command* command,
-                                     std::span<const std::string_view> args, int64_t duration_us,
-                                     std::string_view peer, std::string_view name) {
-  if (settings_.slowlog_log_slower_than >= 0 && duration_us >= settings_.slowlog_log_slower_than &&
-      (command == nullptr || !command->has(kSkipSlowlog))) {
-    SlowlogEntry entry;
-    entry.id = slowlog_next_id_++;
-    entry.time_sec = clock_.wall_ms() / 1000;
-    entry.duration_us = duration_us;
-    size_t shown = std::min(args.size(), kSlowlogMaxArgs);
-    for (size_t i = 0; i < shown; ++i) {
-      if (i == kSlowlogMaxArgs - 1 && args.size() > kSlowlogMaxArgs) {
-        entry.args.push_back("... (" + std::to_string(args.size() - kSlowlogMaxArgs + 1) +
-                             " more arguments)");
-        break;
-      }
-      std::string_view arg = is_redacted(args, i) ? kRedacted : args[i];
-      if (arg.size() > kSlowlogMaxArgLength) {
-        entry.args.push_back(std::string(arg.substr(0, kSlowlogMaxArgLength)) + "... (" +
-                             std::to_string(arg.size() - kSlowlogMaxArgLength) +
-                             " more bytes)");
-      } else {
-        entry.args.emplace_back(arg);
-      }
-    }
-    entry.peer = peer;
-    entry.name = name;
-    slowlog_.push_front(std::move(entry));
-    while (slowlog_.size() > static_cast<size_t>(settings_.slowlog_max_len)) slowlog_.pop_back();
-  }
-  if (settings_.latency_monitor_threshold > 0 &&
-      duration_us / 1000 >= settings_.latency_monitor_threshold) {
-    bool fast = command != nullptr && command->has(kFast);
-    record_latency(fast ? "fast-command" : "command", duration_us / 1000);
-  }
-}
-
-void Server::record_latency(const std::string& event, int64_t latency_ms) {
-  LatencyEvent& record = latency_events_[event];
-  int64_t now_sec = clock_.wall_ms() / 1000;
-  if (!record.history.empty() && record.history.back().time_sec == now_sec) {
-    record.history.back().latency_ms = std::max(record.history.back().latency_ms, latency_ms);
-  } else {
-    record.history.push_back({now_sec, latency_ms});
-    if (record.history.size() > kLatencyHistory) record.history.pop_front();
-  }
-  record.max_ms = std::max(record.max_ms, latency_ms);
-}
-
-void Server::feed_monitors(const Connection& source, std::span<const std::string_view> args) {
-  if (monitors_.empty()) return;
-  const Command* command = state_.commands().find_for_args(args);
-  if (command == nullptr || command->has(kSkipMonitor) || command->has(kAdmin)) return;
-  write_monitor_line(source.session().db, monitor_source(source), args);
-}
-
-void Server::feed_monitors_from_script(const ClientSession& client,
-                                       std::span<const std::string_view> args) {
-  if (monitors_.empty()) return;
-  // EVAL and FCALL skip the usual feed after running: they are shown before they run.
-  if (const Connection* caller = connection(client.id)) {
-    write_monitor_line(client.db, monitor_source(*caller), args);
-  }
-}
-
-std::string Server::monitor_source(const Connection& client) const {
-  // A unix-socket client shows as the socket's path (its peer name carries a ":0" suffix).
-  return client.unix_socket() ? "unix:" + network_.unixsocket : client.peer();
-}
-
-void Server::write_monitor_line(int db, std::string_view source,
-                                std::span<const std::string_view> args) {
-  // +<seconds>.<micros> [<db> <peer>] "arg" "arg"
-  int64_t now_us = clock_.wall_us();
-  char stamp[48];
-  snprintf(stamp, sizeof(stamp), "+%lld.%06lld [%d ", static_cast<long long>(now_us / 1000000),
-           static_cast<long long>(now_us % 1000000), db);
-  std::string line = stamp;
-  line += source;
-  line += "]";
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string_view arg = is_redacted(args, i) ? kRedacted : args[i];
-    line += " \"";
-    for (unsigned char c : arg) {
-      switch (c) {
-        case '\\': line += "\\\\"; break;
-        case '"': line += "\\\""; break;
-        case '\n': line += "\\n"; break;
-        case '\r': line += "\\r"; break;
-        case '\t': line += "\\t"; break;
-        case '\a': line += "\\a"; break;
-        case '\b': line += "\\b"; break;
-        default:
-          if (isprint(c)) {
-            line += static_cast<char>(c);
-          } else {
-            char hex[5];
-            snprintf(hex, sizeof(hex), "\\x%02x", c);
-            line += hex;
-          }
-      }
-    }
-    line += '"';
-  }
-  line += "\r\n";
-  for (uint64_t id : monitors_) {
-    Connection* monitor = connection(id);
-    // A monitor sees its own commands too, as in Redis.
-    if (monitor != nullptr) monitor->send_raw(line);
-  }
-}
-
-void Server::add_monitor(Connection& connection) {
-  connection.set_monitor(true);
-  monitors_.push_back(connection.id());
-}
-
 void Server::pause_clients(int64_t deadline_ms, bool write_only) {
   const int64_t now = clock_.wall_ms();
   if (pause_deadline_ms_ != 0 && pause_deadline_ms_ > now) {
@@ -1128,46 +920,6 @@ bool Server::clients_paused_for(const Command& command, std::span<const std::str
     if ((state_.command_flags(*queued.command, queued_args) & kMayWrite) != 0) return true;
   }
   return false;
-}
-
-void LatencyHistogram::record(int64_t nanoseconds) {
-  // Redis clamps to the histogram's range: 1 ns to 1 s.
-  const int64_t value = std::clamp<int64_t>(nanoseconds, 1, 1'000'000'000);
-  const int shift = std::max(0, static_cast<int>(std::bit_width(static_cast<uint64_t>(value))) - 8);
-  ++buckets[(value >> shift) << shift];
-  ++total;
-}
-
-int64_t LatencyHistogram::value_at_percentile(double percentile) const {
-  if (total == 0) return 0;
-  const double wanted = std::min(percentile, 100.0);
-  const auto rank = std::max<int64_t>(
-      1, static_cast<int64_t>(wanted / 100 * static_cast<double>(total) + 0.5));
-  int64_t seen = 0;
-  int64_t lowest = 0;
-  for (const auto& [bucket, count] : buckets) {
-    lowest = bucket;
-    seen += static_cast<int64_t>(count);
-    if (seen >= rank) break;
-  }
-  if (percentile == 0.0) return lowest;
-  const int shift =
-      std::max(0, static_cast<int>(std::bit_width(static_cast<uint64_t>(lowest))) - 8);
-  return lowest + (int64_t{1} << shift) - 1;
-}
-
-std::string format_percentile(double value) {
-  char text[64];
-  int length = snprintf(text, sizeof(text), "%f", value);
-  // Trailing zeros and a bare decimal point go, as Redis's trimDoubleString does.
-  while (length > 0 && text[length - 1] == '0') --length;
-  if (length > 0 && text[length - 1] == '.') --length;
-  return std::string(text, static_cast<size_t>(length));
-}
-
-void Server::record_command_latency(const Command& command, int64_t duration_us) {
-  if (!settings_.latency_tracking) return;
-  network_stats_.command_latency[&command].record(duration_us * 1000);
 }
 
 size_t Server::used_memory() const { return memory::used_bytes(); }

@@ -22,6 +22,7 @@
 #include "persistence/fork_child.h"
 #include "server/inert_config.h"
 #include "server/connection.h"
+#include "server/diagnostics.h"
 #include "server/event_loop.h"
 #include "server/oom_score.h"
 #include "persistence/rdb_service.h"
@@ -70,52 +71,13 @@ struct ServerSettings {
   // whatever connects out (replication, MIGRATE) binds to it first.
   std::string bind_source_addr;
   OomScoreSettings oom_score;  // oom-score-adj, oom-score-adj-values
-  int64_t slowlog_log_slower_than = 10000;
-  int64_t slowlog_max_len = 128;
-  int64_t latency_monitor_threshold = 0;
   // Indexed by OutputClass.
   OutputBufferLimit output_buffer_limits[3] = {
       {0, 0, 0}, {256LL << 20, 64LL << 20, 60}, {32LL << 20, 8LL << 20, 60}};
   int64_t io_threads = 1;
   // maxmemory-clients: a byte count, or minus a percentage of maxmemory ("10%" is -10); 0 off.
   int64_t maxmemory_clients = 0;
-  bool latency_tracking = true;
-  std::vector<double> latency_tracking_percentiles = {50, 99, 99.9};
 };
-
-struct SlowlogEntry {
-  uint64_t id;
-  int64_t time_sec;
-  int64_t duration_us;
-  std::vector<std::string> args;
-  std::string peer;
-  std::string name;
-};
-
-struct LatencySample {
-  int64_t time_sec;
-  int64_t latency_ms;
-};
-
-struct LatencyEvent {
-  std::deque<LatencySample> history;  // at most 160 samples, as Redis keeps
-  int64_t max_ms = 0;
-};
-
-// A command's latency distribution for INFO latencystats, bucketed as Redis's HDR histogram
-// with two significant digits over 1 ns..1 s: a value keeps its top 8 bits, so a bucket is
-// exact below 256 ns and 1/128 of its magnitude wide above.
-struct LatencyHistogram {
-  std::map<int64_t, uint64_t> buckets;  // lowest value of a bucket (ns) -> samples in it
-  uint64_t total = 0;
-  void record(int64_t nanoseconds);
-  // The highest value equivalent to the sample at `percentile` (0..100), as hdr_histogram
-  // reports it; 0 when empty.
-  int64_t value_at_percentile(double percentile) const;
-};
-
-// A percentile as Redis names it in config and INFO: "%f" without trailing zeros ("99.9", "50").
-std::string format_percentile(double value);
 
 // Counters of the server layer that INFO reports and CONFIG RESETSTAT clears (by assigning {}).
 struct NetworkStats {
@@ -135,7 +97,6 @@ struct NetworkStats {
   uint64_t last_input_bytes = 0;
   uint64_t last_output_bytes = 0;
   int64_t last_ops_sample_us = 0;
-  std::map<const Command*, LatencyHistogram> command_latency;
 };
 
 // Start-up loading, for INFO persistence and the -LOADING refusal.
@@ -161,6 +122,7 @@ class Server final {
   std::string load_data();
   RdbService& rdb() { return *rdb_; }
   AofService& aof() { return *aof_; }
+  Diagnostics& diagnostics() { return *diagnostics_; }
   // Runs until SHUTDOWN or a termination signal.
   void run();
   void request_shutdown() { loop_.stop(); }
@@ -212,26 +174,6 @@ class Server final {
   // What every open connection held when it last reported.
   size_t client_memory() const { return client_memory_; }
 
-  // After each command that ran (not one refused before running): slow log, latency monitor,
-  // MONITOR feed.
-  void after_command(Connection& connection, std::span<const std::string_view> args,
-                     int64_t duration_us);
-  // The same for a command run inside another one (EXEC's queue, a script's redis.call), as
-  // Redis 7.0 logs and shows each: MULTI, the queued commands, then EXEC; EVAL, then its
-  // commands as the "lua" client.
-  void after_nested_command(const ClientSession& session, std::span<const std::string_view> args,
-                            const Command& command, int64_t duration_us);
-  void feed_monitors(const Connection& source, std::span<const std::string_view> args);
-  // EVAL/FCALL, before they run.
-  void feed_monitors_from_script(const ClientSession& client,
-                                 std::span<const std::string_view> args);
-  void add_monitor(Connection& connection);
-
-  std::deque<SlowlogEntry>& slowlog() { return slowlog_; }
-  uint64_t& slowlog_next_id() { return slowlog_next_id_; }
-  std::map<std::string, LatencyEvent>& latency_events() { return latency_events_; }
-  void record_latency(const std::string& event, int64_t latency_ms);
-
   // CLIENT PAUSE: until `deadline_ms` no client command runs (or only reads when write_only).
   // A pause already in force is never shortened nor weakened by a new one, as in Redis.
   // Blocked clients (commands/blocking.h): runs again the commands of the clients waiting on
@@ -268,8 +210,6 @@ class Server final {
   // DEBUG PAUSE-CRON: while set, the cron does nothing (Redis's pause_cron).
   void set_cron_paused(bool paused) { cron_paused_ = paused; }
 
-  // Adds an executed command's duration to its INFO latencystats histogram.
-  void record_command_latency(const Command& command, int64_t duration_us);
 
   uint64_t next_client_id() { return ++last_client_id_; }
 
@@ -282,13 +222,6 @@ class Server final {
   bool shutting_down() const { return shutting_down_; }
 
  private:
-  // Slow log and latency monitor for one command that ran (`command` null when unknown).
-  void record_command_duration(const Command* command, std::span<const std::string_view> args,
-                               int64_t duration_us, std::string_view peer, std::string_view name);
-  // How MONITOR names a client: its address, or the unix socket's path.
-  std::string monitor_source(const Connection& client) const;
-  // Sends one MONITOR line for a command run in `db` by `source` (a peer address, or "lua").
-  void write_monitor_line(int db, std::string_view source, std::span<const std::string_view> args);
   class Listener;
   // Opens a listening socket for every `bind` address on `port` into `out`.
   std::string open_tcp_listeners(std::vector<std::unique_ptr<Listener>>& out);
@@ -318,6 +251,7 @@ class Server final {
   std::unique_ptr<ScriptEngine> scripting_;
   std::unique_ptr<RdbService> rdb_;
   std::unique_ptr<AofService> aof_;
+  std::unique_ptr<Diagnostics> diagnostics_;
   // The services in the order their cron and before-sleep work runs.
   std::vector<Service*> services_;
   InfoSections info_sections_;
@@ -330,11 +264,7 @@ class Server final {
   std::vector<uint64_t> closed_connections_;
   uint64_t clients_cron_cursor_ = 0;  // the id clients_cron() visited last
   size_t client_memory_ = 0;
-  std::vector<uint64_t> monitors_;
   NetworkStats network_stats_;
-  std::deque<SlowlogEntry> slowlog_;
-  uint64_t slowlog_next_id_ = 0;
-  std::map<std::string, LatencyEvent> latency_events_;
   std::string config_file_;
   int64_t start_time_ms_ = 0;
   int64_t actual_port_ = 0;

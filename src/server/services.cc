@@ -15,8 +15,8 @@ void Server::install_services() {
   register_data_commands(commands);
   register_server_commands(commands);
   // Services, each with its commands, directives, INFO fields and cron work.
-  for (Service* service : std::initializer_list<Service*>{rdb_.get(), aof_.get(),
-                                                          scripting_.get()}) {
+  for (Service* service : std::initializer_list<Service*>{
+           rdb_.get(), aof_.get(), scripting_.get(), diagnostics_.get()}) {
     service->install(setup);
     services_.push_back(service);
   }
