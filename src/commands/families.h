@@ -22,6 +22,11 @@ void register_introspection_commands(CommandTable& table);
 // MULTI, EXEC, DISCARD, WATCH, UNWATCH.
 void register_transaction_commands(CommandTable& table);
 
+class ConfigRegistry;
+class ServerState;
+// The directives of the command layer's settings (keyspace_config.cc).
+void register_keyspace_config(ConfigRegistry& config, ServerState& state);
+
 // All the families above.
 inline void register_data_commands(CommandTable& table) {
   register_connection_commands(table);

@@ -248,7 +248,6 @@ std::string Server::load_append_only_file() {
 void Server::register_config() {
   ConfigRegistry& c = config_;
   CommandSettings& command = state_.settings();
-  ExpirySettings& expiry = state_.keyspace().expiry_settings();
   constexpr int64_t kMax = INT64_MAX;
 
   // port and bind may change at run time: the new sockets must open before the old ones close.
@@ -318,17 +317,8 @@ void Server::register_config() {
   });
   c.add_bool("dynamic-hz", &settings_.dynamic_hz);
   c.add_int("databases", &settings_.databases, 1, INT32_MAX, kConfigImmutable);
-  c.add_int("active-expire-effort", &expiry.effort, 1, 10);
   c.add_bool("jemalloc-bg-thread", &jemalloc_bg_thread_, 0,
              [this] { memory::set_background_purge(jemalloc_bg_thread_); });
-  LazyFreeSettings& lazy_free = state_.keyspace().lazy_free().settings();
-  c.add_bool("lazyfree-lazy-eviction", &lazy_free.lazy_eviction);
-  c.add_bool("lazyfree-lazy-expire", &lazy_free.lazy_expire);
-  c.add_bool("lazyfree-lazy-user-del", &command.lazyfree_lazy_user_del);
-  c.add_bool("lazyfree-lazy-user-flush", &command.lazyfree_lazy_user_flush);
-  c.add_bool("lazyfree-lazy-server-del", &command.lazyfree_lazy_server_del);
-  c.add_bool("replica-lazy-flush", &lazy_free.replica_lazy_flush);
-  c.add_alias("replica-lazy-flush", "slave-lazy-flush");
   c.add_string("dir", &settings_.dir, 0, [this] {
     if (!settings_.dir.empty() && chdir(settings_.dir.c_str()) != 0) {
       log_message(LogLevel::kWarning, "Can't chdir to '" + settings_.dir + "'");
@@ -347,9 +337,6 @@ void Server::register_config() {
                 &settings_.loading_process_events_interval_bytes, 1024, INT32_MAX);
   c.add_string("bind-source-addr", &settings_.bind_source_addr);
   register_process_config();
-  EvictionSettings& eviction = state_.eviction().settings();
-  c.add_memory("maxmemory", &eviction.maxmemory, 0, kMax, 0,
-               [this] { state_.eviction().schedule(); });
   c.add({"maxmemory-clients", {}, 0,
          [this] {
            const int64_t value = settings_.maxmemory_clients;
@@ -368,42 +355,6 @@ void Server::register_config() {
              if (!parse_memory(value, &number)) return kMalformed;
              settings_.maxmemory_clients = number;
            }
-           return "";
-         }});
-  c.add_enum("maxmemory-policy", &command.maxmemory_policy,
-             {{"volatile-lru", kMaxmemoryVolatileLru},
-              {"volatile-lfu", kMaxmemoryVolatileLfu},
-              {"volatile-random", kMaxmemoryVolatileRandom},
-              {"volatile-ttl", kMaxmemoryVolatileTtl},
-              {"allkeys-lru", kMaxmemoryAllKeysLru},
-              {"allkeys-lfu", kMaxmemoryAllKeysLfu},
-              {"allkeys-random", kMaxmemoryAllKeysRandom},
-              {"noeviction", kMaxmemoryNoEviction}});
-  c.add_integer("lfu-log-factor", &command.lfu_log_factor, 0, INT32_MAX);
-  c.add_integer("lfu-decay-time", &command.lfu_decay_time, 0, INT32_MAX);
-  c.add_integer("hash-max-listpack-entries", &command.hash_limits.max_listpack_entries, 0, kMax);
-  c.add_alias("hash-max-listpack-entries", "hash-max-ziplist-entries");
-  c.add_memory("hash-max-listpack-value", &command.hash_limits.max_listpack_value, 0, kMax);
-  c.add_alias("hash-max-listpack-value", "hash-max-ziplist-value");
-  c.add_integer("list-max-listpack-size", &command.list_max_listpack_size, INT32_MIN, INT32_MAX);
-  c.add_alias("list-max-listpack-size", "list-max-ziplist-size");
-  c.add_integer("list-compress-depth", &command.list_compress_depth, 0, INT32_MAX);
-  c.add_integer("set-max-intset-entries", &command.set_limits.max_intset_entries, 0, kMax);
-  c.add_integer("set-max-listpack-entries", &command.set_limits.max_listpack_entries, 0, kMax);
-  c.add_memory("set-max-listpack-value", &command.set_limits.max_listpack_value, 0, kMax);
-  c.add_integer("zset-max-listpack-entries", &command.zset_limits.max_listpack_entries, 0, kMax);
-  c.add_alias("zset-max-listpack-entries", "zset-max-ziplist-entries");
-  c.add_memory("zset-max-listpack-value", &command.zset_limits.max_listpack_value, 0, kMax);
-  c.add_alias("zset-max-listpack-value", "zset-max-ziplist-value");
-  c.add_integer("maxmemory-samples", &eviction.samples, 1, 64);
-  c.add_integer("maxmemory-eviction-tenacity", &eviction.tenacity, 0, 100);
-  // Class letters (notifications.h), printed back in Redis's order.
-  c.add({"notify-keyspace-events", {}, 0,
-         [&command] { return format_notify_flags(command.notify_keyspace_events); },
-         [&command](std::string_view value, bool) -> std::string {
-           uint32_t flags;
-           if (!parse_notify_flags(value, &flags)) return std::string(kNotifyFlagsError);
-           command.notify_keyspace_events = flags;
            return "";
          }});
   c.add({"client-output-buffer-limit", {}, kConfigMultiArg,

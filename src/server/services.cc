@@ -13,6 +13,7 @@ void Server::install_services() {
   ServiceSetup setup{commands, config_, info_sections_};
   // Families without state of their own: the data commands, then the server's.
   register_data_commands(commands);
+  register_keyspace_config(config_, state_);
   register_server_commands(commands);
   // Services, each with its commands, directives, INFO fields and cron work.
   for (Service* service : std::initializer_list<Service*>{
