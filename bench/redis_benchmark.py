@@ -15,6 +15,11 @@ while the CPU a server spends per request does not (much).
     /usr/bin/python3 bench/redis_benchmark.py                 # defaults: 3 rounds, ~3 s a run
     /usr/bin/python3 bench/redis_benchmark.py --quick         # smoke run, a few seconds in all
     /usr/bin/python3 bench/redis_benchmark.py --json out.json --rounds 5
+    /usr/bin/python3 bench/redis_benchmark.py --baseline /tmp/keywarden-before  # before/after
+
+With --baseline, a third server (another keywarden-server build, typically the one before a
+change) runs in the same rounds, and the table adds its figures and keywarden's ratio to it, so
+a refactoring's cost is measured against the same redis-server in the same run.
 
 The server under test is $KEYWARDEN_SERVER or <repo>/build/src/server/keywarden-server.
 """
@@ -196,12 +201,12 @@ def median(values):
     return statistics.median(values) if values else float("nan")
 
 
-def summarize(results: list[dict], tests, pipelines) -> list[dict]:
+def summarize(results: list[dict], tests, pipelines, names=("redis", "keywarden")) -> list[dict]:
     summary = []
     for test in tests:
         for p in pipelines:
             row = {"test": test.upper(), "pipeline": p}
-            for name in ("redis", "keywarden"):
+            for name in names:
                 runs = [r for r in results if r["test"] == test and r["pipeline"] == p
                         and r["server"] == name]
                 row[f"{name}_rps"] = median([r["rps"] for r in runs])
@@ -209,6 +214,9 @@ def summarize(results: list[dict], tests, pipelines) -> list[dict]:
                 row[f"{name}_runs"] = len(runs)
             row["rps_ratio"] = row["keywarden_rps"] / row["redis_rps"]
             row["cpu_ratio"] = row["keywarden_cpu_us"] / row["redis_cpu_us"]
+            if "baseline" in names:
+                row["baseline_rps_ratio"] = row["keywarden_rps"] / row["baseline_rps"]
+                row["baseline_cpu_ratio"] = row["keywarden_cpu_us"] / row["baseline_cpu_us"]
             goal = CPU_GOAL.get(p)
             row["goal_met"] = (row["rps_ratio"] >= RPS_GOAL
                                and (goal is None or row["cpu_ratio"] <= goal))
@@ -231,6 +239,20 @@ def markdown_table(summary: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def baseline_table(summary: list[dict]) -> str:
+    """keywarden against the --baseline build and redis-server, from the same rounds."""
+    lines = ["| test | pipeline | redis req/s | before req/s | after req/s | after/before req/s | "
+             "redis CPU µs/req | before CPU µs/req | after CPU µs/req | after/before CPU |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in summary:
+        lines.append(
+            f"| {r['test']} | {r['pipeline']} | {r['redis_rps']:,.0f} | {r['baseline_rps']:,.0f}"
+            f" | {r['keywarden_rps']:,.0f} | {r['baseline_rps_ratio']:.2f}"
+            f" | {r['redis_cpu_us']:.2f} | {r['baseline_cpu_us']:.2f} | {r['keywarden_cpu_us']:.2f}"
+            f" | {r['baseline_cpu_ratio']:.2f} |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description="redis-benchmark against keywarden-server and redis-server, side by side",
@@ -239,6 +261,8 @@ def main() -> int:
                         or str(DEFAULT_KEYWARDEN), help="keywarden-server binary")
     parser.add_argument("--redis", default=shutil.which("redis-server") or "/usr/bin/redis-server",
                         help="reference redis-server binary")
+    parser.add_argument("--baseline", metavar="BINARY",
+                        help="another keywarden-server build (before a change) run alongside")
     parser.add_argument("--redis-benchmark", default=shutil.which("redis-benchmark")
                         or "/usr/bin/redis-benchmark")
     parser.add_argument("--tests",
@@ -266,6 +290,8 @@ def main() -> int:
     pipelines = [int(p) for p in args.pipelines.split(",")]
 
     servers = {"keywarden": Server("keywarden", args.keywarden), "redis": Server("redis", args.redis)}
+    if args.baseline:
+        servers["baseline"] = Server("baseline", args.baseline)
     results: list[dict] = []
     try:
         for s in servers.values():
@@ -281,10 +307,12 @@ def main() -> int:
                     requests[(test, p)] = args.requests
                 else:
                     requests[(test, p)] = calibrate(args, servers["redis"], test, p)
-                    run_benchmark(args, servers["keywarden"], test, p, 10_000)  # warm-up
+                    for name in servers:
+                        if name != "redis":
+                            run_benchmark(args, servers[name], test, p, 10_000)  # warm-up
                 print(f"#   {test} -P {p}: -n {requests[(test, p)]}", file=sys.stderr)
         for round_no in range(args.rounds):
-            order = ["keywarden", "redis"] if round_no % 2 == 0 else ["redis", "keywarden"]
+            order = list(servers) if round_no % 2 == 0 else list(reversed(servers))
             for test in tests:
                 for p in pipelines:
                     for name in order:
@@ -301,7 +329,7 @@ def main() -> int:
         for s in servers.values():
             s.cleanup()
 
-    summary = summarize(results, tests, pipelines)
+    summary = summarize(results, tests, pipelines, tuple(servers))
     print()
     redis_v = next((t[2:] for t in server_version(args.redis).split() if t.startswith("v=")), "?")
     print(f"keywarden vs redis-server {redis_v}: "
@@ -309,6 +337,11 @@ def main() -> int:
           f"rounds, {os.cpu_count()} CPUs, {datetime.date.today()}")
     print()
     print(markdown_table(summary))
+    if args.baseline:
+        print()
+        print(f"before ({args.baseline}) and after ({args.keywarden}), same rounds:")
+        print()
+        print(baseline_table(summary))
     if args.json:
         meta = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
                 "command": " ".join(sys.argv), "cpus": os.cpu_count(),
