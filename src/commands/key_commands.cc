@@ -355,9 +355,11 @@ void flushall_command(CommandContext& ctx) {
     ctx.database_replaced(keyspace.db(i));
     removed += keyspace.db(i).clear(async);
   }
-  // Redis counts one change more than the keys removed (and, when save points are configured,
-  // rewrites the RDB snapshot; that belongs to the persistence layer).
-  ctx.changed_without_key(removed + 1);
+  // Redis 7.0 counts the keys removed, no more (when save points are configured it also
+  // rewrites the RDB snapshot; that belongs to the persistence layer), and propagates the
+  // command even when there was nothing to remove.
+  ctx.changed_without_key(removed);
+  ctx.propagate_as_received();
   ctx.reply.simple_string("OK");
 }
 

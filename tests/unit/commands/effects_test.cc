@@ -4,7 +4,7 @@
 //   - when a key changed, the change was counted (INFO rdb_changes_since_last_save), something
 //     reached the propagation path, and a WATCH on that key is invalidated;
 //   - something was propagated exactly when a change was counted, save for the commands Redis
-//     propagates regardless (FLUSHDB, and PUBLISH/SPUBLISH for the read-only side);
+//     propagates regardless (FLUSHDB, FLUSHALL, and PUBLISH/SPUBLISH for the read-only side);
 //   - no read-only command, whatever its arguments, counts a change or propagates anything.
 // A write command added to the table without a form here fails the coverage check, so the
 // list grows with the table.
@@ -176,7 +176,7 @@ constexpr std::string_view kWriteForms[] = {
     "EXPIRE s 100", "EXPIRE s -1", "EXPIRE nokey 100", "EXPIRE tmp 100 NX",
     "EXPIREAT s 1", "EXPIREAT s 99999999999", "PEXPIRE s 100000", "PEXPIREAT s 1",
     "PERSIST tmp", "PERSIST s",
-    "FLUSHDB", "FLUSHALL", "SWAPDB 0 1", "SWAPDB 0 0",
+    "FLUSHDB", "FLUSHALL", "FLUSHALL SYNC", "SWAPDB 0 1", "SWAPDB 0 0",
     "GETDEL s", "GETDEL nokey", "GETEX s EX 100", "GETEX tmp PERSIST", "GETEX s PXAT 1",
     "GETEX s", "GETSET s y", "GETSET new y",
     "HDEL h f", "HDEL h f g", "HDEL h nofield", "HINCRBY h f 2", "HINCRBYFLOAT h f 1.5",
@@ -210,7 +210,9 @@ constexpr std::string_view kWriteForms[] = {
 };
 
 // Commands Redis propagates whether or not they changed anything.
-bool forced_propagation(std::string_view line) { return line == "FLUSHDB"; }
+bool forced_propagation(std::string_view line) {
+  return line == "FLUSHDB" || line == "FLUSHALL";
+}
 
 TEST(EffectsTest, EveryWriteCountsPropagatesAndSignalsItsChanges) {
   std::set<std::string> covered;
@@ -270,6 +272,25 @@ TEST(EffectsTest, ReadOnlyCommandsNeitherCountNorPropagate) {
       EXPECT_EQ(snapshot(h), before);
     }
   }
+}
+
+// FLUSHALL counts the keys it removed, as Redis 7.0 does (not one more), and reaches the
+// AOF and replicas even when every database was empty already.
+TEST(EffectsTest, FlushallCountsTheKeysRemovedAndAlwaysPropagates) {
+  CommandHarness h;
+  h.take_propagated();
+  uint64_t dirty = h.dirty();
+  EXPECT_EQ(h.call("FLUSHALL"), "+OK");
+  EXPECT_EQ(h.dirty(), dirty);
+  EXPECT_EQ(h.take_propagated(), std::vector<std::string>{"0:FLUSHALL"});
+  h.call("MSET a 1 b 2");
+  h.call("SELECT 3");
+  h.call("SET c 3");
+  h.take_propagated();
+  dirty = h.dirty();
+  EXPECT_EQ(h.call("FLUSHALL ASYNC"), "+OK");
+  EXPECT_EQ(h.dirty(), dirty + 3);
+  EXPECT_EQ(h.take_propagated(), std::vector<std::string>{"3:FLUSHALL ASYNC"});
 }
 
 // Commands nested in EXEC keep their own effects, batched for the EXEC; the EXEC itself is
