@@ -88,43 +88,95 @@ class CommandContext {
   }
   bool failed() const { return failed_; }
 
-  // Records `count` changes to the dataset (INFO rdb_changes_since_last_save).
-  void dirty(uint64_t count = 1) { server.stats().dirty += count; }
-  // Hands this command's effect to the propagation path, in the current database.
-  void propagate(std::span<const std::string_view> effect) {
-    server.propagator().add(session.db, effect);
-  }
-  void propagate(std::initializer_list<std::string_view> effect) {
-    server.propagator().add(session.db, effect);
-  }
-  // Propagates the command exactly as the client sent it.
-  void propagate_as_received() { propagate(args); }
+  // --- A write's effects ------------------------------------------------------------------
+  //
+  // A command that changes the dataset owes four things: WATCH and blocked clients must learn
+  // which keys changed, the keyspace events must fire, the change must be counted (INFO
+  // rdb_changes_since_last_save, Redis's server.dirty), and its deterministic effect must reach
+  // the AOF and the replicas. Handlers do not do these separately: one call records a change to
+  // one key and does the first three together, and the fourth is derived from the count, as
+  // Redis's call() does it:
+  //
+  //   - changed(key, class, event[, changes]) for each key a command changed, in Redis's event
+  //     order. `changes` is what Redis adds to server.dirty for it (1 by default; the number of
+  //     elements for LPUSH, HSET…; 0 for a second key whose change another call counted, as
+  //     RENAME's target, or for a command that signals without changing, as LTRIM of nothing).
+  //   - created(key) fires the `new` event of a key the change added (Redis fires it from
+  //     dbAdd, before the command's own event); also_notify() fires a further event of a change
+  //     already recorded (the `del` after `hdel` emptied the hash, SET's `expire`).
+  //   - changed_without_key(changes) counts a change that belongs to no key (FLUSHALL, SWAPDB,
+  //     FUNCTION LOAD); database_replaced() is their WATCH/blocking signal.
+  //
+  // When the handler returns, the dispatcher calls finish_effects(): a command that counted a
+  // change and recorded no effect of its own is propagated once, exactly as received. A handler
+  // whose effect differs from its arguments (SET EX → SET PXAT, EXPIRE → PEXPIREAT, SPOP →
+  // SREM, a served BLPOP → LPOP) records it with propagate(), which replaces the verbatim
+  // command; propagate_as_received() propagates the command even though it counted no change
+  // (PUBLISH; FLUSHDB of an empty database). Commands that run other commands (EXEC, scripts)
+  // count nothing themselves: each nested command's effect joins the outer command's batch.
+  //
+  // The individual steps are private so that no handler can do one without the others.
 
-  // Tells WATCH that a write changed `key` (Redis's signalModifiedKey): every write command
-  // calls it for each key whose value, type, existence or deadline it changed, in the database
-  // it changed it in. Cheap when nobody watches.
-  void key_modified(std::string_view key) { key_modified(db(), key); }
-  // Also wakes the clients blocked on the key (see blocking.h).
-  void key_modified(Database& database, std::string_view key) {
-    if (!server.watches().empty()) server.watches().touch(database, key);
-    server.blocking().signal(database.index(), key);
+  // Records a change to `key` in the current database, or in `database`: tells WATCH and the
+  // clients blocked on the key, fires `event` of class `event_class` (a NotifyClass bit), and
+  // counts `changes`.
+  void changed(std::string_view key, uint32_t event_class, std::string_view event,
+               uint64_t changes = 1) {
+    changed(db(), key, event_class, event, changes);
   }
-  // Fires keyspace event `event` of class `event_class` (a NotifyClass bit) for `key` in the
-  // current database, or in `database`. Handlers call it where Redis 7.0 calls
-  // notifyKeyspaceEvent: after the change, once per event, in Redis's order.
-  void notify(uint32_t event_class, std::string_view event, std::string_view key) {
-    server.notify_keyspace_event(event_class, event, key, session.db);
+  void changed(Database& database, std::string_view key, uint32_t event_class,
+               std::string_view event, uint64_t changes = 1) {
+    key_modified(database, key);
+    notify(database, event_class, event, key);
+    count_changes(changes);
   }
-  void notify(Database& database, uint32_t event_class, std::string_view event,
-              std::string_view key) {
-    server.notify_keyspace_event(event_class, event, key, database.index());
+  // The `new` event of a key this command just added (fired where Redis's dbAdd fires it:
+  // before the command's own event, which changed() fires).
+  void created(std::string_view key) { notify(kNotifyNew, "new", key); }
+  void created(Database& database, std::string_view key) {
+    notify(database, kNotifyNew, "new", key);
   }
-
-  // Before a database loses all its keys (FLUSHDB, FLUSHALL) or, with `replaced_with`, gets
-  // another's (SWAPDB, once per side, before swapping).
+  // A further event of a change already recorded with changed(): no signal, no count.
+  void also_notify(uint32_t event_class, std::string_view event, std::string_view key) {
+    notify(event_class, event, key);
+  }
+  void also_notify(Database& database, uint32_t event_class, std::string_view event,
+                   std::string_view key) {
+    notify(database, event_class, event, key);
+  }
+  // A change to no single key (FLUSHDB, FLUSHALL, SWAPDB, FUNCTION LOAD…): counted only.
+  void changed_without_key(uint64_t changes = 1) { count_changes(changes); }
+  // The WATCH and blocking signal of a whole database: before it loses all its keys (FLUSHDB,
+  // FLUSHALL) or, with `replaced_with`, gets another's (SWAPDB, once per side, before
+  // swapping). The caller counts the change with changed_without_key().
   void database_replaced(Database& emptied, Database* replaced_with = nullptr) {
     server.watches().touch_all_in_db(emptied, replaced_with, now_ms);
     if (replaced_with != nullptr) server.blocking().signal_all_in_db(emptied.index());
+  }
+  // A key added that Redis neither counts nor announces nor propagates (DEBUG POPULATE): WATCH
+  // and blocked clients are still told.
+  void changed_uncounted(std::string_view key) { key_modified(db(), key); }
+  // Changes counted by this execution (not by the commands it ran nested).
+  uint64_t changes() const { return changes_; }
+
+  // Records this command's effect, with relative times made absolute, for the AOF and the
+  // replicas, in the current database. Replaces the verbatim propagation; call it once per
+  // command of the effect, in order.
+  void propagate(std::span<const std::string_view> effect) {
+    effect_recorded_ = true;
+    server.propagator().add(session.db, effect);
+  }
+  void propagate(std::initializer_list<std::string_view> effect) {
+    effect_recorded_ = true;
+    server.propagator().add(session.db, effect);
+  }
+  // Propagates the command exactly as the client sent it, whether or not it changed anything
+  // (Redis's forceCommandPropagation).
+  void propagate_as_received() { propagate(args); }
+  // The dispatcher's end of a command: a counted change with no effect of its own recorded
+  // propagates the command as received.
+  void finish_effects() {
+    if (changes_ > 0 && !effect_recorded_) server.propagator().add(session.db, args);
   }
 
   // Blocking commands (BLPOP, BZPOPMIN…). A command may block only when it runs on its own:
@@ -151,12 +203,35 @@ class CommandContext {
   }
 
  private:
+  // The steps of changed(), never taken one at a time by a handler.
+  // Redis's signalModifiedKey: WATCH, and the clients blocked on the key (see blocking.h).
+  // Cheap when nobody watches or waits.
+  void key_modified(Database& database, std::string_view key) {
+    if (!server.watches().empty()) server.watches().touch(database, key);
+    server.blocking().signal(database.index(), key);
+  }
+  // Redis's notifyKeyspaceEvent, in the current database or in `database`.
+  void notify(uint32_t event_class, std::string_view event, std::string_view key) {
+    server.notify_keyspace_event(event_class, event, key, session.db);
+  }
+  void notify(Database& database, uint32_t event_class, std::string_view event,
+              std::string_view key) {
+    server.notify_keyspace_event(event_class, event, key, database.index());
+  }
+  // Redis's server.dirty, and this execution's own share of it (which decides propagation).
+  void count_changes(uint64_t count) {
+    server.stats().dirty += count;
+    changes_ += count;
+  }
+
   // Sets the access clock that entries created by this command start with.
   void stamp_new_entries();
   void touch_if_allowed(Entry* entry, uint8_t flags);
 
   bool failed_ = false;
   bool blocked_again_ = false;
+  uint64_t changes_ = 0;
+  bool effect_recorded_ = false;
   std::string_view serving_key_;
 };
 

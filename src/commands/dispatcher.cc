@@ -133,6 +133,7 @@ int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_
   session.last_command = command;  // CLIENT LIST cmd= while it runs (EXEC's queue included)
   command->spec->handler(context);
   const int64_t elapsed_us = clock.monotonic_us() - start_us;
+  context.finish_effects();
 
   // A command that blocked is counted when its client is served or times out, as in Redis.
   if (!session.blocked.blocked()) count_call(*command, elapsed_us, context.failed());
@@ -188,6 +189,8 @@ int64_t Dispatcher::execute_nested(ClientSession& session, std::span<const std::
   CommandContext context(server_, session, reply, args, command, now_ms);
   command.spec->handler(context);
   const int64_t elapsed_us = clock.monotonic_us() - start_us;
+  // Into the caller's batch: flushed (and wrapped in MULTI/EXEC) when the caller ends.
+  context.finish_effects();
   count_call(command, elapsed_us, context.failed());
   ++server_.stats().total_commands_processed;
   return elapsed_us;
@@ -231,6 +234,7 @@ bool Dispatcher::retry_blocked(ClientSession& session, ReplyWriter& reply) {
   session.last_command = &command;
   command.spec->handler(context);
   const int64_t elapsed_us = clock.monotonic_us() - start.monotonic_us;
+  context.finish_effects();
   server_.propagator().flush();
   if (context.blocked_again()) return false;
   server_.blocking().unblock(session);

@@ -71,12 +71,10 @@ Evictor::Result Evictor::perform() {
     // Under lazyfree-lazy-eviction the value goes to the lazy-free thread, and replicas are
     // told UNLINK, as Redis does.
     const bool lazy = keyspace.lazy_free().settings().lazy_eviction;
-    state_.propagator().add(victim.db, {lazy ? "UNLINK" : "DEL", key_copy_});
     db.remove(victim.entry, lazy);
     ++evicted_keys_;
     ++freed;
-    state_.watches().touch(db, key_copy_);
-    state_.key_evicted(victim.db, key_copy_);
+    state_.key_evicted(victim.db, key_copy_, lazy);
     if (counted_memory() <= static_cast<size_t>(maxmemory)) {
       result = Result::kOk;
       break;

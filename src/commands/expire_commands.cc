@@ -104,18 +104,14 @@ void expire_generic(CommandContext& ctx, int64_t base_ms, bool in_seconds) {
   // (Redis keeps the key while loading or on a replica; neither exists here yet.)
   if (deadline_ms <= ctx.now_ms) {
     const bool lazy = ctx.server.keyspace().lazy_free().settings().lazy_expire;
-    ctx.key_modified(db, key);
     db.remove(entry, lazy);
-    ctx.notify(kNotifyGeneric, "del", key);
-    ctx.dirty();
+    ctx.changed(db, key, kNotifyGeneric, "del");
     ctx.propagate({lazy ? "UNLINK" : "DEL", key});
     return ctx.reply.integer(1);
   }
 
   db.set_expiry(entry, deadline_ms);
-  ctx.key_modified(db, key);
-  ctx.notify(kNotifyGeneric, "expire", key);
-  ctx.dirty();
+  ctx.changed(db, key, kNotifyGeneric, "expire");
   // PEXPIREAT key <absolute ms>, keeping the condition words as Redis rewrites only the name
   // and the time.
   char digits[kMaxInt64Chars];
@@ -155,10 +151,7 @@ void persist_command(CommandContext& ctx) {
   Entry* entry = ctx.lookup_write(ctx.args[1]);
   if (entry == nullptr || !entry->has_expiry()) return ctx.reply.integer(0);
   ctx.db().set_expiry(entry, kNoExpiry);
-  ctx.key_modified(ctx.args[1]);
-  ctx.notify(kNotifyGeneric, "persist", ctx.args[1]);
-  ctx.dirty();
-  ctx.propagate_as_received();
+  ctx.changed(ctx.args[1], kNotifyGeneric, "persist");
   ctx.reply.integer(1);
 }
 

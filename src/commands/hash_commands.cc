@@ -44,7 +44,7 @@ Entry* write_hash(CommandContext& ctx, std::string_view key) {
   Entry* entry = ctx.lookup_write(key);
   if (entry == nullptr) {
     entry = ctx.db().add(key, Value::make_hash());
-    ctx.notify(kNotifyNew, "new", key);
+    ctx.created(key);
     return entry;
   }
   if (!is_hash(entry)) {
@@ -79,10 +79,7 @@ void hset_generic(CommandContext& ctx, bool reply_created) {
     if (hash.set(ctx.args[i], ctx.args[i + 1], limits(ctx))) ++created;
   }
   const size_t pairs = (ctx.args.size() - 2) / 2;
-  ctx.dirty(pairs);
-  ctx.key_modified(ctx.args[1]);
-  ctx.notify(kNotifyHash, "hset", ctx.args[1]);
-  ctx.propagate_as_received();
+  ctx.changed(ctx.args[1], kNotifyHash, "hset", pairs);
   if (reply_created) {
     ctx.reply.integer(created);
   } else {
@@ -99,10 +96,7 @@ void hsetnx_command(CommandContext& ctx) {
   HashValue& hash = entry->value.as<HashValue>();
   if (hash.find(ctx.args[2]).has_value()) return ctx.reply.integer(0);
   hash.set(ctx.args[2], ctx.args[3], limits(ctx));
-  ctx.dirty();
-  ctx.key_modified(ctx.args[1]);
-  ctx.notify(kNotifyHash, "hset", ctx.args[1]);
-  ctx.propagate_as_received();
+  ctx.changed(ctx.args[1], kNotifyHash, "hset");
   ctx.reply.integer(1);
 }
 
@@ -200,11 +194,8 @@ void hdel_command(CommandContext& ctx) {
     }
   }
   if (deleted > 0) {
-    ctx.dirty(deleted);
-    ctx.key_modified(ctx.args[1]);
-    ctx.notify(kNotifyHash, "hdel", ctx.args[1]);
-    if (key_removed) ctx.notify(kNotifyGeneric, "del", ctx.args[1]);
-    ctx.propagate_as_received();
+    ctx.changed(ctx.args[1], kNotifyHash, "hdel", static_cast<uint64_t>(deleted));
+    if (key_removed) ctx.also_notify(kNotifyGeneric, "del", ctx.args[1]);
   }
   ctx.reply.integer(deleted);
 }
@@ -230,15 +221,12 @@ void hincrby_command(CommandContext& ctx) {
   const int64_t result = current + increment;
   if (entry == nullptr) {
     entry = ctx.db().add(ctx.args[1], Value::make_hash());
-    ctx.notify(kNotifyNew, "new", ctx.args[1]);
+    ctx.created(ctx.args[1]);
   }
   char digits[kMaxInt64Chars];
   entry->value.as<HashValue>().set(
       ctx.args[2], std::string_view(digits, int64_to_chars(result, digits)), limits(ctx));
-  ctx.dirty();
-  ctx.key_modified(ctx.args[1]);
-  ctx.notify(kNotifyHash, "hincrby", ctx.args[1]);
-  ctx.propagate_as_received();
+  ctx.changed(ctx.args[1], kNotifyHash, "hincrby");
   ctx.reply.integer(result);
 }
 
@@ -260,12 +248,10 @@ void hincrbyfloat_command(CommandContext& ctx) {
   const std::string text = format_long_double(result);
   if (entry == nullptr) {
     entry = ctx.db().add(ctx.args[1], Value::make_hash());
-    ctx.notify(kNotifyNew, "new", ctx.args[1]);
+    ctx.created(ctx.args[1]);
   }
   entry->value.as<HashValue>().set(ctx.args[2], text, limits(ctx));
-  ctx.dirty();
-  ctx.key_modified(ctx.args[1]);
-  ctx.notify(kNotifyHash, "hincrbyfloat", ctx.args[1]);
+  ctx.changed(ctx.args[1], kNotifyHash, "hincrbyfloat");
   ctx.propagate({"HSET", ctx.args[1], ctx.args[2], text});
   ctx.reply.bulk(text);
 }

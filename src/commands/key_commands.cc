@@ -56,14 +56,9 @@ void delete_keys(CommandContext& ctx, bool lazy) {
   for (size_t i = 1; i < ctx.args.size(); ++i) {
     Entry* entry = db.lookup(ctx.args[i], ctx.now_ms);
     if (entry == nullptr) continue;
-    ctx.key_modified(db, ctx.args[i]);
     db.remove(entry, lazy);
-    ctx.notify(kNotifyGeneric, "del", ctx.args[i]);
+    ctx.changed(db, ctx.args[i], kNotifyGeneric, "del");
     ++deleted;
-  }
-  if (deleted > 0) {
-    ctx.dirty(deleted);
-    ctx.propagate_as_received();
   }
   ctx.reply.integer(deleted);
 }
@@ -234,13 +229,10 @@ void rename_generic(CommandContext& ctx, bool only_if_new) {
   }
   // The entry itself moves, so its deadline and access clock travel with it.
   db.move_entry(entry, db, target);
-  ctx.key_modified(db, source);
-  ctx.key_modified(db, target);
-  ctx.dirty();
-  ctx.notify(kNotifyNew, "new", target);
-  ctx.notify(kNotifyGeneric, "rename_from", source);
-  ctx.notify(kNotifyGeneric, "rename_to", target);
-  ctx.propagate_as_received();
+  ctx.created(db, target);
+  // One change for Redis, announced on both names.
+  ctx.changed(db, source, kNotifyGeneric, "rename_from");
+  ctx.changed(db, target, kNotifyGeneric, "rename_to", 0);
   if (only_if_new) return ctx.reply.integer(1);
   ctx.reply.simple_string("OK");
 }
@@ -279,11 +271,8 @@ void copy_command(CommandContext& ctx) {
   const int64_t deadline = ctx.db().deadline_of(source);
   Entry* copy = target.add(new_key, std::move(duplicate));
   if (deadline != kNoExpiry) target.set_expiry(copy, deadline);
-  ctx.key_modified(target, new_key);
-  ctx.dirty();
-  ctx.notify(target, kNotifyNew, "new", new_key);
-  ctx.notify(target, kNotifyGeneric, "copy_to", new_key);
-  ctx.propagate_as_received();
+  ctx.created(target, new_key);
+  ctx.changed(target, new_key, kNotifyGeneric, "copy_to");
   ctx.reply.integer(1);
 }
 
@@ -299,13 +288,10 @@ void move_command(CommandContext& ctx) {
   Database& target = ctx.db(target_index);
   if (ctx.lookup_write(target, key) != nullptr) return ctx.reply.integer(0);
   ctx.db().move_entry(entry, target, key);
-  ctx.key_modified(ctx.db(), key);
-  ctx.key_modified(target, key);
-  ctx.dirty();
-  ctx.notify(target, kNotifyNew, "new", key);
-  ctx.notify(kNotifyGeneric, "move_from", key);
-  ctx.notify(target, kNotifyGeneric, "move_to", key);
-  ctx.propagate_as_received();
+  ctx.created(target, key);
+  // One change for Redis, announced in both databases.
+  ctx.changed(ctx.db(), key, kNotifyGeneric, "move_from");
+  ctx.changed(target, key, kNotifyGeneric, "move_to", 0);
   ctx.reply.integer(1);
 }
 
@@ -328,8 +314,7 @@ void swapdb_command(CommandContext& ctx) {
     ctx.database_replaced(other, &one);
   }
   ctx.server.keyspace().swap(static_cast<int>(first), static_cast<int>(second));
-  ctx.dirty();
-  ctx.propagate_as_received();
+  ctx.changed_without_key();
   ctx.reply.simple_string("OK");
 }
 
@@ -356,7 +341,7 @@ void flushdb_command(CommandContext& ctx) {
   bool async;
   if (!parse_flush_mode(ctx, &async)) return;
   ctx.database_replaced(ctx.db());
-  ctx.dirty(ctx.db().clear(async));
+  ctx.changed_without_key(ctx.db().clear(async));
   ctx.propagate_as_received();
   ctx.reply.simple_string("OK");
 }
@@ -370,9 +355,10 @@ void flushall_command(CommandContext& ctx) {
     ctx.database_replaced(keyspace.db(i));
     removed += keyspace.db(i).clear(async);
   }
-  // Redis counts one change more than the keys removed (and, when save points are configured,
-  // rewrites the RDB snapshot; that belongs to the persistence layer).
-  ctx.dirty(removed + 1);
+  // Redis 7.0 counts the keys removed, no more (when save points are configured it also
+  // rewrites the RDB snapshot; that belongs to the persistence layer), and propagates the
+  // command even when there was nothing to remove.
+  ctx.changed_without_key(removed);
   ctx.propagate_as_received();
   ctx.reply.simple_string("OK");
 }

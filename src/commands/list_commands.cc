@@ -101,17 +101,15 @@ void reply_and_pop_range(CommandContext& ctx, ListValue& list, End end, size_t c
   }
 }
 
-// The bookkeeping after `removed` elements left the list at `key`: `event` fires, an empty
-// list is deleted (and `del` fires), WATCH and blocked clients are told, the change is counted.
+// The bookkeeping after `removed` elements left the list at `key`: the change is recorded
+// (`event`, `removed` changes), and an empty list is deleted (and `del` fires).
 void after_removal(CommandContext& ctx, std::string_view key, Entry* entry, size_t removed,
                    std::string_view event) {
-  ctx.notify(kNotifyList, event, key);
+  ctx.changed(key, kNotifyList, event, removed);
   if (list_of(entry).empty()) {
     ctx.db().remove(entry);
-    ctx.notify(kNotifyGeneric, "del", key);
+    ctx.also_notify(kNotifyGeneric, "del", key);
   }
-  ctx.key_modified(key);
-  ctx.dirty(removed);
 }
 
 std::string_view pop_event(End end) { return end == End::kHead ? "lpop" : "rpop"; }
@@ -136,15 +134,12 @@ void push_generic(CommandContext& ctx, End end, bool only_if_exists) {
   if (entry == nullptr) {
     if (only_if_exists) return ctx.reply.integer(0);
     entry = ctx.db().add(key, new_list(ctx));
-    ctx.notify(kNotifyNew, "new", key);
+    ctx.created(key);
   }
   ListValue& list = list_of(entry);
   for (size_t i = 2; i < ctx.args.size(); ++i) push(list, end, ctx.args[i]);
   const size_t pushed = ctx.args.size() - 2;
-  ctx.dirty(pushed);
-  ctx.key_modified(key);
-  ctx.notify(kNotifyList, push_event(end), key);
-  ctx.propagate_as_received();
+  ctx.changed(key, kNotifyList, push_event(end), pushed);
   ctx.reply.integer(static_cast<int64_t>(list.size()));
 }
 
@@ -177,7 +172,6 @@ void pop_generic(CommandContext& ctx, End end) {
     reply_and_pop_range(ctx, list, end, removed);
   }
   after_removal(ctx, key, entry, removed, pop_event(end));
-  ctx.propagate_as_received();
 }
 
 void lpop_command(CommandContext& ctx) { pop_generic(ctx, End::kHead); }
@@ -236,10 +230,7 @@ void lset_command(CommandContext& ctx) {
   int64_t index;
   if (!parse_int64(ctx.args[2], &index)) return ctx.error(errors::kNotInteger);
   if (!list_of(entry).set(index, ctx.args[3])) return ctx.error(errors::kListIndexOutOfRange);
-  ctx.key_modified(key);
-  ctx.notify(kNotifyList, "lset", key);
-  ctx.dirty();
-  ctx.propagate_as_received();
+  ctx.changed(key, kNotifyList, "lset");
   ctx.reply.simple_string("OK");
 }
 
@@ -258,10 +249,7 @@ void linsert_command(CommandContext& ctx) {
   if (!is_list(entry)) return ctx.error(errors::kWrongType);
   ListValue& list = list_of(entry);
   if (!list.insert(ctx.args[3], ctx.args[4], after)) return ctx.reply.integer(-1);
-  ctx.key_modified(key);
-  ctx.notify(kNotifyList, "linsert", key);
-  ctx.dirty();
-  ctx.propagate_as_received();
+  ctx.changed(key, kNotifyList, "linsert");
   ctx.reply.integer(static_cast<int64_t>(list.size()));
 }
 
@@ -273,10 +261,7 @@ void lrem_command(CommandContext& ctx) {
   if (entry == nullptr) return ctx.reply.integer(0);
   if (!is_list(entry)) return ctx.error(errors::kWrongType);
   const size_t removed = list_of(entry).remove(ctx.args[3], count);
-  if (removed != 0) {
-    after_removal(ctx, key, entry, removed, "lrem");
-    ctx.propagate_as_received();
-  }
+  if (removed != 0) after_removal(ctx, key, entry, removed, "lrem");
   ctx.reply.integer(static_cast<int64_t>(removed));
 }
 
@@ -307,9 +292,9 @@ void ltrim_command(CommandContext& ctx) {
   }
   list.erase(static_cast<size_t>(size - drop_back), static_cast<size_t>(drop_back));
   list.erase(0, static_cast<size_t>(drop_front));
-  // Redis signals the key even when nothing was trimmed, but propagates only a change.
+  // Redis signals the key even when nothing was trimmed, but counts (and so propagates) only a
+  // change.
   after_removal(ctx, key, entry, static_cast<size_t>(drop_front + drop_back), "ltrim");
-  if (drop_front + drop_back != 0) ctx.propagate_as_received();
   ctx.reply.simple_string("OK");
 }
 
@@ -389,24 +374,21 @@ void move_element(CommandContext& ctx, Entry* source, End from, End to, MoveForm
   std::string value = pop(list_of(source), from);
   if (destination == nullptr) {
     destination = ctx.db().add(destination_key, new_list(ctx));
-    ctx.notify(kNotifyNew, "new", destination_key);
+    ctx.created(destination_key);
   }
   push(list_of(destination), to, value);
-  // As Redis: the push is announced first, then the pop, then the source's deletion.
-  ctx.notify(kNotifyList, push_event(to), destination_key);
-  ctx.notify(kNotifyList, pop_event(from), source_key);
+  // As Redis: the push is announced first, then the pop, then the source's deletion. It counts
+  // as one change.
+  ctx.changed(destination_key, kNotifyList, push_event(to));
+  ctx.changed(source_key, kNotifyList, pop_event(from), 0);
   if (list_of(source).empty()) {
     ctx.db().remove(source_key);
-    ctx.notify(kNotifyGeneric, "del", source_key);
+    ctx.also_notify(kNotifyGeneric, "del", source_key);
   }
-  ctx.key_modified(destination_key);
-  ctx.key_modified(source_key);
-  ctx.dirty();
   switch (form) {
     case MoveForm::kLmove:
     case MoveForm::kRpoplpush:
-      ctx.propagate_as_received();
-      break;
+      break;  // propagated as received
     case MoveForm::kBlmove:
       ctx.propagate({"LMOVE", source_key, destination_key, ctx.args[3], ctx.args[4]});
       break;

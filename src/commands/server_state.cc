@@ -29,7 +29,9 @@ void ServerState::key_expired(int db, std::string_view key) {
   notify_keyspace_event(kNotifyExpired, "expired", key, db);
 }
 
-void ServerState::key_evicted(int db, std::string_view key) {
+void ServerState::key_evicted(int db, std::string_view key, bool lazy) {
+  propagator_.add(db, {lazy ? "UNLINK" : "DEL", key});
+  watches_.touch(keyspace_.db(db), key);
   notify_keyspace_event(kNotifyEvicted, "evicted", key, db);
 }
 

@@ -141,9 +141,14 @@ class ServerState final : public KeyspaceListener {
   // Counts an error reply under its code (the first word: "ERR", "WRONGTYPE"…).
   void count_error(std::string_view text);
 
+  // The deletions no command asked for take one path each, as a command's changes do
+  // (CommandContext::changed): the effect (DEL, or UNLINK when freed lazily) joins the
+  // propagation batch, WATCH learns of the change, the event fires. Neither counts as a change
+  // (Redis leaves server.dirty alone) nor wakes blocked clients (a key gone serves nobody).
+  // Expiry, lazy or active: fires `expired`.
   void key_expired(int db, std::string_view key) override;
-  // Where eviction reports each key it removes: fires `evicted`.
-  void key_evicted(int db, std::string_view key);
+  // Eviction, after it removed the key (freed lazily when `lazy`): fires `evicted`.
+  void key_evicted(int db, std::string_view key, bool lazy);
 
   // Publishes a keyspace notification of class `event_class` (a NotifyClass bit) for `key`
   // in database `db`, when notify-keyspace-events enables that class: `event` on

@@ -61,7 +61,7 @@ void sadd_command(CommandContext& ctx) {
   if (entry != nullptr && !is_set(entry)) return ctx.error(errors::kWrongType);
   if (entry == nullptr) {
     entry = ctx.db().add(key, make_set());
-    ctx.notify(kNotifyNew, "new", key);
+    ctx.created(key);
   }
   SetValue& set = entry->value.as<SetValue>();
   const SetLimits set_limits = limits(ctx);
@@ -69,12 +69,7 @@ void sadd_command(CommandContext& ctx) {
   for (size_t i = 2; i < ctx.args.size(); ++i) {
     if (set.add(ctx.args[i], set_limits)) ++added;
   }
-  if (added > 0) {
-    ctx.dirty(added);
-    ctx.key_modified(key);
-    ctx.notify(kNotifySet, "sadd", key);
-    ctx.propagate_as_received();
-  }
+  if (added > 0) ctx.changed(key, kNotifySet, "sadd", static_cast<uint64_t>(added));
   ctx.reply.integer(added);
 }
 
@@ -96,11 +91,8 @@ void srem_command(CommandContext& ctx) {
     }
   }
   if (removed > 0) {
-    ctx.dirty(removed);
-    ctx.key_modified(key);
-    ctx.notify(kNotifySet, "srem", key);
-    if (key_removed) ctx.notify(kNotifyGeneric, "del", key);
-    ctx.propagate_as_received();
+    ctx.changed(key, kNotifySet, "srem", static_cast<uint64_t>(removed));
+    if (key_removed) ctx.also_notify(kNotifyGeneric, "del", key);
   }
   ctx.reply.integer(removed);
 }
@@ -121,24 +113,19 @@ void smove_command(CommandContext& ctx) {
   // Moving within one set changes nothing; the reply still says whether the member is there.
   if (source == target) return ctx.reply.integer(source_set.contains(member) ? 1 : 0);
   if (!source_set.remove(member)) return ctx.reply.integer(0);
-  ctx.notify(kNotifySet, "srem", source_key);
+  ctx.changed(source_key, kNotifySet, "srem");
   if (source_set.empty()) {
     ctx.db().remove(source, lazy_server_del(ctx));
-    ctx.notify(kNotifyGeneric, "del", source_key);
+    ctx.also_notify(kNotifyGeneric, "del", source_key);
   }
   if (target == nullptr) {
     target = ctx.db().add(target_key, make_set());
-    ctx.notify(kNotifyNew, "new", target_key);
+    ctx.created(target_key);
   }
-  ctx.dirty();
-  ctx.key_modified(source_key);
   // The destination counts as changed only when it gained the member (Redis 7.0.15).
   if (target->value.as<SetValue>().add(member, limits(ctx))) {
-    ctx.dirty();
-    ctx.key_modified(target_key);
-    ctx.notify(kNotifySet, "sadd", target_key);
+    ctx.changed(target_key, kNotifySet, "sadd");
   }
-  ctx.propagate_as_received();
   ctx.reply.integer(1);
 }
 
@@ -187,10 +174,8 @@ void spop_with_count(CommandContext& ctx) {
     // The whole set: reply it, delete the key, and propagate a DEL.
     reply_members(ctx, set);
     ctx.db().remove(entry, lazy_server_del(ctx));
-    ctx.dirty(size);
-    ctx.key_modified(key);
-    ctx.notify(kNotifySet, "spop", key);
-    ctx.notify(kNotifyGeneric, "del", key);
+    ctx.changed(key, kNotifySet, "spop", size);
+    ctx.also_notify(kNotifyGeneric, "del", key);
     ctx.propagate({"DEL", key});
     return;
   }
@@ -205,9 +190,7 @@ void spop_with_count(CommandContext& ctx) {
   // One SREM per member, applied atomically by the AOF and replicas as Redis 7.0 wraps them.
   // Inside MULTI/EXEC the EXEC wraps everything instead.
   if (!ctx.session.transaction.in_multi()) ctx.server.propagator().wrap_pending_in_transaction();
-  ctx.dirty(popped.size());
-  ctx.key_modified(key);
-  ctx.notify(kNotifySet, "spop", key);
+  ctx.changed(key, kNotifySet, "spop", popped.size());
 }
 
 void spop_command(CommandContext& ctx) {
@@ -219,13 +202,11 @@ void spop_command(CommandContext& ctx) {
   if (!is_set(entry)) return ctx.error(errors::kWrongType);
   SetValue& set = entry->value.as<SetValue>();
   const std::string member = set.pop_random(ctx.server.keyspace().rng());
-  ctx.notify(kNotifySet, "spop", key);
+  ctx.changed(key, kNotifySet, "spop");
   if (set.empty()) {
     ctx.db().remove(entry, lazy_server_del(ctx));
-    ctx.notify(kNotifyGeneric, "del", key);
+    ctx.also_notify(kNotifyGeneric, "del", key);
   }
-  ctx.dirty();
-  ctx.key_modified(key);
   ctx.propagate({"SREM", key, member});
   ctx.reply.bulk(member);
 }
@@ -303,10 +284,10 @@ void store_result(CommandContext& ctx, std::string_view target_key, SetValue res
                          lazy_server_del(ctx));
     } else {
       ctx.db().add(target_key, make_set(std::move(result)));
-      ctx.notify(kNotifyNew, "new", target_key);
+      ctx.created(target_key);
     }
     ctx.reply.integer(static_cast<int64_t>(size));
-    ctx.notify(kNotifySet, ctx.command.full_name, target_key);
+    ctx.changed(target_key, kNotifySet, ctx.command.full_name);
   } else {
     ctx.reply.integer(0);
     // Redis deletes without an expiry check here (dbDelete), so an expired destination is
@@ -314,11 +295,8 @@ void store_result(CommandContext& ctx, std::string_view target_key, SetValue res
     Entry* target = ctx.db().find_raw(target_key);
     if (target == nullptr) return;
     ctx.db().remove(target, lazy_server_del(ctx));
-    ctx.notify(kNotifyGeneric, "del", target_key);
+    ctx.changed(target_key, kNotifyGeneric, "del");
   }
-  ctx.dirty();
-  ctx.key_modified(target_key);
-  ctx.propagate_as_received();
 }
 
 // SINTER, SMEMBERS (one key), SINTERSTORE (`target_key` set) and SINTERCARD

@@ -280,18 +280,12 @@ void sort_generic(CommandContext& ctx, bool read_only) {
                    ctx.server.settings().lazyfree_lazy_server_del);
     } else {
       db.add(options.store, std::move(stored));
-      ctx.notify(kNotifyNew, "new", options.store);
+      ctx.created(options.store);
     }
-    ctx.key_modified(options.store);
-    ctx.notify(kNotifyList, "sortstore", options.store);
-    ctx.dirty(output_length);
-    ctx.propagate_as_received();
+    ctx.changed(options.store, kNotifyList, "sortstore", static_cast<uint64_t>(output_length));
   } else if (destination != nullptr) {
     db.remove(destination, ctx.server.settings().lazyfree_lazy_server_del);
-    ctx.key_modified(options.store);
-    ctx.notify(kNotifyGeneric, "del", options.store);
-    ctx.dirty();
-    ctx.propagate_as_received();
+    ctx.changed(options.store, kNotifyGeneric, "del");
   }
   ctx.reply.integer(output_length);
 }

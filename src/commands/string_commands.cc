@@ -216,14 +216,12 @@ void set_generic(CommandContext& ctx, const StringOptions& options, std::string_
                      ctx.server.settings().lazyfree_lazy_server_del);
   } else {
     entry = db.add(key, Value::make_string(value));
-    ctx.notify(kNotifyNew, "new", key);
+    ctx.created(key);
   }
-  ctx.dirty();
-  ctx.key_modified(key);
-  ctx.notify(kNotifyString, "set", key);
+  ctx.changed(key, kNotifyString, "set");
   if (deadline != kNoExpiry) {
     db.set_expiry(entry, deadline);
-    ctx.notify(kNotifyGeneric, "expire", key);
+    ctx.also_notify(kNotifyGeneric, "expire", key);
   }
   if (!options.get) {
     if (replies == SetReplies::kOneOrZero) {
@@ -248,9 +246,8 @@ void set_generic(CommandContext& ctx, const StringOptions& options, std::string_
       effect.push_back(ctx.args[i]);
     }
     ctx.propagate(effect);
-  } else {
-    ctx.propagate_as_received();
   }
+  // Otherwise the dispatcher propagates the command as received.
 }
 
 void set_command(CommandContext& ctx) {
@@ -296,10 +293,8 @@ void getset_command(CommandContext& ctx) {
 void delete_and_propagate(CommandContext& ctx, Entry* entry, bool lazy) {
   std::string_view key = entry->key();
   ctx.propagate({lazy ? "UNLINK" : "DEL", key});  // copies the key before it is freed
-  ctx.key_modified(key);
-  ctx.notify(kNotifyGeneric, "del", key);
+  ctx.changed(key, kNotifyGeneric, "del");
   ctx.db().remove(entry, lazy);
-  ctx.dirty();
 }
 
 void getex_command(CommandContext& ctx) {
@@ -324,16 +319,12 @@ void getex_command(CommandContext& ctx) {
     delete_and_propagate(ctx, entry, ctx.server.keyspace().lazy_free().settings().lazy_expire);
   } else if (deadline != kNoExpiry) {
     ctx.db().set_expiry(entry, deadline);
-    ctx.dirty();
-    ctx.key_modified(key);
-    ctx.notify(kNotifyGeneric, "expire", key);
+    ctx.changed(key, kNotifyGeneric, "expire");
     char digits[kMaxInt64Chars];
     ctx.propagate({"PEXPIREAT", key, std::string_view(digits, int64_to_chars(deadline, digits))});
   } else if (options.persist && entry->has_expiry()) {
     ctx.db().set_expiry(entry, kNoExpiry);
-    ctx.dirty();
-    ctx.key_modified(key);
-    ctx.notify(kNotifyGeneric, "persist", key);
+    ctx.changed(key, kNotifyGeneric, "persist");
     ctx.propagate({"PERSIST", key});
   }
 }
@@ -373,13 +364,10 @@ void mset_generic(CommandContext& ctx, bool only_if_none_exist) {
                        ctx.server.settings().lazyfree_lazy_server_del);
     } else {
       db.add(ctx.args[i], Value::make_string(ctx.args[i + 1]));
-      ctx.notify(kNotifyNew, "new", ctx.args[i]);
+      ctx.created(ctx.args[i]);
     }
-    ctx.key_modified(ctx.args[i]);
-    ctx.notify(kNotifyString, "set", ctx.args[i]);
+    ctx.changed(ctx.args[i], kNotifyString, "set");
   }
-  ctx.dirty((ctx.args.size() - 1) / 2);
-  ctx.propagate_as_received();
   if (only_if_none_exist) return ctx.reply.integer(1);
   ctx.reply.simple_string("OK");
 }
@@ -396,7 +384,7 @@ void append_command(CommandContext& ctx) {
   size_t length;
   if (entry == nullptr) {
     entry = ctx.db().add(key, Value::make_string(suffix));
-    ctx.notify(kNotifyNew, "new", key);
+    ctx.created(key);
     length = suffix.size();
   } else {
     if (!is_string(entry)) return ctx.error(errors::kWrongType);
@@ -408,10 +396,7 @@ void append_command(CommandContext& ctx) {
     // Even an empty suffix leaves the value "raw", as Redis unshares it before appending.
     length = entry->value.append(suffix);
   }
-  ctx.dirty();
-  ctx.key_modified(key);
-  ctx.notify(kNotifyString, "append", key);
-  ctx.propagate_as_received();
+  ctx.changed(key, kNotifyString, "append");
   ctx.reply.integer(static_cast<int64_t>(length));
 }
 
@@ -458,17 +443,14 @@ void setrange_command(CommandContext& ctx) {
     std::string bytes(static_cast<size_t>(offset) + patch.size(), '\0');
     std::memcpy(bytes.data() + offset, patch.data(), patch.size());
     entry = ctx.db().add(key, Value::make_raw(bytes));
-    ctx.notify(kNotifyNew, "new", key);
+    ctx.created(key);
   } else {
     if (!is_string(entry)) return ctx.error(errors::kWrongType);
     if (patch.empty()) return ctx.reply.integer(static_cast<int64_t>(entry->value.string_length()));
     if (!check_string_length(ctx, offset, static_cast<int64_t>(patch.size()))) return;
     entry->value.write_at(static_cast<size_t>(offset), patch);
   }
-  ctx.dirty();
-  ctx.key_modified(key);
-  ctx.notify(kNotifyString, "setrange", key);
-  ctx.propagate_as_received();
+  ctx.changed(key, kNotifyString, "setrange");
   ctx.reply.integer(static_cast<int64_t>(entry->value.string_length()));
 }
 
@@ -481,7 +463,7 @@ Entry* store_counter(CommandContext& ctx, Entry* entry, std::string_view key, Va
     return entry;
   }
   Entry* added = ctx.db().add(key, std::move(value));
-  ctx.notify(kNotifyNew, "new", key);
+  ctx.created(key);
   return added;
 }
 
@@ -506,10 +488,7 @@ void incr_decr(CommandContext& ctx, int64_t delta) {
   }
   const int64_t result = current + delta;
   store_counter(ctx, entry, key, Value::make_int(result));
-  ctx.dirty();
-  ctx.key_modified(key);
-  ctx.notify(kNotifyString, "incrby", key);
-  ctx.propagate_as_received();
+  ctx.changed(key, kNotifyString, "incrby");
   ctx.reply.integer(result);
 }
 
@@ -552,9 +531,7 @@ void incrbyfloat_command(CommandContext& ctx) {
   // The result is kept as text, never integer-encoded, exactly as it is replied.
   const std::string text = format_long_double(result);
   store_counter(ctx, entry, key, Value::make_plain_string(text));
-  ctx.dirty();
-  ctx.key_modified(key);
-  ctx.notify(kNotifyString, "incrbyfloat", key);
+  ctx.changed(key, kNotifyString, "incrbyfloat");
   ctx.propagate({"SET", key, text, "KEEPTTL"});
   ctx.reply.bulk(text);
 }

@@ -112,7 +112,7 @@ void zadd_generic(CommandContext& ctx, uint8_t flags) {
           limits.max_listpack_value < static_cast<int64_t>(ctx.args[score_index + 1].size());
       entry = ctx.db().add(key, Value::make_aggregate(ValueType::kZSet,
                                                       std::make_unique<ZSetValue>(skiplist)));
-      ctx.notify(kNotifyNew, "new", key);
+      ctx.created(key);
     }
     ZSetValue& zset = zset_of(entry);
     for (size_t i = 0; i < pairs; ++i) {
@@ -133,10 +133,7 @@ void zadd_generic(CommandContext& ctx, uint8_t flags) {
     }
   }
   if (added + updated > 0) {
-    ctx.dirty(static_cast<uint64_t>(added + updated));
-    ctx.key_modified(key);
-    ctx.notify(kNotifyZset, incr ? "zincr" : "zadd", key);
-    ctx.propagate_as_received();
+    ctx.changed(key, kNotifyZset, incr ? "zincr" : "zadd", static_cast<uint64_t>(added + updated));
   }
   if (incr) {
     if (processed > 0) return reply_score(ctx, score);
@@ -167,11 +164,8 @@ void zrem_command(CommandContext& ctx) {
     }
   }
   if (deleted > 0) {
-    ctx.dirty(static_cast<uint64_t>(deleted));
-    ctx.key_modified(key);
-    ctx.notify(kNotifyZset, "zrem", key);
-    if (key_removed) ctx.notify(kNotifyGeneric, "del", key);
-    ctx.propagate_as_received();
+    ctx.changed(key, kNotifyZset, "zrem", static_cast<uint64_t>(deleted));
+    if (key_removed) ctx.also_notify(kNotifyGeneric, "del", key);
   }
   ctx.reply.integer(deleted);
 }
@@ -266,12 +260,10 @@ int64_t pop_and_reply(CommandContext& ctx, Entry* entry, std::string_view key, b
     ctx.reply.bulk(element.member);
     reply_score(ctx, element.score);
   }
-  ctx.dirty(static_cast<uint64_t>(popped));
-  ctx.key_modified(key);
-  ctx.notify(kNotifyZset, highest ? "zpopmax" : "zpopmin", key);
+  ctx.changed(key, kNotifyZset, highest ? "zpopmax" : "zpopmin", static_cast<uint64_t>(popped));
   if (zset.empty()) {
     ctx.db().remove(entry);
-    ctx.notify(kNotifyGeneric, "del", key);
+    ctx.also_notify(kNotifyGeneric, "del", key);
   }
   return popped;
 }
@@ -311,7 +303,6 @@ void zpop_generic(CommandContext& ctx, bool highest) {
   // RESP3 nests the pairs only when a count was given.
   const PopShape shape{false, ctx.reply.resp() == 3 && count != -1};
   pop_and_reply(ctx, entry, key, highest, count, shape);
-  ctx.propagate_as_received();
 }
 
 void zpopmin_command(CommandContext& ctx) { zpop_generic(ctx, false); }

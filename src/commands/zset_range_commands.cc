@@ -133,10 +133,7 @@ void store_result(CommandContext& ctx, std::string_view destination,
     Entry* existing = ctx.db().find_raw(destination);
     if (existing != nullptr) {
       ctx.db().remove(existing, ctx.server.settings().lazyfree_lazy_server_del);
-      ctx.dirty();
-      ctx.key_modified(destination);
-      ctx.notify(kNotifyGeneric, "del", destination);
-      ctx.propagate_as_received();
+      ctx.changed(destination, kNotifyGeneric, "del");
     }
     return;
   }
@@ -148,13 +145,10 @@ void store_result(CommandContext& ctx, std::string_view destination,
                        ctx.server.settings().lazyfree_lazy_server_del);
   } else {
     ctx.db().add(destination, std::move(value));
-    ctx.notify(kNotifyNew, "new", destination);
+    ctx.created(destination);
   }
-  ctx.dirty();
-  ctx.key_modified(destination);
   // The event is the command's name: zunionstore, zinterstore, zdiffstore or zrangestore.
-  ctx.notify(kNotifyZset, ctx.command.full_name, destination);
-  ctx.propagate_as_received();
+  ctx.changed(destination, kNotifyZset, ctx.command.full_name);
   ctx.reply.integer(static_cast<int64_t>(count));
 }
 
@@ -399,12 +393,9 @@ void zremrange_generic(CommandContext& ctx, RangeKind kind) {
   const bool key_removed = zset.empty();
   if (key_removed) ctx.db().remove(entry);
   if (deleted > 0) {
-    ctx.dirty(deleted);
-    ctx.key_modified(key);
     // zremrangebyrank, zremrangebyscore or zremrangebylex: the command's name.
-    ctx.notify(kNotifyZset, ctx.command.full_name, key);
-    if (key_removed) ctx.notify(kNotifyGeneric, "del", key);
-    ctx.propagate_as_received();
+    ctx.changed(key, kNotifyZset, ctx.command.full_name, deleted);
+    if (key_removed) ctx.also_notify(kNotifyGeneric, "del", key);
   }
   ctx.reply.integer(static_cast<int64_t>(deleted));
 }

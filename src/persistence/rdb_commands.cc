@@ -91,14 +91,12 @@ void restore_command(CommandContext& ctx) {
   if (ttl != 0 && ttl <= ctx.now_ms) {
     if (deleted) {
       ctx.propagate({"DEL", key});
-      ctx.key_modified(key);
-      ctx.notify(kNotifyGeneric, "del", key);
-      ctx.dirty();
+      ctx.changed(key, kNotifyGeneric, "del");
     }
     return ctx.reply.simple_string("OK");
   }
   Entry* entry = db.add(key, std::move(value));
-  ctx.notify(kNotifyNew, "new", key);
+  ctx.created(key);
   std::vector<std::string_view> effect(ctx.args.begin(), ctx.args.end());
   std::string absolute;
   if (ttl != 0) {
@@ -120,9 +118,7 @@ void restore_command(CommandContext& ctx) {
         access_clock::lru_stamp(ctx.now_ms - std::min(idle, int64_t{access_clock::kLruMax}) * 1000);
   }
   ctx.propagate(effect);
-  ctx.key_modified(key);
-  ctx.notify(kNotifyGeneric, "restore", key);
-  ctx.dirty();
+  ctx.changed(key, kNotifyGeneric, "restore");
   ctx.reply.simple_string("OK");
 }
 
@@ -262,9 +258,7 @@ void migrate_command(CommandContext& ctx) {
           if (Entry* entry = ctx.db().find_raw(sent[replies])) {
             ctx.db().remove(entry, ctx.server.settings().lazyfree_lazy_server_del);
           }
-          ctx.key_modified(sent[replies]);
-          ctx.notify(kNotifyGeneric, "del", sent[replies]);
-          ctx.dirty();
+          ctx.changed(sent[replies], kNotifyGeneric, "del");
           deleted.push_back(sent[replies]);
         }
       }

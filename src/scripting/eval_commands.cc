@@ -95,15 +95,13 @@ void function_load_command(CommandContext& ctx) {
   }
   engine(ctx).function_load(ctx, ctx.args[at], replace);
   if (ctx.failed()) return;
-  ctx.dirty();
-  ctx.propagate_as_received();
+  ctx.changed_without_key();
 }
 
 void function_delete_command(CommandContext& ctx) {
   engine(ctx).function_delete(ctx, ctx.args[2]);
   if (ctx.failed()) return;
-  ctx.dirty();
-  ctx.propagate_as_received();
+  ctx.changed_without_key();
 }
 
 void function_flush_command(CommandContext& ctx) {
@@ -120,8 +118,7 @@ void function_flush_command(CommandContext& ctx) {
     return;
   }
   engine(ctx).function_flush();
-  ctx.dirty();
-  ctx.propagate_as_received();
+  ctx.changed_without_key();
   ctx.reply.simple_string("OK");
 }
 
@@ -131,8 +128,7 @@ void function_dump_command(CommandContext& ctx) { engine(ctx).function_dump(ctx)
 void function_restore_command(CommandContext& ctx) {
   engine(ctx).function_restore(ctx);
   if (ctx.failed()) return;
-  ctx.dirty();
-  ctx.propagate_as_received();
+  ctx.changed_without_key();
 }
 void function_stats_command(CommandContext& ctx) { engine(ctx).function_stats(ctx); }
 void function_kill_command(CommandContext& ctx) { engine(ctx).script_kill(ctx, true); }

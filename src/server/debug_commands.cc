@@ -340,7 +340,7 @@ void debug_populate(CommandContext& ctx) {
       data = sized;
     }
     db.add(name, Value::make_plain_string(data));
-    ctx.key_modified(name);
+    ctx.changed_uncounted(name);
   }
   // Not propagated and not counted as changes, as in Redis.
   ctx.reply.simple_string("OK");

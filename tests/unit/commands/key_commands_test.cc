@@ -572,7 +572,7 @@ TEST_F(KeyCommands, FlushallEmptiesEveryDatabase) {
   set("c", "1", 15);
   const uint64_t before = h.dirty();
   EXPECT_EQ(h.call("FLUSHALL"), "+OK");
-  EXPECT_EQ(h.dirty() - before, 4u);  // three keys, plus one as Redis counts
+  EXPECT_EQ(h.dirty() - before, 3u);  // the three keys, as redis-server 7.0.15 counts them
   EXPECT_EQ(h.state.keyspace().total_keys(), 0u);
   EXPECT_EQ(h.call("FLUSHALL ASYNC"), "+OK");
   EXPECT_EQ(h.call("FLUSHALL sync"), "+OK");

@@ -554,11 +554,11 @@ TEST_F(NotifyTest, ExpiredFilteredByClass) {
 TEST_F(NotifyTest, EvictedHook) {
   flags("KEe");
   listener.take();
-  h.state.key_evicted(2, "victim");
+  h.state.key_evicted(2, "victim", false);
   EXPECT_EQ(listener.take(),
             (Events{"__keyspace@2__:victim evicted", "__keyevent@2__:evicted victim"}));
   flags("KEg");
-  h.state.key_evicted(2, "victim");
+  h.state.key_evicted(2, "victim", false);
   EXPECT_EQ(listener.take(), Events{});
 }
 

@@ -281,6 +281,35 @@ TEST_F(ScriptTest, EffectsPropagateAsOneTransaction) {
                                                           "0:SET d 3", "0:EXEC"}));
 }
 
+// The FUNCTION commands that change the libraries count one change and are propagated as
+// received by the dispatcher; a failed one neither. A script counts nothing itself: only its
+// commands do.
+TEST_F(ScriptTest, FunctionChangesCountAndPropagateAsReceived) {
+  const std::string load =
+      "FUNCTION LOAD \"#!lua name=lib\nredis.register_function('f', function() return 1 end)\"";
+  h.propagated.lines.clear();
+  uint64_t dirty = h.dirty();
+  EXPECT_EQ(h.call(load), "\"lib\"");
+  EXPECT_EQ(h.dirty(), dirty + 1);
+  ASSERT_EQ(h.propagated.lines.size(), 1u);
+  EXPECT_TRUE(h.propagated.lines[0].starts_with("0:FUNCTION LOAD ")) << h.propagated.lines[0];
+  h.propagated.lines.clear();
+  dirty = h.dirty();
+  EXPECT_TRUE(h.call(load).starts_with("-ERR"));  // exists already
+  EXPECT_EQ(h.dirty(), dirty);
+  EXPECT_TRUE(h.propagated.lines.empty());
+  EXPECT_EQ(h.call("FUNCTION DELETE lib"), "+OK");
+  EXPECT_EQ(h.call("FUNCTION FLUSH"), "+OK");
+  EXPECT_EQ(h.dirty(), dirty + 2);
+  EXPECT_EQ(h.propagated.lines,
+            (std::vector<std::string>{"0:FUNCTION DELETE lib", "0:FUNCTION FLUSH"}));
+  h.propagated.lines.clear();
+  dirty = h.dirty();
+  eval("redis.call('set', 'a', '1') return 1");
+  EXPECT_EQ(h.dirty(), dirty + 1);
+  EXPECT_EQ(h.propagated.lines, (std::vector<std::string>{"0:set a 1"}));
+}
+
 TEST_F(ScriptTest, BusyScriptAnswersOthersAndCanBeKilled) {
   testing::HarnessClient& other = h.new_client();
   engine.busy_reply_threshold_ms = 0;
