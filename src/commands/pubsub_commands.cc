@@ -270,16 +270,16 @@ constexpr CommandSpec kPubSubSubcommands[] = {
 };
 
 constexpr CommandSpec kPubSubCommands[] = {
-    {"subscribe", -2, kSubscribeFlags, 0, 0, 0, 0, subscribe_command, "pubsub", "2.0.0",
+    {"subscribe", -2, kSubscribeFlags | kSubscribedContext, 0, 0, 0, 0, subscribe_command, "pubsub", "2.0.0",
      "Listen for messages published to the given channels",
      "O(N) where N is the number of channels to subscribe to."},
-    {"unsubscribe", -1, kSubscribeFlags, 0, 0, 0, 0, unsubscribe_command, "pubsub", "2.0.0",
+    {"unsubscribe", -1, kSubscribeFlags | kSubscribedContext, 0, 0, 0, 0, unsubscribe_command, "pubsub", "2.0.0",
      "Stop listening for messages posted to the given channels",
      "O(N) where N is the number of clients already subscribed to a channel."},
-    {"psubscribe", -2, kSubscribeFlags, 0, 0, 0, 0, psubscribe_command, "pubsub", "2.0.0",
+    {"psubscribe", -2, kSubscribeFlags | kSubscribedContext, 0, 0, 0, 0, psubscribe_command, "pubsub", "2.0.0",
      "Listen for messages published to channels matching the given patterns",
      "O(N) where N is the number of patterns the client is already subscribed to."},
-    {"punsubscribe", -1, kSubscribeFlags, 0, 0, 0, 0, punsubscribe_command, "pubsub", "2.0.0",
+    {"punsubscribe", -1, kSubscribeFlags | kSubscribedContext, 0, 0, 0, 0, punsubscribe_command, "pubsub", "2.0.0",
      "Stop listening for messages posted to channels matching the given patterns",
      "O(N+M) where N is the number of patterns the client is already subscribed and M is the "
      "number of total patterns subscribed in the system (by any client)."},
@@ -287,10 +287,10 @@ constexpr CommandSpec kPubSubCommands[] = {
      "Post a message to a channel",
      "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the "
      "total number of subscribed patterns (by any client)."},
-    {"ssubscribe", -2, kSubscribeFlags, 1, -1, 1, 0, ssubscribe_command, "pubsub", "7.0.0",
+    {"ssubscribe", -2, kSubscribeFlags | kSubscribedContext, 1, -1, 1, 0, ssubscribe_command, "pubsub", "7.0.0",
      "Listen for messages published to the given shard channels",
      "O(N) where N is the number of shard channels to subscribe to."},
-    {"sunsubscribe", -1, kSubscribeFlags, 1, -1, 1, 0, sunsubscribe_command, "pubsub", "7.0.0",
+    {"sunsubscribe", -1, kSubscribeFlags | kSubscribedContext, 1, -1, 1, 0, sunsubscribe_command, "pubsub", "7.0.0",
      "Stop listening for messages posted to the given shard channels",
      "O(N) where N is the number of clients already subscribed to a shard channel."},
     {"spublish", 3, kPublishFlags, 1, 1, 1, 0, spublish_command, "pubsub", "7.0.0",

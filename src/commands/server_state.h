@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "commands/blocking.h"
+#include "commands/client_pause.h"
 #include "commands/command_table.h"
 #include "commands/eviction.h"
 #include "commands/propagation.h"
@@ -136,15 +137,28 @@ class ServerState final : public KeyspaceListener {
   // The Lua engine (scripting layer) that runs EVAL and FUNCTION; null when none is attached.
   ScriptEngine* scripting() const { return scripting_; }
   void set_scripting(ScriptEngine* engine) { scripting_ = engine; }
-  // While a script runs past busy-reply-threshold, the error every command without the
-  // allow-busy flag gets (-BUSY …); empty otherwise.
   // The RDB service (SAVE, BGSAVE, DUMP/RESTORE's settings); null in tests without one.
   RdbService* rdb() const { return rdb_; }
   void set_rdb(RdbService* rdb) { rdb_ = rdb; }
-  // When not empty, write commands (and PING) are refused with this error: the -MISCONF of a
-  // failed background save under stop-writes-on-bgsave-error.
-  std::string_view write_refusal() const { return write_refusal_; }
-  void set_write_refusal(std::string_view text) { write_refusal_ = text; }
+  // When not empty, write commands (and PING) are refused with this error (-MISCONF): the
+  // server cannot persist them. Two sources set it, the RDB service after a failed background
+  // save under stop-writes-on-bgsave-error and the AOF after a failed write; when both do, the
+  // RDB's error is the one given, as Redis's writeCommandsDeniedByDiskError checks it first.
+  enum class DiskError : uint8_t { kRdb, kAof };
+  std::string_view write_refusal() const {
+    return !rdb_write_refusal_.empty() ? rdb_write_refusal_ : aof_write_refusal_;
+  }
+  // `text` empty: that source no longer refuses writes.
+  void set_write_refusal(DiskError source, std::string_view text) {
+    (source == DiskError::kRdb ? rdb_write_refusal_ : aof_write_refusal_) = text;
+  }
+  // While the server loads its dataset at start-up (the server layer sets it), every command
+  // without the loading flag is refused with -LOADING.
+  bool loading() const { return loading_; }
+  void set_loading(bool loading) { loading_ = loading; }
+  // CLIENT PAUSE (client_pause.h): set by CLIENT PAUSE/UNPAUSE, read by the dispatcher.
+  ClientPause& client_pause() { return client_pause_; }
+  const ClientPause& client_pause() const { return client_pause_; }
   // The flags `command` runs with for `args`: the table's, except for a script that declares
   // flags (EVAL with a shebang, FCALL), whose write/denyoom/stale/may-replicate flags follow
   // the declaration, as Redis's getCommandFlags. The scripting layer installs the rule.
@@ -154,6 +168,8 @@ class ServerState final : public KeyspaceListener {
   uint32_t command_flags(const Command& command, std::span<const std::string_view> args) const {
     return command_flags_rule_ ? command_flags_rule_(command, args) : command.spec->flags;
   }
+  // While a script runs past busy-reply-threshold, the error every command without the
+  // allow-busy flag gets (-BUSY …); empty otherwise.
   std::string_view busy_reply() const { return busy_reply_; }
   void set_busy_reply(std::string_view text) { busy_reply_ = text; }
   // Counts an error reply under its code (the first word: "ERR", "WRONGTYPE"…).
@@ -190,7 +206,10 @@ class ServerState final : public KeyspaceListener {
   ScriptEngine* scripting_ = nullptr;
   std::string_view busy_reply_;
   RdbService* rdb_ = nullptr;
-  std::string_view write_refusal_;
+  std::string rdb_write_refusal_;
+  std::string aof_write_refusal_;
+  bool loading_ = false;
+  ClientPause client_pause_{keyspace_};
   CommandFlagsRule command_flags_rule_;
 };
 
