@@ -169,14 +169,17 @@ def test_loading_comes_after_auth_arity_and_the_subscribed_context(server_factor
     assert redis[10] == LOADING
 
 
-# --- -BUSY comes after arity and no-multi ---------------------------------------------------
+# --- -BUSY comes after arity, authentication and no-multi; no -OOM during a busy script ----------
 
 def busy_scenario(server) -> list:
-    runner, other = server.raw(), server.raw()
+    runner, other, stranger = server.admin(), server.admin(), server.raw()
     assert other.execute("CONFIG", "SET", "busy-reply-threshold", "100") == b"OK"
     runner.send_command("EVAL", "local i = 0 while true do i = i + 1 end", "0")
     assert wait_until(lambda: other.execute_raw("PING").startswith(b"-BUSY"))
     seen = [other.execute_raw("GET"), other.execute_raw("NOSUCH"),
+            stranger.execute_raw("GET", "k"),    # NOAUTH before -BUSY
+            other.execute_raw("SET", "k", "v"),  # over maxmemory, but nothing is refused for
+                                                 # memory while a script is busy: -BUSY
             other.execute_raw("MULTI"),          # allow-busy
             other.execute_raw("SAVE"),           # no-multi before -BUSY
             other.execute_raw("GET", "k"),       # -BUSY
@@ -187,14 +190,17 @@ def busy_scenario(server) -> list:
     return seen
 
 
-def test_busy_comes_after_arity_and_no_multi(server_factory):
-    got = {name: busy_scenario(server_factory(binary=binary()))
+def test_busy_comes_after_arity_auth_and_no_multi(server_factory):
+    directives = [("requirepass", "pw"), ("maxmemory", "1")]
+    got = {name: busy_scenario(server_factory(*directives, binary=binary()))
            for name, binary in SERVERS.items()}
     assert got["keywarden"] == got["redis"]
     redis = got["redis"]
     assert redis[0] == GET_ARITY
-    assert redis[3] == NOT_IN_MULTI
-    assert redis[4].startswith(b"-BUSY")
+    assert redis[2] == NOAUTH
+    assert redis[3].startswith(b"-BUSY")
+    assert redis[5] == NOT_IN_MULTI
+    assert redis[6].startswith(b"-BUSY")
 
 
 # --- -MISCONF comes before the subscribed context ---------------------------------------------
