@@ -39,53 +39,6 @@ void Dispatcher::refuse(ClientSession& session, Command* command, ReplyWriter& r
   reject(command, reply, text);
 }
 
-ExecutionResult Dispatcher::execute(ClientSession& session,
-                                    std::span<const std::string_view> args, ReplyWriter& reply,
-                                    Command* command) {
-  ExecutionResult result;
-  bool postponed = false;
-  if (std::string refusal = check(session, command, args, &postponed); !refusal.empty()) {
-    refuse(session, command, reply, refusal);
-    return result;
-  }
-  if (postponed) {
-    session.last_command = command;  // CLIENT LIST cmd= shows what is held, as in Redis
-    result.outcome = ExecutionResult::Outcome::kPostponed;
-    return result;
-  }
-  if (session.transaction.in_multi() && !command->has(kRunsInMulti)) {
-    session.transaction.queue(command, args.data(), args.size());
-    session.last_command = command;
-    reply.simple_string("QUEUED");
-    result.outcome = ExecutionResult::Outcome::kQueued;
-    return result;
-  }
-
-  const Clock& clock = server_.clock();
-  const ClockReading start = clock.read();
-  const int64_t start_us = start.monotonic_us;
-  const uint64_t dirty_before = server_.stats().dirty;
-  CommandContext context(server_, session, reply, args, *command, start.wall_ms);
-  session.last_command = command;  // CLIENT LIST cmd= while it runs (EXEC's queue included)
-  command->spec->handler(context);
-  const int64_t elapsed_us = clock.monotonic_us() - start_us;
-
-  // A command that blocked is counted when its client is served or times out, as in Redis.
-  const bool blocked = session.blocked.blocked();
-  if (!blocked) count_call(*command, elapsed_us, context.failed());
-  ++server_.stats().total_commands_processed;
-  session.last_command = command;
-  server_.propagator().flush();
-  result.outcome =
-      blocked ? ExecutionResult::Outcome::kBlocked : ExecutionResult::Outcome::kRan;
-  result.duration_us = elapsed_us;
-  // A save run by the command (SAVE, FLUSHALL) starts the count again, as Redis's call()
-  // counts no negative change.
-  const uint64_t dirty_after = server_.stats().dirty;
-  result.dirty = dirty_after > dirty_before ? dirty_after - dirty_before : 0;
-  return result;
-}
-
 std::string Dispatcher::check(ClientSession& session, Command* command,
                               std::span<const std::string_view> args, bool* postponed) {
   // Unknown command or subcommand.
@@ -192,6 +145,52 @@ bool Dispatcher::queued_without(const ClientSession& session, const Command& com
     if (!queued.command->has(mask)) return true;
   }
   return false;
+}
+
+ExecutionResult Dispatcher::execute(ClientSession& session,
+                                    std::span<const std::string_view> args, ReplyWriter& reply,
+                                    Command* command) {
+  ExecutionResult result;
+  bool postponed = false;
+  if (std::string refusal = check(session, command, args, &postponed); !refusal.empty()) {
+    refuse(session, command, reply, refusal);
+    return result;
+  }
+  if (postponed) {
+    session.last_command = command;  // CLIENT LIST cmd= shows what is held, as in Redis
+    result.outcome = ExecutionResult::Outcome::kPostponed;
+    return result;
+  }
+  if (session.transaction.in_multi() && !command->has(kRunsInMulti)) {
+    session.transaction.queue(command, args.data(), args.size());
+    session.last_command = command;
+    reply.simple_string("QUEUED");
+    result.outcome = ExecutionResult::Outcome::kQueued;
+    return result;
+  }
+
+  const Clock& clock = server_.clock();
+  const ClockReading start = clock.read();
+  const int64_t start_us = start.monotonic_us;
+  const uint64_t dirty_before = server_.stats().dirty;
+  CommandContext context(server_, session, reply, args, *command, start.wall_ms);
+  session.last_command = command;  // CLIENT LIST cmd= while it runs (EXEC's queue included)
+  command->spec->handler(context);
+  const int64_t elapsed_us = clock.monotonic_us() - start_us;
+
+  // A command that blocked is counted when its client is served or times out, as in Redis.
+  if (!session.blocked.blocked()) count_call(*command, elapsed_us, context.failed());
+  ++server_.stats().total_commands_processed;
+  session.last_command = command;
+  server_.propagator().flush();
+  result.outcome = session.blocked.blocked() ? ExecutionResult::Outcome::kBlocked
+                                             : ExecutionResult::Outcome::kRan;
+  result.duration_us = elapsed_us;
+  // A save run by the command (SAVE, FLUSHALL) starts the count again, as Redis's call()
+  // counts no negative change.
+  const uint64_t dirty_after = server_.stats().dirty;
+  result.dirty = dirty_after > dirty_before ? dirty_after - dirty_before : 0;
+  return result;
 }
 
 bool Dispatcher::admit_under_maxmemory(ClientSession& session, Command* command,
