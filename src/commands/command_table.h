@@ -69,9 +69,8 @@ enum CommandFlag : uint32_t {
   kRefusedOnDiskError = 1u << 25,
 };
 // The internal flags above, which COMMAND never shows.
-inline constexpr uint32_t kInternalFlags = kProtected | kRunsInMulti | kEndsMulti |
-                                           kExecutesQueue | kSubscribedContext | kRunsScripts |
-                                           kRefusedOnDiskError;
+inline constexpr uint32_t kInternalFlags = kProtected | kRunsInMulti | kEndsMulti | kExecutesQueue |
+                                           kSubscribedContext | kRunsScripts | kRefusedOnDiskError;
 
 // ACL categories. Those implied by flags (@write, @read, @admin, @dangerous, @fast, @slow,
 // @blocking, @pubsub) are added at registration, as Redis does.

@@ -151,8 +151,8 @@ void hello_command(CommandContext& ctx) {
 constexpr uint32_t kConnectionFlags = kNoScript | kLoading | kStale | kFast;
 
 constexpr CommandSpec kConnectionCommands[] = {
-    {"ping", -1, kFast | kSubscribedContext | kRefusedOnDiskError, 0, 0, 0, kAclConnection, ping_command, "connection", "1.0.0",
-     "Ping the server", "O(1)"},
+    {"ping", -1, kFast | kSubscribedContext | kRefusedOnDiskError, 0, 0, 0, kAclConnection,
+     ping_command, "connection", "1.0.0", "Ping the server", "O(1)"},
     {"echo", 2, kFast, 0, 0, 0, kAclConnection, echo_command, "connection", "1.0.0",
      "Echo the given string", "O(1)"},
     {"select", 2, kLoading | kStale | kFast, 0, 0, 0, kAclConnection, select_command,

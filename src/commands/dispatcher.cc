@@ -125,8 +125,7 @@ std::string Dispatcher::check(ClientSession& session, Command* command,
 }
 
 uint32_t Dispatcher::effective_flags(const ClientSession& session, const Command& command,
-                                     std::span<const std::string_view> args,
-                                     uint32_t mask) const {
+                                     std::span<const std::string_view> args, uint32_t mask) const {
   uint32_t flags = server_.command_flags(command, args) & mask;
   if (flags == 0 && command.has(kExecutesQueue) && session.transaction.in_multi()) {
     for (const QueuedCommand& queued : session.transaction.queue()) {
@@ -147,9 +146,8 @@ bool Dispatcher::queued_without(const ClientSession& session, const Command& com
   return false;
 }
 
-ExecutionResult Dispatcher::execute(ClientSession& session,
-                                    std::span<const std::string_view> args, ReplyWriter& reply,
-                                    Command* command) {
+ExecutionResult Dispatcher::execute(ClientSession& session, std::span<const std::string_view> args,
+                                    ReplyWriter& reply, Command* command) {
   ExecutionResult result;
   bool postponed = false;
   if (std::string refusal = check(session, command, args, &postponed); !refusal.empty()) {

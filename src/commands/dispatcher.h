@@ -125,8 +125,7 @@ class Dispatcher {
   uint32_t effective_flags(const ClientSession& session, const Command& command,
                            std::span<const std::string_view> args, uint32_t mask) const;
   // For EXEC: whether some queued command lacks every flag of `mask` (Redis's cmd_inv_flags).
-  static bool queued_without(const ClientSession& session, const Command& command,
-                             uint32_t mask);
+  static bool queued_without(const ClientSession& session, const Command& command, uint32_t mask);
 
   static void count_call(const Command& command, int64_t elapsed_us, bool failed);
 

@@ -297,10 +297,10 @@ TEST_F(DispatcherTest, OutcomesSayWhatHappened) {
 
 TEST_F(DispatcherTest, OnlyRunCommandsCountAsProcessed) {
   const uint64_t before = h.state.stats().total_commands_processed;
-  run("GET");                 // rejected
-  run("MULTI");               // ran
-  run("GET k");               // queued
-  run("EXEC");                // ran, and GET inside it
+  run("GET");    // rejected
+  run("MULTI");  // ran
+  run("GET k");  // queued
+  run("EXEC");   // ran, and GET inside it
   EXPECT_EQ(h.state.stats().total_commands_processed - before, 3u);
 }
 
@@ -318,8 +318,8 @@ TEST_F(DispatcherTest, TheDispatchersFlagsSitOnTheRightRows) {
   EXPECT_EQ(with(kEndsMulti), (Names{"discard", "exec", "quit", "reset"}));
   EXPECT_EQ(with(kExecutesQueue), (Names{"exec"}));
   EXPECT_EQ(with(kSubscribedContext),
-            (Names{"ping", "psubscribe", "punsubscribe", "quit", "reset", "ssubscribe",
-                   "subscribe", "sunsubscribe", "unsubscribe"}));
+            (Names{"ping", "psubscribe", "punsubscribe", "quit", "reset", "ssubscribe", "subscribe",
+                   "sunsubscribe", "unsubscribe"}));
   EXPECT_EQ(with(kRefusedOnDiskError), (Names{"ping"}));
   // The scripting layer adds EVAL*/FCALL* (scripting tests); here only EXEC runs scripts.
   EXPECT_EQ(with(kRunsScripts), (Names{"exec"}));
