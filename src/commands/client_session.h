@@ -30,6 +30,10 @@ struct ClientSession {
   // RESTORE payloads from it are trusted (the AOF being loaded): sanitize-dump-payload
   // clients does not validate them in depth.
   bool payloads_trusted = false;
+  // Commands that the server must apply, not judge: the AOF being replayed, the server's own
+  // internal calls (later, a primary's stream). As Redis's mustObeyClient, the dispatcher does
+  // not refuse them for the server's state: -LOADING, -MISCONF, nor hold them for CLIENT PAUSE.
+  bool must_obey = false;
   ReplyMode reply_mode = ReplyMode::kOn;
   std::string name;
   std::string library_name;

@@ -129,8 +129,8 @@ std::vector<std::string_view> CommandTable::acl_category_names(uint32_t categori
 }
 
 std::vector<std::string_view> CommandTable::flag_names(uint32_t flags) {
-  // Redis 7.0 keeps may_replicate to itself: COMMAND does not list it.
-  flags &= ~uint32_t{kMayReplicate};
+  // Redis 7.0 keeps may_replicate to itself: COMMAND does not list it, nor our internal flags.
+  flags &= ~(uint32_t{kMayReplicate} | kInternalFlags);
   static constexpr std::string_view kNames[] = {
       "write",       "readonly",     "denyoom",  "admin",      "pubsub",
       "noscript",    "blocking",     "loading",  "stale",      "skip_monitor",

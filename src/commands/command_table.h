@@ -22,7 +22,7 @@ namespace keywarden {
 class CommandContext;
 using CommandHandler = void (*)(CommandContext&);
 
-// Command flags, as COMMAND INFO names them.
+// Command flags, as COMMAND INFO names them, then the dispatcher's internal ones.
 enum CommandFlag : uint32_t {
   kWrite = 1u << 0,
   kReadonly = 1u << 1,
@@ -43,9 +43,34 @@ enum CommandFlag : uint32_t {
   kMovableKeys = 1u << 16,
   kAllowBusy = 1u << 17,
   kSentinel = 1u << 18,
-  // Not a COMMAND flag: gated by enable-debug-command (Redis's CMD_PROTECTED).
+
+  // Internal flags: not COMMAND flags (flag_names leaves them out). They tell the dispatcher's
+  // generic checks what Redis recognises by command procedure, so that no check goes by name.
+  // Gated by enable-debug-command (Redis's CMD_PROTECTED).
   kProtected = 1u << 19,
+  // Runs at once inside MULTI instead of being queued: EXEC, DISCARD, MULTI, WATCH, QUIT, RESET.
+  kRunsInMulti = 1u << 20,
+  // Ends or leaves a transaction (EXEC, DISCARD, QUIT, RESET): inside MULTI, over maxmemory,
+  // everything else is refused (queueing takes memory without bound), these are not.
+  kEndsMulti = 1u << 21,
+  // EXEC: runs the transaction's queue, so the checks also judge it by the flags of what it
+  // queued (CLIENT PAUSE WRITE, -MISCONF, -LOADING, -OOM), and refusing it ends the
+  // transaction (-EXECABORT).
+  kExecutesQueue = 1u << 22,
+  // What a RESP2 client may run while subscribed: (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING,
+  // QUIT, RESET.
+  kSubscribedContext = 1u << 23,
+  // Runs scripts (EVAL*, FCALL*, and EXEC, whose queue may hold some): the maxmemory state at
+  // its start is what a script's first write is judged by, not the memory its Lua stack has
+  // used since.
+  kRunsScripts = 1u << 24,
+  // Refused like a write while the server cannot persist (-MISCONF): PING, so that health
+  // checks notice.
+  kRefusedOnDiskError = 1u << 25,
 };
+// The internal flags above, which COMMAND never shows.
+inline constexpr uint32_t kInternalFlags = kProtected | kRunsInMulti | kEndsMulti | kExecutesQueue |
+                                           kSubscribedContext | kRunsScripts | kRefusedOnDiskError;
 
 // ACL categories. Those implied by flags (@write, @read, @admin, @dangerous, @fast, @slow,
 // @blocking, @pubsub) are added at registration, as Redis does.

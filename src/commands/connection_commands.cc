@@ -151,15 +151,17 @@ void hello_command(CommandContext& ctx) {
 constexpr uint32_t kConnectionFlags = kNoScript | kLoading | kStale | kFast;
 
 constexpr CommandSpec kConnectionCommands[] = {
-    {"ping", -1, kFast, 0, 0, 0, kAclConnection, ping_command, "connection", "1.0.0",
-     "Ping the server", "O(1)"},
+    {"ping", -1, kFast | kSubscribedContext | kRefusedOnDiskError, 0, 0, 0, kAclConnection,
+     ping_command, "connection", "1.0.0", "Ping the server", "O(1)"},
     {"echo", 2, kFast, 0, 0, 0, kAclConnection, echo_command, "connection", "1.0.0",
      "Echo the given string", "O(1)"},
     {"select", 2, kLoading | kStale | kFast, 0, 0, 0, kAclConnection, select_command,
      "connection", "1.0.0", "Change the selected database for the current connection", "O(1)"},
-    {"quit", -1, kAllowBusy | kNoAuth | kConnectionFlags, 0, 0, 0, kAclConnection, quit_command,
+    {"quit", -1, kAllowBusy | kNoAuth | kConnectionFlags | kRunsInMulti | kEndsMulti |
+                      kSubscribedContext, 0, 0, 0, kAclConnection, quit_command,
      "connection", "1.0.0", "Close the connection", "O(1)"},
-    {"reset", 1, kNoAuth | kConnectionFlags, 0, 0, 0, kAclConnection, reset_command,
+    {"reset", 1, kNoAuth | kConnectionFlags | kRunsInMulti | kEndsMulti | kSubscribedContext,
+     0, 0, 0, kAclConnection, reset_command,
      "connection", "6.2.0", "Reset the connection", "O(1)"},
     {"auth", -2, kNoAuth | kConnectionFlags | kAllowBusy, 0, 0, 0, kAclConnection, auth_command,
      "connection", "1.0.0", "Authenticate to the server",

@@ -8,30 +8,6 @@
 
 namespace keywarden {
 
-namespace {
-
-bool is_command(const Command* command, std::string_view name) {
-  return command != nullptr && command->parent == nullptr && command->spec->name == name;
-}
-
-// Commands that act on the transaction itself run at once inside MULTI; all others queue.
-bool runs_inside_multi(const Command& command) {
-  if (command.parent != nullptr) return false;
-  const std::string_view name = command.spec->name;
-  return name == "exec" || name == "discard" || name == "multi" || name == "watch" ||
-         name == "quit" || name == "reset";
-}
-
-// What a RESP2 client may run while subscribed (Redis's pub/sub context).
-bool allowed_when_subscribed(const Command& command) {
-  if (command.parent != nullptr) return false;
-  const std::string_view name = command.spec->name;
-  return name == "ping" || name == "subscribe" || name == "ssubscribe" || name == "unsubscribe" ||
-         name == "sunsubscribe" || name == "psubscribe" || name == "punsubscribe" ||
-         name == "quit" || name == "reset";
-}
-
-}  // namespace
 
 Dispatcher::Dispatcher(ServerState& server) : server_(server) {
   server_.services().provide<Dispatcher>(this);
@@ -46,7 +22,7 @@ void Dispatcher::reject(Command* command, ReplyWriter& reply, std::string_view t
 void Dispatcher::refuse(ClientSession& session, Command* command, ReplyWriter& reply,
                         std::string_view text) {
   ClientTransaction& transaction = session.transaction;
-  if (is_command(command, "exec")) {
+  if (command != nullptr && command->has(kExecutesQueue)) {
     // Redis ends the transaction here rather than leave the client in MULTI with an EXEC
     // that can never succeed; it answers so (and unwatches) even outside MULTI.
     std::string abort(errors::kExecAbortBecause);
@@ -59,76 +35,138 @@ void Dispatcher::refuse(ClientSession& session, Command* command, ReplyWriter& r
   reject(command, reply, text);
 }
 
-int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_view> args,
-                            ReplyWriter& reply, Command* command) {
-  CommandTable& table = server_.commands();
+std::string Dispatcher::check(ClientSession& session, Command* command,
+                              std::span<const std::string_view> args, bool* postponed) {
+  // Unknown command or subcommand.
   if (command == nullptr) {
-    Command* base = table.find(args[0]);
+    Command* base = server_.commands().find(args[0]);
     if (base != nullptr && base->is_container()) {
-      refuse(session, nullptr, reply, errors::unknown_subcommand(args[0], args[1]));
-    } else {
-      refuse(session, nullptr, reply,
-             errors::unknown_command(args[0], args.data() + 1, args.size() - 1));
+      return errors::unknown_subcommand(args[0], args[1]);
     }
-    return 0;
+    return errors::unknown_command(args[0], args.data() + 1, args.size() - 1);
   }
-
+  // Arity.
   const int arity = command->spec->arity;
   const int argc = static_cast<int>(args.size());
   if ((arity > 0 && arity != argc) || argc < -arity) {
-    refuse(session, command, reply, errors::wrong_arity(command->full_name));
-    return 0;
+    return errors::wrong_arity(command->full_name);
   }
+  // Protected commands (enable-debug-command).
   if (command->has(kProtected)) {
     DebugCommandAccess access = server_.settings().enable_debug_command;
     if (access == DebugCommandAccess::kNo ||
         (access == DebugCommandAccess::kLocal && !session.is_local)) {
-      refuse(session, command, reply, errors::kDebugDisabled);
-      return 0;
+      return std::string(errors::kDebugDisabled);
     }
   }
+  // Authentication.
   if (!session.authenticated && !server_.settings().requirepass.empty() &&
       !command->has(kNoAuth)) {
-    refuse(session, command, reply, errors::kNoAuth);
-    return 0;
+    return std::string(errors::kNoAuth);
   }
-  // With no maxmemory this is the whole cost: one comparison.
-  if (server_.eviction().enabled() && !admit_under_maxmemory(session, command, args, reply)) {
-    return 0;
+  const bool in_multi = session.transaction.in_multi();
+  if (in_multi && command->has(kNoMulti)) return std::string(errors::kNotAllowedInMulti);
+
+  // ACL (-NOPERM for the command, its keys through the key specifications, its channels)
+  // belongs here, once there are users other than the default one.
+
+  // maxmemory. With no maxmemory this is the whole cost: one comparison.
+  if (server_.eviction().enabled() && !admit_under_maxmemory(session, command, args)) {
+    return std::string(errors::kOom);
   }
+  // The dataset cannot be persisted (-MISCONF): writes are refused, and PING so that health
+  // checks notice. What must be obeyed is applied regardless.
+  if (!server_.write_refusal().empty() && !session.must_obey &&
+      (command->has(kRefusedOnDiskError) ||
+       (effective_flags(session, *command, args, kWrite) & kWrite) != 0)) {
+    return std::string(server_.write_refusal());
+  }
+  // Replication belongs here, when it comes: -NOREPLICAS for a write while fewer good
+  // replicas than min-replicas-to-write are connected, then -READONLY for a write on a
+  // read-only replica (not from its primary).
+
   // RESP3 delivers messages as push frames, so a subscribed RESP3 client may run anything.
-  if (session.resp == 2 && session.subscribed() && !allowed_when_subscribed(*command)) {
+  if (session.resp == 2 && session.subscribed() && !command->has(kSubscribedContext)) {
     std::string text(errors::kSubscribedModePrefix);
     text += command->full_name;
     text += errors::kSubscribedModeSuffix;
-    refuse(session, command, reply, text);
-    return 0;
+    return text;
   }
+  // Replication again: -MASTERDOWN on a replica cut from its primary with
+  // replica-serve-stale-data no, for a command without the stale flag.
+
+  // Loading the dataset at start-up. EXEC also when a queued command lacks the loading flag.
+  if (server_.loading() && !session.must_obey &&
+      (!command->has(kLoading) || queued_without(session, *command, kLoading))) {
+    return std::string(errors::kLoading);
+  }
+  // A script running past busy-reply-threshold.
   if (!server_.busy_reply().empty() && !command->has(kAllowBusy)) {
-    refuse(session, command, reply, server_.busy_reply());
-    return 0;
+    return std::string(server_.busy_reply());
   }
-  if (!server_.write_refusal().empty() &&
-      ((server_.command_flags(*command, args) & kWrite) != 0 || is_command(command, "ping"))) {
-    refuse(session, command, reply, server_.write_refusal());
-    return 0;
+  // Replication: a replica's own connection may not touch the keyspace here (it is never
+  // paused, below).
+
+  // CLIENT PAUSE holds the command back: every command under a pause of ALL; under WRITE
+  // those that may write or replicate, judged by a script's declared flags and, for EXEC, by
+  // what the transaction queued.
+  const ClientPause& pause = server_.client_pause();
+  if (pause.active() && !session.must_obey) {
+    constexpr uint32_t kMayWrite = kWrite | kMayReplicate;
+    if (!pause.write_only() || (effective_flags(session, *command, args, kMayWrite) != 0)) {
+      *postponed = true;
+    }
   }
-  if (session.transaction.in_multi()) {
-    if (command->has(kNoMulti)) {
-      refuse(session, command, reply, errors::kNotAllowedInMulti);
-      return 0;
+  return {};
+}
+
+uint32_t Dispatcher::effective_flags(const ClientSession& session, const Command& command,
+                                     std::span<const std::string_view> args, uint32_t mask) const {
+  uint32_t flags = server_.command_flags(command, args) & mask;
+  if (flags == 0 && command.has(kExecutesQueue) && session.transaction.in_multi()) {
+    for (const QueuedCommand& queued : session.transaction.queue()) {
+      std::vector<std::string_view> queued_args(queued.args.begin(), queued.args.end());
+      flags |= server_.command_flags(*queued.command, queued_args) & mask;
+      if (flags != 0) break;
     }
-    if (!runs_inside_multi(*command)) {
-      session.transaction.queue(command, args.data(), args.size());
-      session.last_command = command;
-      reply.simple_string("QUEUED");
-      return 0;
-    }
+  }
+  return flags;
+}
+
+bool Dispatcher::queued_without(const ClientSession& session, const Command& command,
+                                uint32_t mask) {
+  if (!command.has(kExecutesQueue) || !session.transaction.in_multi()) return false;
+  for (const QueuedCommand& queued : session.transaction.queue()) {
+    if (!queued.command->has(mask)) return true;
+  }
+  return false;
+}
+
+ExecutionResult Dispatcher::execute(ClientSession& session, std::span<const std::string_view> args,
+                                    ReplyWriter& reply, Command* command) {
+  ExecutionResult result;
+  bool postponed = false;
+  if (std::string refusal = check(session, command, args, &postponed); !refusal.empty()) {
+    refuse(session, command, reply, refusal);
+    return result;
+  }
+  if (postponed) {
+    session.last_command = command;  // CLIENT LIST cmd= shows what is held, as in Redis
+    result.outcome = ExecutionResult::Outcome::kPostponed;
+    return result;
+  }
+  if (session.transaction.in_multi() && !command->has(kRunsInMulti)) {
+    session.transaction.queue(command, args.data(), args.size());
+    session.last_command = command;
+    reply.simple_string("QUEUED");
+    result.outcome = ExecutionResult::Outcome::kQueued;
+    return result;
   }
 
   const Clock& clock = server_.clock();
   const ClockReading start = clock.read();
   const int64_t start_us = start.monotonic_us;
+  const uint64_t dirty_before = server_.stats().dirty;
   CommandContext context(server_, session, reply, args, *command, start.wall_ms);
   session.last_command = command;  // CLIENT LIST cmd= while it runs (EXEC's queue included)
   command->spec->handler(context);
@@ -140,38 +178,33 @@ int64_t Dispatcher::execute(ClientSession& session, std::span<const std::string_
   ++server_.stats().total_commands_processed;
   session.last_command = command;
   server_.propagator().flush();
-  return elapsed_us;
+  result.outcome = session.blocked.blocked() ? ExecutionResult::Outcome::kBlocked
+                                             : ExecutionResult::Outcome::kRan;
+  result.duration_us = elapsed_us;
+  // A save run by the command (SAVE, FLUSHALL) starts the count again, as Redis's call()
+  // counts no negative change.
+  const uint64_t dirty_after = server_.stats().dirty;
+  result.dirty = dirty_after > dirty_before ? dirty_after - dirty_before : 0;
+  return result;
 }
 
 bool Dispatcher::admit_under_maxmemory(ClientSession& session, Command* command,
-                                       std::span<const std::string_view> args,
-                                       ReplyWriter& reply) {
+                                       std::span<const std::string_view> args) {
   // Not while a busy script lets other clients in: its effects must not mix with the DELs.
   if (!server_.busy_reply().empty()) return true;
   const bool in_multi = session.transaction.in_multi();
-  // Refused for being in MULTI further on, before any memory check, as in Redis.
-  if (in_multi && command->has(kNoMulti)) return true;
   Evictor& evictor = server_.eviction();
   const bool out_of_memory = evictor.perform() == Evictor::Result::kFail;
   if (out_of_memory) {
     // Queueing can take unbounded memory, so inside MULTI everything but what ends the
     // transaction is refused; EXEC only when a queued command is denyoom.
-    bool refused = in_multi && !is_command(command, "exec") && !is_command(command, "discard") &&
-                   !is_command(command, "quit") && !is_command(command, "reset");
+    bool refused = in_multi && !command->has(kEndsMulti);
     if (!refused) refused = evictor.denies_oom(*command, args, session);
-    if (refused) {
-      refuse(session, command, reply, errors::kOom);
-      return false;
-    }
+    if (refused) return false;
   }
-  if (command->parent == nullptr) {
-    const std::string_view name = command->spec->name;
-    // A script judges its first write by the memory state when it started (so does EXEC for
-    // the scripts it runs), not by what its own Lua stack has used since.
-    if (name.starts_with("eval") || name.starts_with("fcall") || name == "exec") {
-      evictor.set_script_oom(out_of_memory);
-    }
-  }
+  // A script judges its first write by the memory state when it started (so does EXEC for
+  // the scripts it runs), not by what its own Lua stack has used since.
+  if (command->has(kRunsScripts)) evictor.set_script_oom(out_of_memory);
   return true;
 }
 

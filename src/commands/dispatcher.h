@@ -1,7 +1,19 @@
-// Runs one command for one client: looks it up in the table, applies the generic checks in
-// Redis 7's order (unknown command or subcommand, arity, protected commands, authentication),
-// calls the handler with a fresh time snapshot, updates the per-command counters and flushes
-// the execution's effects to the propagation path.
+// Runs one command for one client: looks it up in the table, applies every generic check in
+// the order of Redis 7.0's processCommand, by the command's flags (never by its name), then
+// queues it inside MULTI or calls the handler with a fresh time snapshot, updates the
+// per-command counters and flushes the execution's effects to the propagation path. It says
+// what happened (ExecutionResult): the caller needs no other way to tell a command that ran
+// from one refused, queued or held back.
+//
+// The checks, in order (the first that applies answers):
+//   unknown command or subcommand; arity; protected (enable-debug-command); authentication
+//   (-NOAUTH); no-multi inside MULTI; [ACL -NOPERM, to come]; maxmemory (-OOM); -MISCONF
+//   (the RDB or the AOF cannot persist); [-NOREPLICAS, -READONLY on a replica: replication,
+//   to come]; the RESP2 subscribed context; [-MASTERDOWN: replication, to come]; -LOADING;
+//   -BUSY; [a replica's connection may not touch the keyspace: replication, to come];
+//   CLIENT PAUSE (postponed, not refused); then MULTI queueing or the call.
+// Errors before the handler runs count as rejected calls, and inside MULTI they abort the
+// transaction (EXEC itself refused ends it with -EXECABORT), as Redis's rejectCommand.
 //
 // It knows nothing of sockets: the caller passes a session and a reply writer, so the same
 // path serves network clients and dispatcher-level tests.
@@ -17,21 +29,40 @@
 
 namespace keywarden {
 
+// What Dispatcher::execute did with a command.
+struct ExecutionResult {
+  enum class Outcome : uint8_t {
+    kRan,        // the handler ran and replied
+    kRejected,   // refused by a generic check, with an error reply; the handler did not run
+    kQueued,     // queued inside MULTI (+QUEUED)
+    kBlocked,    // the handler ran and blocked the client on keys (no reply yet)
+    kPostponed,  // held back by CLIENT PAUSE: nothing ran, nothing was replied; the caller
+                 // offers the same command again once the pause ends
+  };
+  Outcome outcome = Outcome::kRejected;
+  // How long the handler ran, in microseconds (0 when it did not), for the slow log and the
+  // latency monitor.
+  int64_t duration_us = 0;
+  // Changes to the dataset the command made (what it added to INFO rdb_changes_since_last_save).
+  uint64_t dirty = 0;
+
+  // The handler ran (and the command counts as processed), blocking or not.
+  bool ran() const { return outcome == Outcome::kRan || outcome == Outcome::kBlocked; }
+};
+
 class Dispatcher {
  public:
   // Makes itself the state's dispatcher (ServiceRegistry), for EXEC and scripts.
   explicit Dispatcher(ServerState& server);
 
-  // Returns how long the handler ran, in microseconds (0 when the command was refused), for
-  // the slow log and latency monitor.
-  int64_t execute(ClientSession& session, std::span<const std::string_view> args,
-                  ReplyWriter& reply) {
+  ExecutionResult execute(ClientSession& session, std::span<const std::string_view> args,
+                          ReplyWriter& reply) {
     return execute(session, args, reply, server_.commands().find_for_args(args));
   }
   // The same with the command already looked up (CommandTable::find_for_args; null when
   // unknown), for callers that needed it before execution.
-  int64_t execute(ClientSession& session, std::span<const std::string_view> args,
-                  ReplyWriter& reply, Command* command);
+  ExecutionResult execute(ClientSession& session, std::span<const std::string_view> args,
+                          ReplyWriter& reply, Command* command);
 
   ServerState& server() { return server_; }
 
@@ -78,10 +109,22 @@ class Dispatcher {
   void refuse(ClientSession& session, Command* command, ReplyWriter& reply,
               std::string_view text);
 
+  // The generic checks, in order; the error text of the first that refuses the command, or
+  // "" when it may go on. Sets *postponed instead when CLIENT PAUSE holds it back.
+  std::string check(ClientSession& session, Command* command,
+                    std::span<const std::string_view> args, bool* postponed);
+
   // maxmemory: evicts as the policy says and refuses a command that may not run while memory
   // stays over the limit (-OOM). False when refused.
   bool admit_under_maxmemory(ClientSession& session, Command* command,
-                             std::span<const std::string_view> args, ReplyWriter& reply);
+                             std::span<const std::string_view> args);
+
+  // The command's flags for its arguments (a script's declared ones, see
+  // ServerState::command_flags), and for EXEC, those any queued command has in `mask`.
+  uint32_t effective_flags(const ClientSession& session, const Command& command,
+                           std::span<const std::string_view> args, uint32_t mask) const;
+  // For EXEC: whether some queued command lacks every flag of `mask` (Redis's cmd_inv_flags).
+  static bool queued_without(const ClientSession& session, const Command& command, uint32_t mask);
 
   static void count_call(const Command& command, int64_t elapsed_us, bool failed);
 

@@ -33,6 +33,9 @@ inline constexpr std::string_view kGtLtNxConflict =
     "ERR GT, LT, and/or NX options at the same time are not compatible";
 inline constexpr std::string_view kMaxClients = "ERR max number of clients reached";
 inline constexpr std::string_view kOom = "OOM command not allowed when used memory > 'maxmemory'.";
+inline constexpr std::string_view kLoading = "LOADING Redis is loading the dataset in memory";
+// Followed by strerror() of the failed write.
+inline constexpr std::string_view kMisconfAofPrefix = "MISCONF Errors writing to the AOF file: ";
 inline constexpr std::string_view kDebugDisabled =
     "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you "
     "can run it from a local connection, otherwise you need to set this option in the "

@@ -121,7 +121,7 @@ void Evictor::reset_stats() {
 
 bool Evictor::denies_oom(const Command& command, std::span<const std::string_view> args,
                          ClientSession& session) const {
-  if (command.parent == nullptr && command.spec->name == "exec") {
+  if (command.has(kExecutesQueue)) {
     // Queueing kept what each command would have needed; EXEC is refused when any queued
     // command is denyoom (Redis ORs the queued commands' flags).
     for (const QueuedCommand& queued : session.transaction.queue()) {

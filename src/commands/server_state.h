@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "commands/blocking.h"
+#include "commands/client_pause.h"
 #include "commands/command_table.h"
 #include "commands/eviction.h"
 #include "commands/propagation.h"
@@ -121,10 +122,25 @@ class ServerState final : public KeyspaceListener {
   // maxmemory, its policy's evictions and the memory gauge they read (eviction.h).
   Evictor& eviction() { return eviction_; }
   const Evictor& eviction() const { return eviction_; }
-  // When not empty, write commands (and PING) are refused with this error: the -MISCONF of a
-  // failed background save under stop-writes-on-bgsave-error.
-  std::string_view write_refusal() const { return write_refusal_; }
-  void set_write_refusal(std::string_view text) { write_refusal_ = text; }
+  // When not empty, write commands (and PING) are refused with this error (-MISCONF): the
+  // server cannot persist them. Two sources set it, the RDB service after a failed background
+  // save under stop-writes-on-bgsave-error and the AOF after a failed write; when both do, the
+  // RDB's error is the one given, as Redis's writeCommandsDeniedByDiskError checks it first.
+  enum class DiskError : uint8_t { kRdb, kAof };
+  std::string_view write_refusal() const {
+    return !rdb_write_refusal_.empty() ? rdb_write_refusal_ : aof_write_refusal_;
+  }
+  // `text` empty: that source no longer refuses writes.
+  void set_write_refusal(DiskError source, std::string_view text) {
+    (source == DiskError::kRdb ? rdb_write_refusal_ : aof_write_refusal_) = text;
+  }
+  // While the server loads its dataset at start-up (the server layer sets it), every command
+  // without the loading flag is refused with -LOADING.
+  bool loading() const { return loading_; }
+  void set_loading(bool loading) { loading_ = loading; }
+  // CLIENT PAUSE (client_pause.h): set by CLIENT PAUSE/UNPAUSE, read by the dispatcher.
+  ClientPause& client_pause() { return client_pause_; }
+  const ClientPause& client_pause() const { return client_pause_; }
   // The flags `command` runs with for `args`: the table's, except for a script that declares
   // flags (EVAL with a shebang, FCALL), whose write/denyoom/stale/may-replicate flags follow
   // the declaration, as Redis's getCommandFlags. The scripting layer installs the rule.
@@ -174,7 +190,10 @@ class ServerState final : public KeyspaceListener {
   PubSub pubsub_;
   Evictor eviction_{*this};
   std::string_view busy_reply_;
-  std::string_view write_refusal_;
+  std::string rdb_write_refusal_;
+  std::string aof_write_refusal_;
+  bool loading_ = false;
+  ClientPause client_pause_{keyspace_};
   CommandFlagsRule command_flags_rule_;
 };
 

@@ -95,15 +95,17 @@ void unwatch_command(CommandContext& ctx) {
 constexpr uint32_t kTransactionFlags = kNoScript | kLoading | kStale;
 
 constexpr CommandSpec kTransactionCommands[] = {
-    {"multi", 1, kTransactionFlags | kFast | kAllowBusy, 0, 0, 0, kAclTransaction,
+    {"multi", 1, kTransactionFlags | kFast | kAllowBusy | kRunsInMulti, 0, 0, 0, kAclTransaction,
      multi_command, "transactions", "1.2.0", "Mark the start of a transaction block", "O(1)"},
-    {"exec", 1, kTransactionFlags | kSkipSlowlog, 0, 0, 0, kAclTransaction, exec_command,
+    {"exec", 1,
+     kTransactionFlags | kSkipSlowlog | kRunsInMulti | kEndsMulti | kExecutesQueue | kRunsScripts,
+     0, 0, 0, kAclTransaction, exec_command,
      "transactions", "1.2.0", "Execute all commands issued after MULTI",
      "Depends on commands in the transaction"},
-    {"discard", 1, kTransactionFlags | kFast | kAllowBusy, 0, 0, 0, kAclTransaction,
-     discard_command, "transactions", "2.0.0", "Discard all commands issued after MULTI",
-     "O(N), when N is the number of queued commands"},
-    {"watch", -2, kTransactionFlags | kFast | kAllowBusy, 1, -1, 1, kAclTransaction,
+    {"discard", 1, kTransactionFlags | kFast | kAllowBusy | kRunsInMulti | kEndsMulti, 0, 0, 0,
+     kAclTransaction, discard_command, "transactions", "2.0.0",
+     "Discard all commands issued after MULTI", "O(N), when N is the number of queued commands"},
+    {"watch", -2, kTransactionFlags | kFast | kAllowBusy | kRunsInMulti, 1, -1, 1, kAclTransaction,
      watch_command, "transactions", "2.2.0",
      "Watch the given keys to determine execution of the MULTI/EXEC block",
      "O(1) for every key."},

@@ -109,6 +109,7 @@ AofReplay replay_aof_data(Dispatcher& dispatcher, std::string_view bytes, const 
   session.id = UINT64_MAX;
   session.authenticated = true;
   session.payloads_trusted = true;
+  session.must_obey = true;  // replayed while the server is loading
   session.is_local = true;
   std::string replies;
   ReplyWriter writer(&replies);
@@ -511,6 +512,7 @@ std::string AofLog::open_for_append() {
     }
   }
   fd_ = fd;
+  report_write_error();  // an error from before the log was closed counts again
   selected_db_ = -1;
   current_size_ = files_size();
   rewrite_base_size_ = current_size_;
@@ -526,6 +528,14 @@ void AofLog::close() {
   fsyncer_.close_later(fd_);
   fd_ = -1;
   buffer_.clear();
+  report_write_error();
+}
+
+void AofLog::report_write_error() {
+  const int error = fd_ >= 0 ? last_write_error_ : 0;
+  if (error == reported_write_error_) return;
+  reported_write_error_ = error;
+  if (write_error_listener_) write_error_listener_(error);
 }
 
 void AofLog::append_command(std::span<const std::string> args) {
@@ -629,11 +639,13 @@ void AofLog::flush(bool force) {
                   std::string("Error writing to the AOF file: ") + std::strerror(error));
     }
     last_write_error_ = error;
+    report_write_error();
     return;
   }
   if (last_write_error_ != 0) {
     log_message(LogLevel::kWarning, "AOF write error looks solved, Redis can write again.");
     last_write_error_ = 0;
+    report_write_error();
   }
   current_size_ += static_cast<int64_t>(buffer_.size());
   written_since_fsync_ += static_cast<int64_t>(buffer_.size());
@@ -681,6 +693,7 @@ std::string AofLog::switch_to_new_incremental() {
   }
   if (fd_ >= 0) fsyncer_.close_later(fd_);
   fd_ = fd;
+  report_write_error();
   selected_db_ = -1;
   return "";
 }

@@ -185,6 +185,12 @@ class AofLog final : public PropagationSink {
   BackgroundFsync& fsyncer() { return fsyncer_; }
   bool last_write_ok() const { return last_write_error_ == 0; }
   int last_write_error() const { return last_write_error_; }
+  // Told the errno of a failed write while the log is open, and 0 once writes succeed again
+  // or the log is closed: the server refuses writes meanwhile (-MISCONF). Called only when
+  // that state changes.
+  void set_write_error_listener(std::function<void(int error)> listener) {
+    write_error_listener_ = std::move(listener);
+  }
 
  private:
   // Appends `args` in RESP to the buffer.
@@ -192,6 +198,8 @@ class AofLog final : public PropagationSink {
   void append_command(std::initializer_list<std::string_view> args);
   // Sum of the base and incremental files' sizes.
   int64_t files_size() const;
+  // Tells the write-error listener when the error it last heard of (none when closed) changed.
+  void report_write_error();
 
   const AofSettings& settings_;
   const Clock& clock_;
@@ -208,6 +216,8 @@ class AofLog final : public PropagationSink {
   int64_t written_since_fsync_ = 0;
   uint64_t delayed_fsync_ = 0;
   int last_write_error_ = 0;
+  int reported_write_error_ = 0;
+  std::function<void(int)> write_error_listener_;
   bool rewrite_child_running_ = false;
   AofRewriteStats rewrite_stats_;
   BackgroundFsync fsyncer_;

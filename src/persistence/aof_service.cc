@@ -13,6 +13,7 @@
 #include "commands/config_registry.h"
 #include "commands/context.h"
 #include "commands/dispatcher.h"
+#include "commands/errors.h"
 #include "commands/info_text.h"
 #include "common/log.h"
 #include "common/number.h"
@@ -54,6 +55,14 @@ constexpr int kInfoPersistenceOrder = 20;
 AofService::AofService(ServerState& state, RdbService& rdb)
     : state_(state), rdb_(rdb), log_(std::make_unique<AofLog>(settings_, state.clock())) {
   state_.services().provide<AofService>(this);
+  // After a failed write, writes (and PING) are refused until a write succeeds again, so that
+  // nothing is acknowledged that the file may not hold.
+  log_->set_write_error_listener([this](int error) {
+    state_.set_write_refusal(ServerState::DiskError::kAof,
+                             error == 0 ? std::string()
+                                        : std::string(errors::kMisconfAofPrefix) +
+                                              std::strerror(error));
+  });
 }
 
 AofService::~AofService() {

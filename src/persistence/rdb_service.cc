@@ -130,7 +130,8 @@ bool RdbService::writes_refused() const {
 }
 
 void RdbService::update_write_refusal() {
-  state_.set_write_refusal(writes_refused() ? kMisconfError : std::string_view());
+  state_.set_write_refusal(ServerState::DiskError::kRdb,
+                           writes_refused() ? kMisconfError : std::string_view());
 }
 
 bool RdbService::bgsave_in_progress() const {

@@ -378,12 +378,12 @@ void client_pause_command(CommandContext& ctx) {
       timeout == 0 ? 0
                    : static_cast<int64_t>(static_cast<uint64_t>(timeout) +
                                           static_cast<uint64_t>(ctx.now_ms));
-  Server::from(ctx).pause_clients(deadline, write_only);
+  ctx.server.client_pause().pause(deadline, write_only, ctx.server.clock().wall_ms());
   ctx.reply.simple_string("OK");
 }
 
 void client_unpause_command(CommandContext& ctx) {
-  Server::from(ctx).unpause_clients();
+  ctx.server.client_pause().unpause();
   ctx.reply.simple_string("OK");
 }
 

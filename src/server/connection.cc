@@ -262,17 +262,15 @@ void Connection::process_query_buffer() {
     for (const BatchCommand& queued : batch_) {
       std::span<const std::string_view> args(batch_args_.data() + queued.first_arg,
                                              queued.arg_count);
-      // Stop before a command that CLIENT PAUSE holds back; resume() re-parses from here.
-      if (queued.command != nullptr &&
-          server_.clients_paused_for(*queued.command, args, session_)) {
+      // A command that CLIENT PAUSE holds back stays in the buffer, unread: resume() parses
+      // from here again once the pause ends.
+      if (execute_one(args, queued.command) == ExecutionResult::Outcome::kPostponed) {
         set_held_by_pause(true);
-        session_.last_command = queued.command;  // CLIENT LIST cmd=, as Redis shows it
         query_.consume(done);
         parser_.reset();
         finish_processing();
         return;
       }
-      execute_one(args, queued.command);
       done = queued.end_offset;
       if (session_.blocked.blocked()) {
         query_.consume(done);
@@ -330,36 +328,24 @@ void Connection::finish_processing() {
   if (!output_.empty() || session_.close_after_reply) server_.queue_write(this);
 }
 
-void Connection::execute_one(std::span<const std::string_view> args, Command* command) {
-  if (server_.loading().active && command != nullptr && !command->has(kLoading)) {
-    static constexpr std::string_view kLoadingError =
-        "LOADING Redis is loading the dataset in memory";
-    server_.state().count_error(kLoadingError);
-    writer_.error(kLoadingError);
-    server_.queue_write(this);
-    return;
-  }
-  // After a failed AOF write, writes (and PING) are refused until a write succeeds again, so
-  // nothing is acknowledged that the file may not hold.
-  if (command != nullptr && (command->has(kWrite) || command->full_name == "ping") &&
-      server_.aof().log().is_open() && !server_.aof().log().last_write_ok()) {
-    std::string text = "MISCONF Errors writing to the AOF file: ";
-    text += std::strerror(server_.aof().log().last_write_error());
-    server_.state().count_error(text);
-    writer_.error(text);
-    server_.queue_write(this);
-    return;
-  }
+ExecutionResult::Outcome Connection::execute_one(std::span<const std::string_view> args,
+                                                 Command* command) {
   const bool skip_this = session_.reply_mode == ReplyMode::kSkip;
   watch_output_limit();
   const size_t mark = output_.size();
   const bool was_authenticated = session_.authenticated;
-  const uint64_t processed_before = server_.state().stats().total_commands_processed;
   hold_pushes_ = session_.reply_mode != ReplyMode::kOn;
-  const int64_t duration_us = server_.dispatcher().execute(session_, args, writer_, command);
+  const ExecutionResult result = server_.dispatcher().execute(session_, args, writer_, command);
+  if (result.outcome == ExecutionResult::Outcome::kPostponed) {
+    // Nothing ran and nothing was replied: the command is offered again when the pause ends,
+    // in whatever reply mode is in force then.
+    hold_pushes_ = false;
+    output_ += held_pushes_;
+    held_pushes_.clear();
+    return result.outcome;
+  }
   ++commands_processed_;
-  // The dispatcher counts only commands it ran (CONFIG RESETSTAT may zero the count meanwhile).
-  const bool executed = server_.state().stats().total_commands_processed != processed_before;
+  const bool executed = result.ran();
 
   if (skip_this) {
     // CLIENT REPLY ON ends a skip and its own "+OK" is sent, as in Redis; anything else run
@@ -390,10 +376,11 @@ void Connection::execute_one(std::span<const std::string_view> args, Command* co
   // Like Redis, the slow log, the latency monitor and MONITOR see only commands that ran, not
   // those refused before (unknown, wrong arity, NOAUTH…).
   if (executed && session_.last_command != nullptr) {
-    server_.diagnostics().after_command(*this, args, *session_.last_command, duration_us);
+    server_.diagnostics().after_command(*this, args, *session_.last_command, result.duration_us);
   }
   // Writes of this command may have made keys that clients wait on ready.
   if (server_.state().blocking().has_ready()) server_.serve_blocked_clients();
+  return result.outcome;
 }
 
 void Connection::send_raw(std::string_view bytes) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "commands/client_session.h"
+#include "commands/dispatcher.h"
 #include "resp/reply_writer.h"
 #include "resp/request_parser.h"
 #include "server/event_loop.h"
@@ -136,7 +137,8 @@ class Connection final : public EventHandler, public Subscriber, public ReplyOve
   void process_query_buffer();
   void prefetch_batch();
   void finish_processing();
-  void execute_one(std::span<const std::string_view> args, Command* command);
+  // Runs one command through the dispatcher and applies the client's reply mode to its reply.
+  ExecutionResult::Outcome execute_one(std::span<const std::string_view> args, Command* command);
   void watch_for(uint32_t events);
   // Sets the reply size at which the writer next asks reply_buffer_reached().
   void watch_output_limit();

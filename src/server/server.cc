@@ -21,6 +21,7 @@
 
 #include "commands/arg_parser.h"
 #include "commands/context.h"
+#include "commands/errors.h"
 #include "commands/families.h"
 #include "common/log.h"
 #include "common/number.h"
@@ -199,6 +200,7 @@ std::string Server::load_data() {
   // side loads its own files).
   if (aof_->settings().appendonly) return "";
   loading_ = LoadingState{true, clock_.wall_ms() / 1000, 0, 0, monotonic_now_us()};
+  state_.set_loading(true);
   RdbLoadHooks hooks;
   hooks.key_load_delay = settings_.key_load_delay;
   hooks.progress_interval_bytes = settings_.loading_process_events_interval_bytes;
@@ -207,6 +209,7 @@ std::string Server::load_data() {
   };
   std::string error = rdb_->load_at_startup(hooks);
   loading_.active = false;
+  state_.set_loading(false);
   // Redis's lines, which log alerts match: the reason, and after a refused signature or
   // version (errno EINVAL there) the "Fatal error loading" line.
   if (!error.empty() && rdb_->last_load_bad_format()) {
@@ -240,8 +243,10 @@ std::string Server::load_append_only_file() {
   hooks.key_load_delay = settings_.key_load_delay;
   hooks.progress = [this](int64_t loaded, int64_t total) { serve_while_loading(loaded, total); };
   loading_ = LoadingState{true, clock_.wall_ms() / 1000, 0, 0, monotonic_now_us()};
+  state_.set_loading(true);
   std::string problem = aof_->load_at_startup(hooks);
   loading_.active = false;
+  state_.set_loading(false);
   return problem;
 }
 
@@ -673,9 +678,9 @@ void Server::resume_later(Connection* connection) { resume_ids_.push_back(connec
 
 void Server::before_sleep() {
   // Clients held by CLIENT PAUSE run here, never inside the command that ended the pause.
-  if (pause_deadline_ms_ != 0 && clock_.wall_ms() >= pause_deadline_ms_) unpause_clients();
-  if (resume_pending_) {
-    resume_pending_ = false;
+  ClientPause& pause = state_.client_pause();
+  pause.end_if_due(clock_.wall_ms());
+  if (pause.take_ended()) {
     // Expiry was held by the pause: keys that fell due meanwhile go before the held clients
     // run, as Redis's fast expire cycle runs before it reprocesses unblocked clients.
     state_.keyspace().active_expire_slice();
@@ -833,44 +838,6 @@ void Server::run() {
   state_.propagator().flush();
   aof_->shutdown();
   for (auto& [id, connection] : connections_) connection->flush();
-}
-
-void Server::pause_clients(int64_t deadline_ms, bool write_only) {
-  const int64_t now = clock_.wall_ms();
-  if (pause_deadline_ms_ != 0 && pause_deadline_ms_ > now) {
-    deadline_ms = std::max(deadline_ms, pause_deadline_ms_);
-    write_only = write_only && pause_write_only_;
-  }
-  if (deadline_ms <= now) return;
-  pause_deadline_ms_ = deadline_ms;
-  pause_write_only_ = write_only;
-  // Both kinds of pause keep the dataset still, as Redis 7.0: no deletion by expiry (expired
-  // keys are hidden, not deleted) and no eviction until the pause ends.
-  state_.keyspace().set_expiry_held(true);
-}
-
-void Server::unpause_clients() {
-  pause_deadline_ms_ = 0;
-  pause_write_only_ = false;
-  resume_pending_ = true;
-  state_.keyspace().set_expiry_held(false);
-}
-
-bool Server::clients_paused_for(const Command& command, std::span<const std::string_view> args,
-                                const ClientSession& session) const {
-  if (pause_deadline_ms_ == 0) return false;
-  if (!pause_write_only_) return true;
-  constexpr uint32_t kMayWrite = kWrite | kMayReplicate;
-  if ((state_.command_flags(command, args) & kMayWrite) != 0) return true;
-  if (command.parent != nullptr || command.spec->name != "exec" ||
-      !session.transaction.in_multi()) {
-    return false;
-  }
-  for (const QueuedCommand& queued : session.transaction.queue()) {
-    std::vector<std::string_view> queued_args(queued.args.begin(), queued.args.end());
-    if ((state_.command_flags(*queued.command, queued_args) & kMayWrite) != 0) return true;
-  }
-  return false;
 }
 
 size_t Server::used_memory() const { return memory::used_bytes(); }

@@ -174,23 +174,11 @@ class Server final {
   // What every open connection held when it last reported.
   size_t client_memory() const { return client_memory_; }
 
-  // CLIENT PAUSE: until `deadline_ms` no client command runs (or only reads when write_only).
-  // A pause already in force is never shortened nor weakened by a new one, as in Redis.
   // Blocked clients (commands/blocking.h): runs again the commands of the clients waiting on
   // keys that writes made ready; queues a served client's buffered commands for before_sleep.
   void serve_blocked_clients();
   void resume_later(Connection* connection);
 
-  void pause_clients(int64_t deadline_ms, bool write_only);
-  void unpause_clients();
-  // The end of the pause in force (0 when none) and whether it holds back writes only.
-  int64_t pause_deadline_ms() const { return pause_deadline_ms_; }
-  bool pause_write_only() const { return pause_write_only_; }
-  // Whether CLIENT PAUSE holds back `command` (with `args`, from `session`): every command
-  // under a pause of ALL; under WRITE those that may write or replicate, judged by the flags
-  // a script declares and, for EXEC, by what the transaction queued.
-  bool clients_paused_for(const Command& command, std::span<const std::string_view> args,
-                          const ClientSession& session) const;
   // Connections holding a command back for the pause (Connection::held_by_pause).
   void pause_hold_changed(int delta) { clients_held_by_pause_ += delta; }
   int64_t clients_held_by_pause() const { return clients_held_by_pause_; }
@@ -269,9 +257,6 @@ class Server final {
   int64_t start_time_ms_ = 0;
   int64_t actual_port_ = 0;
   uint64_t last_client_id_ = 0;
-  int64_t pause_deadline_ms_ = 0;
-  bool pause_write_only_ = false;
-  bool resume_pending_ = false;  // paused clients to run at the next before_sleep
   int64_t clients_held_by_pause_ = 0;
   std::vector<uint64_t> resume_ids_;  // unblocked clients to run at the next before_sleep
   bool shutting_down_ = false;

@@ -249,5 +249,28 @@ TEST_F(AofLogTest, EverysecPostponesWritesBehindASlowFsyncForTwoSeconds) {
   EXPECT_EQ(log.pending_fsync(), 0);
 }
 
+// The server refuses writes (-MISCONF) while the AOF cannot be written: the log tells its
+// listener when a write fails and when that stops, here by closing (a write that succeeds
+// again tells it too). The file is /dev/full, where every write fails with ENOSPC.
+TEST_F(AofLogTest, WriteErrorsAreReportedOnceUntilTheyEnd) {
+  settings_.fsync = kAppendFsyncNo;
+  fs::create_directories(dir_);
+  fs::create_symlink("/dev/full", dir_ / "appendonly.aof.1.incr.aof");
+  AofLog log(settings_, clock_);
+  std::vector<int> reported;
+  log.set_write_error_listener([&](int error) { reported.push_back(error); });
+  ASSERT_EQ(log.open_for_append(), "");
+  EXPECT_TRUE(reported.empty());
+  std::vector<PropagatedCommand> batch = {{0, {"SET", "a", "1"}}};
+  log.write_batch(batch);
+  log.flush(false);
+  EXPECT_EQ(reported, std::vector<int>{ENOSPC});
+  EXPECT_FALSE(log.last_write_ok());
+  log.cron();  // retried, failing the same way: nothing new to report
+  EXPECT_EQ(reported, std::vector<int>{ENOSPC});
+  log.close();
+  EXPECT_EQ(reported, (std::vector<int>{ENOSPC, 0}));
+}
+
 }  // namespace
 }  // namespace keywarden

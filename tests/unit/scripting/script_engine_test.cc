@@ -407,5 +407,16 @@ TEST_F(ScriptTest, FunctionLoadErrors) {
   EXPECT_EQ(h.call("FCALL count 0"), ":2");
 }
 
+// The dispatcher keeps the maxmemory state at the start of a script run for its first write:
+// it knows which commands run scripts by this internal flag, not by their names.
+TEST_F(ScriptTest, ScriptRunnersCarryTheRunsScriptsFlag) {
+  std::vector<std::string> runners;
+  for (const auto& [name, command] : h.state.commands().commands()) {
+    if (command->has(kRunsScripts)) runners.push_back(name);
+  }
+  EXPECT_EQ(runners, (std::vector<std::string>{"eval", "eval_ro", "evalsha", "evalsha_ro",
+                                               "exec", "fcall", "fcall_ro"}));
+}
+
 }  // namespace
 }  // namespace keywarden
