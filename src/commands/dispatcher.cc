@@ -53,9 +53,8 @@ std::string Dispatcher::check(ClientSession& session, Command* command,
   }
   // Protected commands (enable-debug-command).
   if (command->has(kProtected)) {
-    DebugCommandAccess access = server_.settings().enable_debug_command;
-    if (access == DebugCommandAccess::kNo ||
-        (access == DebugCommandAccess::kLocal && !session.is_local)) {
+    const int access = server_.settings().enable_debug_command;
+    if (access == kDebugCommandNo || (access == kDebugCommandLocal && !session.is_local)) {
       return std::string(errors::kDebugDisabled);
     }
   }

@@ -27,7 +27,8 @@
 
 namespace keywarden {
 
-enum class DebugCommandAccess : uint8_t { kNo, kYes, kLocal };
+// enable-debug-command, numbered as its config names ("no", "yes", "local").
+enum DebugCommandAccess : int { kDebugCommandNo = 0, kDebugCommandYes = 1, kDebugCommandLocal = 2 };
 
 // maxmemory-policy, numbered as the server's config table numbers its names.
 enum MaxmemoryPolicy : int {
@@ -57,7 +58,7 @@ inline bool policy_uses_lfu(int policy) {
 // Settings the dispatcher and handlers read; the server's config table points into them.
 struct CommandSettings {
   std::string requirepass;
-  DebugCommandAccess enable_debug_command = DebugCommandAccess::kNo;
+  int enable_debug_command = kDebugCommandNo;  // a DebugCommandAccess
   int64_t proto_max_bulk_len = 512LL * 1024 * 1024;
   bool lazyfree_lazy_user_del = false;
   bool lazyfree_lazy_user_flush = false;

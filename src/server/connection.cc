@@ -81,7 +81,7 @@ void ByteBuffer::shrink_to(size_t capacity) {
   end_ = used;
 }
 
-Connection::Connection(Server& server, int fd, uint64_t id, std::string peer, std::string local,
+Connection::Connection(ConnectionHost& server, int fd, uint64_t id, std::string peer, std::string local,
                        bool unix_socket)
     : server_(server),
       fd_(fd),
@@ -95,10 +95,10 @@ Connection::Connection(Server& server, int fd, uint64_t id, std::string peer, st
   session_.is_local = unix_socket || peer_.starts_with("127.") || peer_.starts_with("[::1]") ||
                       peer_.starts_with("::1");
   ParserLimits limits;
-  limits.proto_max_bulk_len = server.network().proto_max_bulk_len;
+  limits.proto_max_bulk_len = server.state().settings().proto_max_bulk_len;
   limits.auth_required = !session_.authenticated;
   parser_.set_limits(limits);
-  created_ms_ = last_interaction_ms_ = server.clock().wall_ms();
+  created_ms_ = last_interaction_ms_ = server.state().clock().wall_ms();
   watch_output_limit();
   watch_for(EventLoop::kReadable);
 }
@@ -129,7 +129,7 @@ void Connection::on_events(uint32_t events) {
   if (closed()) return;
   // The client whose script is running is answered when the script ends; what it sends
   // meanwhile waits in the socket.
-  if (server_.scripting().running_caller() == &session_) return;
+  if (server_.script_running_for(session_)) return;
   if (events & EventLoop::kWritable) {
     if (!flush()) return;
   }
@@ -154,10 +154,10 @@ void Connection::read_from_socket() {
   }
   query_.commit(static_cast<size_t>(count));
   query_peak_ = std::max(query_peak_, query_.size());
-  ++server_.network_stats().reads_processed;
-  server_.network_stats().net_input_bytes += static_cast<uint64_t>(count);
-  last_interaction_ms_ = server_.clock().wall_ms();
-  if (static_cast<int64_t>(query_.size()) > server_.network().client_query_buffer_limit) {
+  ++server_.traffic().reads_processed;
+  server_.traffic().net_input_bytes += static_cast<uint64_t>(count);
+  last_interaction_ms_ = server_.state().clock().wall_ms();
+  if (static_cast<int64_t>(query_.size()) > server_.client_limits().query_buffer_limit) {
     // Redis closes such a client without a reply: it is not speaking the protocol sanely.
     close();
     return;
@@ -177,7 +177,7 @@ void Connection::resume() {
 
 void Connection::resize_buffers(int64_t now_ms) {
   // The client whose script is running has its arguments in the query buffer.
-  if (closed() || server_.scripting().running_caller() == &session_) return;
+  if (closed() || server_.script_running_for(session_)) return;
   const size_t before = memory_usage();
   const size_t used = query_.size();
   const bool idle = now_ms - last_interaction_ms_ > kResizeIdleMs;
@@ -376,7 +376,7 @@ ExecutionResult::Outcome Connection::execute_one(std::span<const std::string_vie
   // Like Redis, the slow log, the latency monitor and MONITOR see only commands that ran, not
   // those refused before (unknown, wrong arity, NOAUTH…).
   if (executed && session_.last_command != nullptr) {
-    server_.diagnostics().after_command(*this, args, *session_.last_command, result.duration_us);
+    server_.command_ran(*this, args, *session_.last_command, result.duration_us);
   }
   // Writes of this command may have made keys that clients wait on ready.
   if (server_.state().blocking().has_ready()) server_.serve_blocked_clients();
@@ -411,7 +411,7 @@ size_t Connection::output_memory() const {
 }
 
 const OutputBufferLimit& Connection::output_limit() const {
-  return server_.settings().output_buffer_limits[session_.subscribed() ? kOutputClassPubSub
+  return server_.client_limits().output[session_.subscribed() ? kOutputClassPubSub
                                                                        : kOutputClassNormal];
 }
 
@@ -450,7 +450,7 @@ void Connection::enforce_output_limit(bool from_cron) {
   bool over = limit.hard > 0 && bytes >= limit.hard;
   if (limit.soft > 0 && bytes >= limit.soft) {
     // Over the soft limit only counts once it has lasted longer than the soft seconds.
-    const int64_t now_ms = server_.clock().wall_ms();
+    const int64_t now_ms = server_.state().clock().wall_ms();
     if (soft_limit_since_ms_ == 0) {
       soft_limit_since_ms_ = now_ms;
     } else if (now_ms / 1000 - soft_limit_since_ms_ / 1000 > limit.soft_seconds) {
@@ -461,15 +461,15 @@ void Connection::enforce_output_limit(bool from_cron) {
   }
   if (!over) return;
   // Not the client whose script is running (the cron can run while a script is busy).
-  if (from_cron && server_.scripting().running_caller() != &session_) {
+  if (from_cron && !server_.script_running_for(session_)) {
     log_message(LogLevel::kWarning,
-                "Client " + client_info_line(*this, server_.clock().wall_ms()) +
+                "Client " + client_info_line(*this, server_.state().clock().wall_ms()) +
                     " closed for overcoming of output buffer limits.");
     close();
     return;
   }
   log_message(LogLevel::kWarning,
-              "Client " + client_info_line(*this, server_.clock().wall_ms()) +
+              "Client " + client_info_line(*this, server_.state().clock().wall_ms()) +
                   " scheduled to be closed ASAP for overcoming of output buffer limits.");
   close_asap_ = true;
   server_.queue_write(this);  // closed at the flush, without sending what is left
@@ -478,7 +478,7 @@ void Connection::enforce_output_limit(bool from_cron) {
 bool Connection::flush() {
   if (closed()) return false;
   // No reply may leave before the AOF holds the writes it acknowledges.
-  server_.aof().sync_before_replies();
+  server_.before_replies();
   if (close_asap_) {
     close();
     return false;
@@ -489,7 +489,7 @@ bool Connection::flush() {
     output_peak_since_ms_ = last_interaction_ms_;
   }
   output_peak_ = std::max(output_peak_, pending);
-  if (pending > 0) ++server_.network_stats().writes_processed;
+  if (pending > 0) ++server_.traffic().writes_processed;
   size_t budget = kMaxWritePerFlush;
   while (output_sent_ < output_.size() && budget > 0) {
     size_t length = std::min(output_.size() - output_sent_, budget);
@@ -502,7 +502,7 @@ bool Connection::flush() {
     }
     output_sent_ += static_cast<size_t>(count);
     budget -= static_cast<size_t>(count);
-    server_.network_stats().net_output_bytes += static_cast<uint64_t>(count);
+    server_.traffic().net_output_bytes += static_cast<uint64_t>(count);
   }
   if (output_sent_ == output_.size()) {
     output_.clear();

@@ -16,12 +16,11 @@
 #include "commands/dispatcher.h"
 #include "resp/reply_writer.h"
 #include "resp/request_parser.h"
+#include "server/connection_host.h"
 #include "server/event_loop.h"
 
 namespace keywarden {
 
-class Server;
-struct OutputBufferLimit;
 
 // A byte buffer that grows without zero-filling (unlike std::string::resize) and drops its
 // consumed front lazily.
@@ -58,7 +57,7 @@ class ByteBuffer {
 // even when nothing more is sent to it.
 class Connection final : public EventHandler, public Subscriber, public ReplyOverflowHandler {
  public:
-  Connection(Server& server, int fd, uint64_t id, std::string peer, std::string local,
+  Connection(ConnectionHost& server, int fd, uint64_t id, std::string peer, std::string local,
              bool unix_socket);
   ~Connection() override;
 
@@ -96,7 +95,7 @@ class Connection final : public EventHandler, public Subscriber, public ReplyOve
   // Bytes the connection holds: itself, its buffers, a queued transaction (CLIENT LIST
   // tot-mem without the arguments of a command running now).
   size_t memory_usage() const;
-  // What it last reported to Server::client_memory_changed (0 once evicted or closed).
+  // What it last reported to ConnectionHost::client_memory_changed (0 once evicted or closed).
   size_t reported_memory = 0;
   // Client eviction: closed at the next flush, without sending what is left.
   void evict();
@@ -145,7 +144,7 @@ class Connection final : public EventHandler, public Subscriber, public ReplyOve
   // The limits of the connection's class (pubsub while subscribed, else normal).
   const OutputBufferLimit& output_limit() const;
 
-  Server& server_;
+  ConnectionHost& server_;
   bool held_by_pause_ = false;
   int fd_;
   std::string peer_;

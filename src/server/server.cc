@@ -305,16 +305,13 @@ void Server::register_config() {
   c.add_integer("tcp-keepalive", &network_.tcp_keepalive, 0, INT32_MAX);
   c.add_integer("tcp-backlog", &network_.tcp_backlog, 0, INT32_MAX, kConfigImmutable);
   c.add_bool("protected-mode", &network_.protected_mode);
-  c.add_memory("client-query-buffer-limit", &network_.client_query_buffer_limit, 1024 * 1024,
+  c.add_memory("client-query-buffer-limit", &client_limits_.query_buffer_limit, 1024 * 1024,
                kMax);
-  c.add_memory("proto-max-bulk-len", &network_.proto_max_bulk_len, 1024 * 1024, kMax, 0,
-               [this] { state_.settings().proto_max_bulk_len = network_.proto_max_bulk_len; });
+  c.add_memory("proto-max-bulk-len", &command.proto_max_bulk_len, 1024 * 1024, kMax);
   c.add_string("requirepass", &command.requirepass, kConfigSensitive);
-  c.add_enum("enable-debug-command", &settings_.enable_debug_command,
-             {{"no", 0}, {"yes", 1}, {"local", 2}}, kConfigImmutable, [this] {
-               state_.settings().enable_debug_command =
-                   static_cast<DebugCommandAccess>(settings_.enable_debug_command);
-             });
+  c.add_enum("enable-debug-command", &command.enable_debug_command,
+             {{"no", kDebugCommandNo}, {"yes", kDebugCommandYes}, {"local", kDebugCommandLocal}},
+             kConfigImmutable);
   // Any non-negative int is accepted and clamped to 1..500, as Redis does.
   c.add_int("hz", &settings_.hz, 0, INT32_MAX, 0, [this] {
     settings_.hz = std::clamp(settings_.hz, 1, 500);
@@ -367,7 +364,7 @@ void Server::register_config() {
            static constexpr std::string_view kNames[] = {"normal", "slave", "pubsub"};
            std::string text;
            for (int i = 0; i < 3; ++i) {
-             const OutputBufferLimit& limit = settings_.output_buffer_limits[i];
+             const OutputBufferLimit& limit = client_limits_.output[i];
              if (!text.empty()) text += ' ';
              text += kNames[i];
              text += ' ' + std::to_string(limit.hard) + ' ' + std::to_string(limit.soft) + ' ' +
@@ -382,8 +379,7 @@ void Server::register_config() {
              return "Wrong number of arguments in buffer limit configuration.";
            }
            OutputBufferLimit limits[3];
-           std::copy(std::begin(settings_.output_buffer_limits),
-                     std::end(settings_.output_buffer_limits), limits);
+           std::copy(std::begin(client_limits_.output), std::end(client_limits_.output), limits);
            for (size_t i = 0; i < words.size(); i += 4) {
              int index;
              const std::string& name = words[i];
@@ -406,7 +402,7 @@ void Server::register_config() {
              }
              limits[index] = limit;
            }
-           std::copy(std::begin(limits), std::end(limits), settings_.output_buffer_limits);
+           std::copy(std::begin(limits), std::end(limits), client_limits_.output);
            return "";
          }});
   c.add_integer("io-threads", &settings_.io_threads, 1, 128, kConfigImmutable);
@@ -532,7 +528,6 @@ std::string Server::configure(const std::string& config_path,
     log_message(LogLevel::kWarning, oom);
   }
   state_.keyspace().set_database_count(settings_.databases);
-  state_.settings().proto_max_bulk_len = network_.proto_max_bulk_len;
   return "";
 }
 
@@ -838,6 +833,10 @@ void Server::run() {
   state_.propagator().flush();
   aof_->shutdown();
   for (auto& [id, connection] : connections_) connection->flush();
+}
+
+bool Server::script_running_for(const ClientSession& session) const {
+  return scripting_->running_caller() == &session;
 }
 
 size_t Server::used_memory() const { return memory::used_bytes(); }

@@ -22,6 +22,7 @@
 #include "persistence/fork_child.h"
 #include "server/inert_config.h"
 #include "server/connection.h"
+#include "server/connection_host.h"
 #include "server/diagnostics.h"
 #include "server/event_loop.h"
 #include "server/oom_score.h"
@@ -41,24 +42,12 @@ struct NetworkSettings {
   int64_t tcp_keepalive = 300;
   int64_t tcp_backlog = 511;
   bool protected_mode = true;
-  int64_t client_query_buffer_limit = 1024LL * 1024 * 1024;
-  int64_t proto_max_bulk_len = 512LL * 1024 * 1024;
 };
-
-// client-output-buffer-limit of one client class: bytes (0: none) and how long the soft
-// limit may be exceeded.
-struct OutputBufferLimit {
-  int64_t hard = 0;
-  int64_t soft = 0;
-  int64_t soft_seconds = 0;
-};
-enum OutputClass : int { kOutputClassNormal = 0, kOutputClassReplica = 1, kOutputClassPubSub = 2 };
 
 struct ServerSettings {
   int hz = 10;
   bool dynamic_hz = true;
   int databases = 16;
-  int enable_debug_command = 0;  // DebugCommandAccess
   std::string dir;
   std::string logfile;
   int loglevel = 1;
@@ -71,22 +60,15 @@ struct ServerSettings {
   // whatever connects out (replication, MIGRATE) binds to it first.
   std::string bind_source_addr;
   OomScoreSettings oom_score;  // oom-score-adj, oom-score-adj-values
-  // Indexed by OutputClass.
-  OutputBufferLimit output_buffer_limits[3] = {
-      {0, 0, 0}, {256LL << 20, 64LL << 20, 60}, {32LL << 20, 8LL << 20, 60}};
   int64_t io_threads = 1;
   // maxmemory-clients: a byte count, or minus a percentage of maxmemory ("10%" is -10); 0 off.
   int64_t maxmemory_clients = 0;
 };
 
 // Counters of the server layer that INFO reports and CONFIG RESETSTAT clears (by assigning {}).
-struct NetworkStats {
+struct NetworkStats : TrafficStats {
   uint64_t total_connections_received = 0;
   uint64_t rejected_connections = 0;
-  uint64_t net_input_bytes = 0;
-  uint64_t net_output_bytes = 0;
-  uint64_t reads_processed = 0;   // read events handled (total_reads_processed)
-  uint64_t writes_processed = 0;  // flushes with something to send (total_writes_processed)
   uint64_t evicted_clients = 0;   // closed by client eviction (maxmemory-clients)
   // instantaneous_*: per-second rates over the last 16 cron samples.
   uint64_t ops_samples[16] = {};
@@ -108,10 +90,10 @@ struct LoadingState {
   int64_t start_us = 0;
 };
 
-class Server final {
+class Server final : public ConnectionHost {
  public:
   Server();
-  ~Server();
+  ~Server() override;
 
   // Applies the config file and arguments; returns "" or the fatal error report.
   std::string configure(const std::string& config_path, std::span<const std::string> arguments);
@@ -132,8 +114,25 @@ class Server final {
   // INFO's writers, section by section (commands/info_text.h).
   const InfoSections& info_sections() const { return info_sections_; }
 
-  ServerState& state() { return state_; }
-  Dispatcher& dispatcher() { return dispatcher_; }
+  // ConnectionHost (connection_host.h): what every connection may ask of the server.
+  ServerState& state() override { return state_; }
+  Dispatcher& dispatcher() override { return dispatcher_; }
+  EventLoop& loop() override { return loop_; }
+  const ClientLimits& client_limits() const override { return client_limits_; }
+  TrafficStats& traffic() override { return network_stats_; }
+  bool script_running_for(const ClientSession& session) const override;
+  void queue_write(Connection* connection) override;
+  void before_replies() override { aof_->sync_before_replies(); }
+  void command_ran(Connection& connection, std::span<const std::string_view> args,
+                   const Command& command, int64_t duration_us) override {
+    diagnostics_->after_command(connection, args, command, duration_us);
+  }
+  void serve_blocked_clients() override;
+  void client_memory_changed(Connection& connection) override;
+  void resume_later(Connection* connection) override;
+  void pause_hold_changed(int delta) override { clients_held_by_pause_ += delta; }
+  void connection_closed(Connection* connection) override;
+
   ScriptEngine& scripting() { return *scripting_; }
   // Called by a script running past busy-reply-threshold: answers other clients (-BUSY,
   // SCRIPT KILL, SHUTDOWN NOSAVE) without running the cron.
@@ -141,7 +140,6 @@ class Server final {
   // Sends what connections queued for writing.
   void flush_pending_writes();
   ConfigRegistry& config() { return config_; }
-  EventLoop& loop() { return loop_; }
   const Clock& clock() const { return clock_; }
   NetworkSettings& network() { return network_; }
   ServerSettings& settings() { return settings_; }
@@ -154,10 +152,6 @@ class Server final {
     return connections_;
   }
   Connection* connection(uint64_t id);
-  // Marks a connection for flushing before the loop sleeps.
-  void queue_write(Connection* connection);
-  // Called by a connection that closed itself.
-  void connection_closed(Connection* connection);
 
   // Client eviction (maxmemory-clients), as Redis 7.0 does it: every connection reports what it
   // holds whenever that may have changed (after reading, after its commands ran, after a flush,
@@ -165,8 +159,8 @@ class Server final {
   // the connections holding the most are evicted until it is under again. CLIENT NO-EVICT
   // exempts a connection (its memory still counts in the total). An evicted connection is
   // closed without a reply at its next flush, like one over its output buffer limit, so the
-  // eviction may happen anywhere, even in the middle of a command delivering to it.
-  void client_memory_changed(Connection& connection);
+  // eviction may happen anywhere, even in the middle of a command delivering to it. Every
+  // connection reports through client_memory_changed (ConnectionHost).
   void evict_clients();
   // The limit in bytes: maxmemory-clients, or its percentage of maxmemory (none without a
   // maxmemory), never below 128 KiB so that a bad setting cannot cut everyone off; 0 = off.
@@ -174,13 +168,7 @@ class Server final {
   // What every open connection held when it last reported.
   size_t client_memory() const { return client_memory_; }
 
-  // Blocked clients (commands/blocking.h): runs again the commands of the clients waiting on
-  // keys that writes made ready; queues a served client's buffered commands for before_sleep.
-  void serve_blocked_clients();
-  void resume_later(Connection* connection);
-
   // Connections holding a command back for the pause (Connection::held_by_pause).
-  void pause_hold_changed(int delta) { clients_held_by_pause_ += delta; }
   int64_t clients_held_by_pause() const { return clients_held_by_pause_; }
 
   // Live bytes held from the allocator (storage/memory_accounting.h): a few loads, cheap
@@ -234,6 +222,7 @@ class Server final {
   SystemClock clock_;
   ServerSettings settings_;
   NetworkSettings network_;
+  ClientLimits client_limits_;
   ServerState state_;
   Dispatcher dispatcher_;
   std::unique_ptr<ScriptEngine> scripting_;
