@@ -641,7 +641,7 @@ constexpr CommandSpec kAdminCommands[] = {
      kLatencySubcommands},
     {"time", 1, kLoading | kStale | kFast, 0, 0, 0, 0, time_command, "server", "2.6.0",
      "Return the current server time", "O(1)"},
-    {"bgrewriteaof", 1, kAdmin | kNoScript, 0, 0, 0, 0, bgrewriteaof_command,
+    {"bgrewriteaof", 1, kAdmin | kNoScript | kNoAsyncLoading, 0, 0, 0, 0, bgrewriteaof_command,
      "server", "1.0.0", "Asynchronously rewrite the append-only file", "O(1)"},
 };
 
