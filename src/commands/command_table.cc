@@ -1,5 +1,6 @@
 #include "commands/command_table.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "common/number.h"
@@ -209,19 +210,6 @@ int64_t atoi_prefix(std::string_view text) {
   return negative ? -value : value;
 }
 
-std::vector<int> CommandTable::key_positions(const Command& command,
-                                             std::span<const std::string_view> args) {
-  const CommandSpec& spec = *command.spec;
-  if (spec.find_keys != nullptr) return spec.find_keys(args);
-  std::vector<int> positions;
-  if (spec.first_key <= 0) return positions;
-  int argc = static_cast<int>(args.size());
-  int last = spec.last_key >= 0 ? spec.last_key : argc + spec.last_key;
-  int step = spec.key_step > 0 ? spec.key_step : 1;
-  for (int i = spec.first_key; i <= last && i < argc; i += step) positions.push_back(i);
-  return positions;
-}
-
 namespace {
 
 // Redis's getKeysUsingKeySpecs: every key specification that is not NOT_KEY, in order. False
@@ -276,6 +264,7 @@ bool keys_from_specs(const Command& command, std::span<const std::string_view> a
       return false;
     }
     if (last >= argc || last < first || first >= argc) return false;
+    step = std::max(step, 1);  // a row's key step of 0 must not loop forever
     for (int i = first; i <= last; i += step) keys->push_back({i, spec.flags});
     if (spec.flags & kKeyIncomplete) return false;
   }

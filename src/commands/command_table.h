@@ -204,9 +204,6 @@ class CommandTable {
   // Names of the COMMAND flags set in `flags`.
   static std::vector<std::string_view> flag_names(uint32_t flags);
 
-  // Positions of the keys in `args` for a command (COMMAND GETKEYS, later MULTI/WATCH).
-  static std::vector<int> key_positions(const Command& command,
-                                        std::span<const std::string_view> args);
   // The keys of `args` and their flags, as Redis's COMMAND GETKEYSANDFLAGS finds them: by the
   // key specifications, falling back to the command's key finder when one of them cannot tell
   // (unknown, incomplete, a bad count). Empty when the arguments name no valid keys.
