@@ -374,8 +374,13 @@ GETKEYS_CASES = [
 @pytest.mark.parametrize("subcommand", ["GETKEYS", "GETKEYSANDFLAGS"])
 @pytest.mark.parametrize("case", GETKEYS_CASES, ids=lambda case: " ".join(case) or "-")
 def test_getkeys_matches_redis(pair, subcommand, case):
-    mine, theirs = pair.both("COMMAND", subcommand, *case)
-    assert mine == theirs
+    for protocol in (2, 3):
+        pair.both("HELLO", str(protocol))
+        try:
+            mine, theirs = pair.both("COMMAND", subcommand, *case)
+        finally:
+            pair.both("HELLO", "2")
+        assert mine == theirs, f"RESP{protocol}"
 
 
 def test_getkeys_needs_a_command(pair):
