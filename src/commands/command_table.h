@@ -80,8 +80,8 @@ enum AclCategory : uint32_t {
 
 // The key positions of a command whose keys its key specifications cannot always find (Redis's
 // getkeys procedures: ZUNION's numkeys, SORT's STORE, MIGRATE's KEYS…). COMMAND GETKEYS falls
-// back to it when the key specifications fail, as Redis does; a command with one is MOVABLEKEYS.
-// Empty when the arguments name no valid keys.
+// back to it when the key specifications fail, as Redis does (a command without Redis metadata
+// and with a finder is MOVABLEKEYS). Empty when the arguments name no valid keys.
 using KeyFinder = std::vector<int> (*)(std::span<const std::string_view> args);
 
 // Redis's generic numkeys finder: the keys counted by the argument at kNumkeysAt (read as C's
@@ -162,7 +162,8 @@ struct Command {
   // from first/last/step.
   std::span<const KeySpec> key_specs;
   std::vector<KeySpec> derived_key_specs;  // storage of the latter
-  // As Redis derives it: a key finder, or a key specification other than index + range.
+  // As Redis 7.0 derives it: a key specification other than index + range (for a command
+  // without metadata: a key finder).
   bool movable_keys = false;
 
   bool has(uint32_t flag) const { return (spec->flags & flag) != 0; }
