@@ -69,6 +69,12 @@ NOTES = {
                "RESTORE-ASKING (no cluster mode).",
     "spop": "With a count, propagated as SREMs in MULTI/EXEC or a DEL, as 7.0; other commands "
             "with several effects are not wrapped yet.",
+    "command": "INFO and DOCS answer with Redis 7.0's metadata (key specifications, tips, argument "
+               "trees) byte for byte, except ZRANK/ZREVRANK's arity (-3, Redis 7.2's WITHSCORE); "
+               "tests/compat/test_command_parity.py compares every shared command.",
+    "command|getkeys": "Driven by the key specifications, falling back to the command's own key "
+                       "finder as Redis does; MIGRATE's finder does not yet step over AUTH/AUTH2 "
+                       "values.",
 }
 
 # Where single commands that are not here yet are planned.

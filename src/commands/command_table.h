@@ -17,12 +17,15 @@
 #include <string_view>
 #include <vector>
 
+#include "commands/command_metadata.h"
+
 namespace keywarden {
 
 class CommandContext;
 using CommandHandler = void (*)(CommandContext&);
 
-// Command flags, as COMMAND INFO names them, then the dispatcher's internal ones.
+// Command flags, as COMMAND INFO names them (flag_names gives them in Redis's order), then the
+// dispatcher's internal ones.
 enum CommandFlag : uint32_t {
   kWrite = 1u << 0,
   kReadonly = 1u << 1,
@@ -48,25 +51,28 @@ enum CommandFlag : uint32_t {
   // generic checks what Redis recognises by command procedure, so that no check goes by name.
   // Gated by enable-debug-command (Redis's CMD_PROTECTED).
   kProtected = 1u << 19,
+  // Refused while a replica loads its primary's data asynchronously; keywarden never loads so,
+  // but COMMAND shows the flag as Redis does.
+  kNoAsyncLoading = 1u << 20,
   // Runs at once inside MULTI instead of being queued: EXEC, DISCARD, MULTI, WATCH, QUIT, RESET.
-  kRunsInMulti = 1u << 20,
+  kRunsInMulti = 1u << 21,
   // Ends or leaves a transaction (EXEC, DISCARD, QUIT, RESET): inside MULTI, over maxmemory,
   // everything else is refused (queueing takes memory without bound), these are not.
-  kEndsMulti = 1u << 21,
+  kEndsMulti = 1u << 22,
   // EXEC: runs the transaction's queue, so the checks also judge it by the flags of what it
   // queued (CLIENT PAUSE WRITE, -MISCONF, -LOADING, -OOM), and refusing it ends the
   // transaction (-EXECABORT).
-  kExecutesQueue = 1u << 22,
+  kExecutesQueue = 1u << 23,
   // What a RESP2 client may run while subscribed: (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING,
   // QUIT, RESET.
-  kSubscribedContext = 1u << 23,
+  kSubscribedContext = 1u << 24,
   // Runs scripts (EVAL*, FCALL*, and EXEC, whose queue may hold some): the maxmemory state at
   // its start is what a script's first write is judged by, not the memory its Lua stack has
   // used since.
-  kRunsScripts = 1u << 24,
+  kRunsScripts = 1u << 25,
   // Refused like a write while the server cannot persist (-MISCONF): PING, so that health
   // checks notice.
-  kRefusedOnDiskError = 1u << 25,
+  kRefusedOnDiskError = 1u << 26,
 };
 // The internal flags above, which COMMAND never shows.
 inline constexpr uint32_t kInternalFlags = kProtected | kRunsInMulti | kEndsMulti | kExecutesQueue |
@@ -98,15 +104,23 @@ enum AclCategory : uint32_t {
   kAclScripting = 1u << 20,
 };
 
-// The key positions of a command whose keys a first/last/step range cannot describe (the
-// MOVABLEKEYS commands: ZUNION's numkeys, SORT's STORE…), for COMMAND GETKEYS. Empty when the
-// arguments name no valid keys.
+// The key positions of a command whose keys its key specifications cannot always find (Redis's
+// getkeys procedures: ZUNION's numkeys, SORT's STORE, MIGRATE's KEYS…). COMMAND GETKEYS falls
+// back to it when the key specifications fail, as Redis does (a command without Redis metadata
+// and with a finder is MOVABLEKEYS). Empty when the arguments name no valid keys.
 using KeyFinder = std::vector<int> (*)(std::span<const std::string_view> args);
 
-// Keys counted by the argument at kNumkeysAt and listed right after it, preceded by kLeading
-// keys at positions 1..kLeading (ZUNIONSTORE's destination): ZUNION, SINTERCARD, LMPOP…
+// Redis's generic numkeys finder: the keys counted by the argument at kNumkeysAt (read as C's
+// atoi reads it) and listed right after it, then, when kLeading is 1, the destination at
+// position 1 (ZUNIONSTORE's), last as in Redis. ZUNION, SINTERCARD, LMPOP, EVAL…
 template <int kNumkeysAt, int kLeading = 0>
 std::vector<int> numkeys_keys(std::span<const std::string_view> args);
+
+// A key found in a command's arguments, with the key specification flags that apply to it.
+struct KeyReference {
+  int position;
+  uint32_t flags;  // KeySpecFlag bits
+};
 
 struct CommandSpec {
   std::string_view name;  // lowercase
@@ -125,19 +139,18 @@ struct CommandSpec {
   KeyFinder find_keys = nullptr;  // MOVABLEKEYS commands; null: the range above
 };
 
-// Reads a numkeys argument: false unless it is an integer from 1 to `available`.
-bool parse_numkeys(std::string_view text, size_t available, size_t* count);
+// C's atoi: leading blanks, a sign, digits up to the first other byte; 0 when there are none.
+int64_t atoi_prefix(std::string_view text);
 
 template <int kNumkeysAt, int kLeading>
 std::vector<int> numkeys_keys(std::span<const std::string_view> args) {
+  static_assert(kLeading == 0 || kLeading == 1, "Redis's finders have at most one destination");
   std::vector<int> positions;
-  size_t count;
-  if (args.size() <= kNumkeysAt ||
-      !parse_numkeys(args[kNumkeysAt], args.size() - kNumkeysAt - 1, &count)) {
-    return positions;
-  }
-  for (int i = 1; i <= kLeading; ++i) positions.push_back(i);
-  for (size_t i = 0; i < count; ++i) positions.push_back(kNumkeysAt + 1 + static_cast<int>(i));
+  if (args.size() <= kNumkeysAt) return positions;
+  const int64_t count = atoi_prefix(args[kNumkeysAt]);
+  if (count < 1 || count > static_cast<int64_t>(args.size()) - (kNumkeysAt + 1)) return positions;
+  for (int64_t i = 0; i < count; ++i) positions.push_back(kNumkeysAt + 1 + static_cast<int>(i));
+  if (kLeading == 1) positions.push_back(1);
   return positions;
 }
 
@@ -169,8 +182,21 @@ struct Command {
   std::map<std::string, std::unique_ptr<Command>, std::less<>> subcommands;
   CommandIndex subcommand_index;  // the same subcommands, for lookup
   mutable CommandStats stats;  // counters, updated through const references too
+  // Redis's metadata (docs, tips, key specifications), null for a command Redis 7.0 lacks.
+  const CommandMetadata* metadata = nullptr;
+  // The key specifications: the metadata's, or for a command without metadata one range built
+  // from first/last/step.
+  std::span<const KeySpec> key_specs;
+  std::vector<KeySpec> derived_key_specs;  // storage of the latter
+  // As Redis 7.0 derives it: a key specification other than index + range (for a command
+  // without metadata: a key finder).
+  bool movable_keys = false;
 
   bool has(uint32_t flag) const { return (spec->flags & flag) != 0; }
+  // The flags COMMAND shows: the row's, with movablekeys as derived above.
+  uint32_t shown_flags() const {
+    return (spec->flags & ~uint32_t{kMovableKeys}) | (movable_keys ? uint32_t{kMovableKeys} : 0u);
+  }
   bool is_container() const { return !subcommands.empty(); }
 };
 
@@ -210,9 +236,14 @@ class CommandTable {
   // Names of the COMMAND flags set in `flags`.
   static std::vector<std::string_view> flag_names(uint32_t flags);
 
-  // Positions of the keys in `args` for a command (COMMAND GETKEYS, later MULTI/WATCH).
-  static std::vector<int> key_positions(const Command& command,
+  // The keys of `args` and their flags, as Redis's COMMAND GETKEYSANDFLAGS finds them: by the
+  // key specifications, falling back to the command's key finder when one of them cannot tell
+  // (unknown, incomplete, a bad count). Empty when the arguments name no valid keys.
+  static std::vector<KeyReference> keys(const Command& command,
                                         std::span<const std::string_view> args);
+  // Whether COMMAND GETKEYS has anything to look for: a key finder, or a key specification
+  // that is not NOT_KEY.
+  static bool has_keys(const Command& command);
 
  private:
   template <typename Visit>

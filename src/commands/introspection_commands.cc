@@ -1,15 +1,16 @@
 // COMMAND and its subcommands (COUNT, INFO, DOCS, LIST, GETKEYS, GETKEYSANDFLAGS, HELP),
-// answered from the command table alone, in Redis 7.0's reply shapes.
+// answered from the command table, in Redis 7.0's reply shapes.
 //
-// The table holds the legacy first/last/step key positions, not Redis's key specifications, so
-// every command with keys is presented with one range spec built from them (which is exactly how
-// Redis presents a command whose keys form one simple range), and its key flags are inferred
-// from the command flags: RO+access for read-only commands, RW+update for writes.
+// The behavioural fields (name, arity, flags, first/last/step, ACL categories) come from the
+// family rows; the documentation, the tips and the key specifications from Redis's metadata
+// (command_metadata.h) when Redis 7.0 has the command. A command it lacks is documented by its
+// row and presented with one range key specification built from first/last/step.
 #include <cctype>
 #include <string>
 #include <vector>
 
 #include "commands/arg_parser.h"
+#include "commands/command_metadata.h"
 #include "commands/context.h"
 #include "commands/errors.h"
 #include "commands/families.h"
@@ -20,12 +21,25 @@ namespace {
 
 using CommandMap = std::map<std::string, std::unique_ptr<Command>, std::less<>>;
 
-// Key access flags as COMMAND INFO's key specs and GETKEYSANDFLAGS name them.
-std::vector<std::string_view> key_flag_names(const Command& command) {
-  // Shard channels (SPUBLISH, SSUBSCRIBE…) sit in key positions only for cluster routing.
-  if (command.has(kPubSub)) return {"not_key"};
-  if (command.has(kWrite)) return {"RW", "update"};
-  return {"RO", "access"};
+// Whether the metadata has the field: absent fields are null, a present one may be empty.
+bool present(std::string_view field) { return field.data() != nullptr; }
+
+// Names of the set bits of `flags`, bit 0 first.
+template <size_t N>
+void reply_flag_names(ReplyWriter& reply, uint32_t flags, const std::string_view (&names)[N]) {
+  size_t count = 0;
+  for (size_t bit = 0; bit < N; ++bit) count += (flags >> bit) & 1u;
+  reply.set_header(count);
+  for (size_t bit = 0; bit < N; ++bit) {
+    if (flags & (1u << bit)) reply.simple_string(names[bit]);
+  }
+}
+
+void reply_key_flags(ReplyWriter& reply, uint32_t flags) {
+  static constexpr std::string_view kNames[] = {
+      "RO",     "RW",     "OW",      "RM",         "access",         "update",
+      "insert", "delete", "not_key", "incomplete", "variable_flags"};
+  reply_flag_names(reply, flags, kNames);
 }
 
 void reply_flag_set(ReplyWriter& reply, const std::vector<std::string_view>& names,
@@ -40,43 +54,72 @@ void reply_flag_set(ReplyWriter& reply, const std::vector<std::string_view>& nam
   }
 }
 
-bool has_keys(const Command& command) {
-  return command.spec->first_key > 0 || command.spec->find_keys != nullptr;
-}
-
-// The one range key spec derived from first/last/step. Redis counts a non-negative last key
-// from the first key, and a negative one from the end of the arguments.
-void reply_key_specs(ReplyWriter& reply, const Command& command) {
-  const CommandSpec& spec = *command.spec;
-  // Commands with a key finder have no range to describe (their specs are not modelled).
-  if (spec.first_key <= 0) {
-    reply.set_header(0);
-    return;
+void reply_key_spec(ReplyWriter& reply, const KeySpec& spec) {
+  reply.map_header(present(spec.notes) ? 4 : 3);
+  if (present(spec.notes)) {
+    reply.bulk("notes");
+    reply.bulk(spec.notes);
   }
-  reply.set_header(1);
-  reply.map_header(3);
   reply.bulk("flags");
-  reply_flag_set(reply, key_flag_names(command));
+  reply_key_flags(reply, spec.flags);
   reply.bulk("begin_search");
   reply.map_header(2);
   reply.bulk("type");
-  reply.bulk("index");
-  reply.bulk("spec");
-  reply.map_header(1);
-  reply.bulk("index");
-  reply.integer(spec.first_key);
+  switch (spec.begin) {
+    case KeySpec::Begin::kIndex:
+      reply.bulk("index");
+      reply.bulk("spec");
+      reply.map_header(1);
+      reply.bulk("index");
+      reply.integer(spec.index);
+      break;
+    case KeySpec::Begin::kKeyword:
+      reply.bulk("keyword");
+      reply.bulk("spec");
+      reply.map_header(2);
+      reply.bulk("keyword");
+      reply.bulk(spec.keyword);
+      reply.bulk("startfrom");
+      reply.integer(spec.startfrom);
+      break;
+    case KeySpec::Begin::kUnknown:
+      reply.bulk("unknown");
+      reply.bulk("spec");
+      reply.map_header(0);
+      break;
+  }
   reply.bulk("find_keys");
   reply.map_header(2);
   reply.bulk("type");
-  reply.bulk("range");
-  reply.bulk("spec");
-  reply.map_header(3);
-  reply.bulk("lastkey");
-  reply.integer(spec.last_key >= 0 ? spec.last_key - spec.first_key : spec.last_key);
-  reply.bulk("keystep");
-  reply.integer(spec.key_step);
-  reply.bulk("limit");
-  reply.integer(0);
+  switch (spec.find) {
+    case KeySpec::Find::kRange:
+      reply.bulk("range");
+      reply.bulk("spec");
+      reply.map_header(3);
+      reply.bulk("lastkey");
+      reply.integer(spec.lastkey);
+      reply.bulk("keystep");
+      reply.integer(spec.keystep);
+      reply.bulk("limit");
+      reply.integer(spec.limit);
+      break;
+    case KeySpec::Find::kKeynum:
+      reply.bulk("keynum");
+      reply.bulk("spec");
+      reply.map_header(3);
+      reply.bulk("keynumidx");
+      reply.integer(spec.keynumidx);
+      reply.bulk("firstkey");
+      reply.integer(spec.firstkey);
+      reply.bulk("keystep");
+      reply.integer(spec.keystep);
+      break;
+    case KeySpec::Find::kUnknown:
+      reply.bulk("unknown");
+      reply.bulk("spec");
+      reply.map_header(0);
+      break;
+  }
 }
 
 void reply_command_info(ReplyWriter& reply, const Command& command) {
@@ -84,13 +127,17 @@ void reply_command_info(ReplyWriter& reply, const Command& command) {
   reply.array_header(10);
   reply.bulk(command.full_name);
   reply.integer(spec.arity);
-  reply_flag_set(reply, CommandTable::flag_names(spec.flags));
+  reply_flag_set(reply, CommandTable::flag_names(command.shown_flags()));
   reply.integer(spec.first_key);
   reply.integer(spec.last_key);
   reply.integer(spec.key_step);
   reply_flag_set(reply, CommandTable::acl_category_names(command.acl_categories), "@");
-  reply.set_header(0);  // tips: the table has none
-  reply_key_specs(reply, command);
+  std::span<const std::string_view> tips;
+  if (command.metadata != nullptr) tips = command.metadata->tips;
+  reply.set_header(tips.size());
+  for (std::string_view tip : tips) reply.bulk(tip);
+  reply.set_header(command.key_specs.size());
+  for (const KeySpec& key_spec : command.key_specs) reply_key_spec(reply, key_spec);
   if (!command.is_container()) {
     reply.set_header(0);
     return;
@@ -99,7 +146,117 @@ void reply_command_info(ReplyWriter& reply, const Command& command) {
   for (const auto& [name, sub] : command.subcommands) reply_command_info(reply, *sub);
 }
 
+void reply_arguments(ReplyWriter& reply, std::span<const CommandArgument> arguments) {
+  static constexpr std::string_view kTypes[] = {"string",    "integer",    "double",
+                                                "key",       "pattern",    "unix-time",
+                                                "pure-token", "oneof",     "block"};
+  static constexpr std::string_view kFlags[] = {"optional", "multiple", "multiple_token"};
+  reply.array_header(arguments.size());
+  for (const CommandArgument& argument : arguments) {
+    const bool nested =
+        argument.type == ArgumentType::kOneOf || argument.type == ArgumentType::kBlock;
+    reply.map_header(2 + (argument.key_spec_index >= 0) + present(argument.token) +
+                     present(argument.summary) + present(argument.since) +
+                     present(argument.deprecated_since) + (argument.flags != 0) + nested);
+    reply.bulk("name");
+    reply.bulk(argument.name);
+    reply.bulk("type");
+    reply.bulk(kTypes[static_cast<size_t>(argument.type)]);
+    if (argument.key_spec_index >= 0) {
+      reply.bulk("key_spec_index");
+      reply.integer(argument.key_spec_index);
+    }
+    if (present(argument.token)) {
+      reply.bulk("token");
+      reply.bulk(argument.token);
+    }
+    if (present(argument.summary)) {
+      reply.bulk("summary");
+      reply.bulk(argument.summary);
+    }
+    if (present(argument.since)) {
+      reply.bulk("since");
+      reply.bulk(argument.since);
+    }
+    if (present(argument.deprecated_since)) {
+      reply.bulk("deprecated_since");
+      reply.bulk(argument.deprecated_since);
+    }
+    if (argument.flags != 0) {
+      reply.bulk("flags");
+      reply_flag_names(reply, argument.flags, kFlags);
+    }
+    if (nested) {
+      reply.bulk("arguments");
+      reply_arguments(reply, argument.arguments);
+    }
+  }
+}
+
+void reply_command_docs(ReplyWriter& reply, const Command& command);
+
+void reply_subcommand_docs(ReplyWriter& reply, const Command& command) {
+  reply.bulk("subcommands");
+  reply.map_header(command.subcommands.size());
+  for (const auto& [name, sub] : command.subcommands) {
+    reply.bulk(sub->full_name);
+    reply_command_docs(reply, *sub);
+  }
+}
+
+// Redis's documentation of the command, in its field order; absent fields are left out.
+void reply_metadata_docs(ReplyWriter& reply, const Command& command,
+                         const CommandMetadata& docs) {
+  static constexpr std::string_view kDocFlags[] = {"deprecated", "syscmd"};
+  reply.map_header(1 + present(docs.summary) + present(docs.since) + present(docs.complexity) +
+                   (docs.doc_flags != 0) + present(docs.deprecated_since) +
+                   present(docs.replaced_by) + !docs.history.empty() + !docs.arguments.empty() +
+                   command.is_container());
+  if (present(docs.summary)) {
+    reply.bulk("summary");
+    reply.bulk(docs.summary);
+  }
+  if (present(docs.since)) {
+    reply.bulk("since");
+    reply.bulk(docs.since);
+  }
+  reply.bulk("group");
+  reply.bulk(docs.group);
+  if (present(docs.complexity)) {
+    reply.bulk("complexity");
+    reply.bulk(docs.complexity);
+  }
+  if (docs.doc_flags != 0) {
+    reply.bulk("doc_flags");
+    reply_flag_names(reply, docs.doc_flags, kDocFlags);
+  }
+  if (present(docs.deprecated_since)) {
+    reply.bulk("deprecated_since");
+    reply.bulk(docs.deprecated_since);
+  }
+  if (present(docs.replaced_by)) {
+    reply.bulk("replaced_by");
+    reply.bulk(docs.replaced_by);
+  }
+  if (!docs.history.empty()) {
+    reply.bulk("history");
+    reply.set_header(docs.history.size());
+    for (const CommandHistoryEntry& entry : docs.history) {
+      reply.array_header(2);
+      reply.bulk(entry.version);
+      reply.bulk(entry.change);
+    }
+  }
+  if (!docs.arguments.empty()) {
+    reply.bulk("arguments");
+    reply_arguments(reply, docs.arguments);
+  }
+  if (command.is_container()) reply_subcommand_docs(reply, command);
+}
+
 void reply_command_docs(ReplyWriter& reply, const Command& command) {
+  if (command.metadata != nullptr) return reply_metadata_docs(reply, command, *command.metadata);
+  // A command Redis 7.0 lacks: what its row says.
   const CommandSpec& spec = *command.spec;
   const bool has_complexity = !spec.complexity.empty();
   reply.map_header(3 + (has_complexity ? 1 : 0) + (command.is_container() ? 1 : 0));
@@ -113,14 +270,7 @@ void reply_command_docs(ReplyWriter& reply, const Command& command) {
     reply.bulk("complexity");
     reply.bulk(spec.complexity);
   }
-  if (command.is_container()) {
-    reply.bulk("subcommands");
-    reply.map_header(command.subcommands.size());
-    for (const auto& [name, sub] : command.subcommands) {
-      reply.bulk(sub->full_name);
-      reply_command_docs(reply, *sub);
-    }
-  }
+  if (command.is_container()) reply_subcommand_docs(reply, command);
 }
 
 // A name as COMMAND INFO and DOCS take it: "get", or "config|get" for a subcommand. Only one
@@ -254,17 +404,16 @@ void command_list_command(CommandContext& ctx) {
   for (const std::string* name : names) ctx.reply.bulk(*name);
 }
 
-// The command named by args[2..] and the positions of its keys among those arguments, or an
-// error reply already sent (null).
-const Command* resolve_key_command(CommandContext& ctx, std::vector<int>* positions) {
+// The command named by args[2..] and its keys among those arguments, or an error reply already
+// sent (null), with Redis's checks in Redis's order.
+const Command* resolve_key_command(CommandContext& ctx, std::vector<KeyReference>* keys) {
   std::span<const std::string_view> target = ctx.args.subspan(2);
   const Command* command = ctx.server.commands().find_for_args(target);
   if (command == nullptr) {
     ctx.error(errors::kInvalidCommandSpecified);
     return nullptr;
   }
-  // GETKEYS leaves out not_key positions, so the shard channel commands have none.
-  if (!has_keys(*command) || command->has(kPubSub)) {
+  if (!CommandTable::has_keys(*command)) {
     ctx.error(errors::kCommandHasNoKeys);
     return nullptr;
   }
@@ -274,8 +423,8 @@ const Command* resolve_key_command(CommandContext& ctx, std::vector<int>* positi
     ctx.error(errors::kInvalidCommandArgumentCount);
     return nullptr;
   }
-  *positions = CommandTable::key_positions(*command, target);
-  if (positions->empty() && !command->has(kNoMandatoryKeys)) {
+  *keys = CommandTable::keys(*command, target);
+  if (keys->empty() && !command->has(kNoMandatoryKeys)) {
     ctx.error(errors::kInvalidCommandArguments);
     return nullptr;
   }
@@ -283,22 +432,20 @@ const Command* resolve_key_command(CommandContext& ctx, std::vector<int>* positi
 }
 
 void command_getkeys_command(CommandContext& ctx) {
-  std::vector<int> positions;
-  if (resolve_key_command(ctx, &positions) == nullptr) return;
-  ctx.reply.array_header(positions.size());
-  for (int position : positions) ctx.reply.bulk(ctx.args[2 + position]);
+  std::vector<KeyReference> keys;
+  if (resolve_key_command(ctx, &keys) == nullptr) return;
+  ctx.reply.array_header(keys.size());
+  for (const KeyReference& key : keys) ctx.reply.bulk(ctx.args[2 + key.position]);
 }
 
 void command_getkeysandflags_command(CommandContext& ctx) {
-  std::vector<int> positions;
-  const Command* command = resolve_key_command(ctx, &positions);
-  if (command == nullptr) return;
-  const std::vector<std::string_view> flags = key_flag_names(*command);
-  ctx.reply.array_header(positions.size());
-  for (int position : positions) {
+  std::vector<KeyReference> keys;
+  if (resolve_key_command(ctx, &keys) == nullptr) return;
+  ctx.reply.array_header(keys.size());
+  for (const KeyReference& key : keys) {
     ctx.reply.array_header(2);
-    ctx.reply.bulk(ctx.args[2 + position]);
-    reply_flag_set(ctx.reply, flags);
+    ctx.reply.bulk(ctx.args[2 + key.position]);
+    reply_key_flags(ctx.reply, key.flags);
   }
 }
 

@@ -43,7 +43,7 @@ void bgrewriteaof_command(CommandContext& ctx) {
 }
 
 constexpr CommandSpec kAofCommands[] = {
-    {"bgrewriteaof", 1, kAdmin | kNoScript, 0, 0, 0, 0, bgrewriteaof_command,
+    {"bgrewriteaof", 1, kAdmin | kNoScript | kNoAsyncLoading, 0, 0, 0, 0, bgrewriteaof_command,
      "server", "1.0.0", "Asynchronously rewrite the append-only file", "O(1)"},
 };
 

@@ -356,10 +356,10 @@ constexpr CommandSpec kPersistenceCommands[] = {
      "target instance. See the pages of these commands for time complexity. Also an O(N) data "
      "transfer between the two instances is performed.",
      {}, migrate_keys},
-    {"save", 1, kAdmin | kNoScript | kNoMulti, 0, 0, 0, 0, save_command, "server", "1.0.0",
+    {"save", 1, kAdmin | kNoScript | kNoAsyncLoading | kNoMulti, 0, 0, 0, 0, save_command, "server", "1.0.0",
      "Synchronously save the dataset to disk",
      "O(N) where N is the total number of keys in all databases"},
-    {"bgsave", -1, kAdmin | kNoScript, 0, 0, 0, 0, bgsave_command, "server", "1.0.0",
+    {"bgsave", -1, kAdmin | kNoScript | kNoAsyncLoading, 0, 0, 0, 0, bgsave_command, "server", "1.0.0",
      "Asynchronously save the dataset to disk", "O(1)"},
     {"lastsave", 1, kLoading | kStale | kFast, 0, 0, 0, kAclAdmin | kAclDangerous, lastsave_command,
      "server", "1.0.0", "Get the UNIX time stamp of the last successful save to disk", "O(1)"},

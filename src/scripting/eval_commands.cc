@@ -245,7 +245,7 @@ constexpr CommandSpec kEvalCommands[] = {
     {"fcall_ro", -3, kEvalFlags | kReadonly | kRunsScripts, 0, 0, 0, kAclScripting,
      fcall_ro_command, "scripting", "7.0.0", "Invoke a read-only function",
      "Depends on the function that is executed.", {}, numkeys_keys<2>},
-    {"function", -2, 0, 0, 0, 0, kAclScripting, nullptr, "scripting", "7.0.0",
+    {"function", -2, 0, 0, 0, 0, 0, nullptr, "scripting", "7.0.0",
      "A container for function commands", "Depends on subcommand.", kFunctionSubcommands},
     {"eval", -3, kEvalWriteFlags | kRunsScripts, 0, 0, 0, kAclScripting, eval_command, "scripting",
      "2.6.0", "Execute a Lua script server side", kEvalComplexity, {}, numkeys_keys<2>},
@@ -258,7 +258,7 @@ constexpr CommandSpec kEvalCommands[] = {
     {"evalsha_ro", -3, kEvalFlags | kReadonly | kRunsScripts, 0, 0, 0, kAclScripting,
      evalsha_ro_command, "scripting", "7.0.0", "Execute a read-only Lua script server side",
      kEvalComplexity, {}, numkeys_keys<2>},
-    {"script", -2, 0, 0, 0, 0, kAclScripting, nullptr, "scripting", "2.6.0",
+    {"script", -2, 0, 0, 0, 0, 0, nullptr, "scripting", "2.6.0",
      "A container for Lua scripts management commands", "Depends on subcommand.",
      kScriptSubcommands},
 };

@@ -333,7 +333,8 @@ TEST_F(DispatcherTest, InternalFlagsAreNotCommandFlags) {
   EXPECT_EQ(CommandTable::flag_names(kFast | kRunsInMulti | kSubscribedContext),
             std::vector<std::string_view>{"fast"});
   EXPECT_EQ(h.call("COMMAND INFO ping"),
-            "[[\"ping\", :-1, [+fast], :0, :0, :0, [+@fast, +@connection], [], [], []]]");
+            "[[\"ping\", :-1, [+fast], :0, :0, :0, [+@fast, +@connection], "
+            "[\"request_policy:all_shards\", \"response_policy:all_succeeded\"], [], []]]");
 }
 
 }  // namespace

@@ -697,13 +697,17 @@ TEST_F(SetCommands, CommandInfo) {
       "[[\"smove\", :4, [+write, +fast], :1, :2, :1, [+@write, +@set, +@fast], []"));
   EXPECT_TRUE(info("sunionstore").starts_with(
       "[[\"sunionstore\", :-3, [+write, +denyoom], :1, :-1, :1, [+@write, +@set, +@slow], []"));
+  // Random replies carry Redis 7.0's nondeterministic_output tip.
   EXPECT_TRUE(info("srandmember").starts_with(
-      "[[\"srandmember\", :-2, [+readonly], :1, :1, :1, [+@read, +@set, +@slow], []"));
+      "[[\"srandmember\", :-2, [+readonly], :1, :1, :1, [+@read, +@set, +@slow], "
+      "[\"nondeterministic_output\"]"));
   EXPECT_TRUE(info("spop").starts_with(
-      "[[\"spop\", :-2, [+write, +fast], :1, :1, :1, [+@write, +@set, +@fast], []"));
+      "[[\"spop\", :-2, [+write, +fast], :1, :1, :1, [+@write, +@set, +@fast], "
+      "[\"nondeterministic_output\"]"));
   EXPECT_EQ(h.call("COMMAND DOCS scard"),
             "[\"scard\", [\"summary\", \"Get the number of members in a set\", \"since\", "
-            "\"1.0.0\", \"group\", \"set\", \"complexity\", \"O(1)\"]]");
+            "\"1.0.0\", \"group\", \"set\", \"complexity\", \"O(1)\", \"arguments\", "
+            "[[\"name\", \"key\", \"type\", \"key\", \"key_spec_index\", :0]]]]");
 }
 
 }  // namespace
