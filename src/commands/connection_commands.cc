@@ -1,10 +1,11 @@
 // Connection commands: PING, ECHO, SELECT, QUIT, RESET, AUTH, HELLO.
 #include <string>
 
-#include "commands/arg_parser.h"
 #include "commands/context.h"
 #include "commands/errors.h"
 #include "commands/families.h"
+#include "common/ascii.h"
+#include "common/number.h"
 #include "common/version.h"
 
 namespace keywarden {

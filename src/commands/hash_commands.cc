@@ -14,11 +14,11 @@
 #include <string_view>
 #include <vector>
 
-#include "commands/arg_parser.h"
 #include "commands/context.h"
 #include "commands/errors.h"
 #include "commands/families.h"
 #include "commands/scan_options.h"
+#include "common/ascii.h"
 #include "common/glob.h"
 #include "common/number.h"
 #include "types/hash_value.h"

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "commands/arg_parser.h"
 #include "commands/command_metadata.h"
 #include "commands/context.h"
 #include "commands/errors.h"
 #include "commands/families.h"
+#include "common/ascii.h"
 #include "common/glob.h"
 
 namespace keywarden {

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "commands/arg_parser.h"
 #include "commands/context.h"
 #include "commands/errors.h"
 #include "commands/families.h"
 #include "commands/scan_options.h"
+#include "common/ascii.h"
 #include "common/glob.h"
 #include "common/number.h"
 

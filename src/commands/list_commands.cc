@@ -22,11 +22,11 @@
 #include <string_view>
 #include <vector>
 
-#include "commands/arg_parser.h"
 #include "commands/blocking.h"
 #include "commands/context.h"
 #include "commands/errors.h"
 #include "commands/families.h"
+#include "common/ascii.h"
 #include "common/number.h"
 #include "types/list_value.h"
 #include "types/value.h"

@@ -8,9 +8,9 @@
 #include <limits>
 #include <string_view>
 
-#include "commands/arg_parser.h"
 #include "commands/context.h"
 #include "commands/errors.h"
+#include "common/ascii.h"
 #include "common/number.h"
 
 namespace keywarden {

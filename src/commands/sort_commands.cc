@@ -19,10 +19,11 @@
 #include <string_view>
 #include <vector>
 
-#include "commands/arg_parser.h"
 #include "commands/context.h"
 #include "commands/errors.h"
 #include "commands/families.h"
+#include "common/ascii.h"
+#include "common/number.h"
 #include "types/hash_value.h"
 #include "types/list_value.h"
 #include "types/set_value.h"

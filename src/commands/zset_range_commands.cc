@@ -23,10 +23,10 @@
 #include <utility>
 #include <vector>
 
-#include "commands/arg_parser.h"
 #include "commands/context.h"
 #include "commands/errors.h"
 #include "commands/families.h"
+#include "common/ascii.h"
 #include "common/number.h"
 #include "types/set_value.h"
 #include "types/value.h"

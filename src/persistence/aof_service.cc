@@ -8,13 +8,13 @@
 #include <cerrno>
 #include <cstring>
 
-#include "commands/arg_parser.h"
 #include "commands/command_table.h"
 #include "commands/config_registry.h"
 #include "commands/context.h"
 #include "commands/dispatcher.h"
 #include "commands/errors.h"
 #include "commands/info_text.h"
+#include "common/ascii.h"
 #include "common/log.h"
 #include "common/number.h"
 #include "persistence/aof_rewrite.h"

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "commands/arg_parser.h"
 #include "commands/context.h"
 #include "commands/errors.h"
 #include "commands/notifications.h"
+#include "common/ascii.h"
 #include "common/number.h"
 #include "persistence/fork_child.h"
 #include "persistence/rdb_codec.h"

@@ -3,9 +3,9 @@
 // theirs to parse.
 #include <string_view>
 
-#include "commands/arg_parser.h"
 #include "commands/context.h"
 #include "commands/errors.h"
+#include "common/ascii.h"
 #include "scripting/eval_commands.h"
 #include "scripting/script_engine.h"
 

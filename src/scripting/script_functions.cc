@@ -11,14 +11,14 @@ extern "C" {
 #include <lua.h>
 }
 
-#include "commands/arg_parser.h"
 #include "commands/context.h"
 #include "commands/errors.h"
+#include "common/ascii.h"
 #include "common/crc64.h"
 #include "common/glob.h"
 #include "common/lzf.h"
-#include "scripting/lua_sandbox.h"
 #include "resp/split_arguments.h"
+#include "scripting/lua_sandbox.h"
 #include "scripting/script_engine.h"
 
 namespace keywarden {

@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "commands/arg_parser.h"
 #include "commands/context.h"
 #include "commands/errors.h"
+#include "common/ascii.h"
 #include "common/log.h"
 #include "server/server.h"
 #include "server/server_families.h"

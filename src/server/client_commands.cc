@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "commands/arg_parser.h"
 #include "commands/context.h"
 #include "commands/errors.h"
+#include "common/ascii.h"
 #include "common/number.h"
 #include "server/server.h"
 #include "server/server_families.h"

@@ -35,15 +35,15 @@
 #include <thread>
 #include <vector>
 
-#include "commands/arg_parser.h"
+#include "commands/config_registry.h"
 #include "commands/context.h"
 #include "commands/errors.h"
+#include "common/ascii.h"
 #include "common/glob.h"
 #include "common/log.h"
 #include "common/number.h"
 #include "common/sha1.h"
 #include "persistence/rdb_codec.h"
-#include "commands/config_registry.h"
 #include "server/server.h"
 #include "server/server_families.h"
 #include "storage/memory_accounting.h"

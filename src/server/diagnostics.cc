@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <sstream>
 
-#include "commands/arg_parser.h"
 #include "commands/command_table.h"
 #include "commands/config_registry.h"
 #include "commands/info_text.h"
+#include "common/ascii.h"
 #include "common/number.h"
 #include "scripting/script_engine.h"
 #include "server/server.h"

@@ -5,10 +5,10 @@
 #include <string_view>
 #include <utility>
 
-#include "commands/arg_parser.h"
+#include "commands/config_registry.h"
+#include "common/ascii.h"
 #include "common/number.h"
 #include "resp/split_arguments.h"
-#include "commands/config_registry.h"
 
 namespace keywarden {
 namespace {

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "commands/arg_parser.h"
 #include "commands/context.h"
+#include "common/ascii.h"
 #include "common/number.h"
 #include "common/version.h"
 #include "scripting/script_engine.h"

@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "commands/arg_parser.h"
 #include "commands/command_table.h"
 #include "commands/context.h"
 #include "commands/errors.h"
+#include "common/ascii.h"
 #include "common/number.h"
-#include "server/connection.h"
 #include "scripting/script_engine.h"
+#include "server/connection.h"
 #include "server/server.h"
 #include "storage/memory_accounting.h"
 

@@ -19,19 +19,13 @@
 #include <random>
 #include <sstream>
 
-#include "commands/arg_parser.h"
 #include "commands/context.h"
 #include "commands/errors.h"
-#include "commands/families.h"
+#include "common/ascii.h"
 #include "common/log.h"
 #include "common/number.h"
-#include "persistence/aof_rewrite.h"
 #include "persistence/fork_child.h"
-#include "persistence/function_libraries.h"
-#include "persistence/rdb_file.h"
 #include "resp/split_arguments.h"
-#include "persistence/fork_child.h"
-#include "scripting/eval_commands.h"
 #include "scripting/script_engine.h"
 #include "server/server_families.h"
 #include "storage/memory_accounting.h"
