@@ -289,14 +289,26 @@ void migrate_command(CommandContext& ctx) {
   }
 }
 
-// MIGRATE's keys: the key argument, or those after KEYS (for COMMAND GETKEYS and ACLs).
+// MIGRATE's keys: the key argument, or those after KEYS (for COMMAND GETKEYS and ACLs). The
+// options before KEYS are walked as Redis 7.0 walks them, stepping over the value of AUTH and
+// the two of AUTH2, so that a password or user name spelt "keys" is not taken for the keyword.
+// Anything else (an unknown option, a value missing at the end) is left for the command to
+// reject: the walk just goes on, and without KEYS the key argument is the answer. KEYS with a
+// non-empty key argument is a syntax error of the command, and names no key.
 std::vector<int> migrate_keys(std::span<const std::string_view> args) {
   for (size_t i = 6; i < args.size(); ++i) {
-    if (!equals_ignore_case(args[i], "keys")) continue;
-    std::vector<int> positions;
-    if (!args[3].empty()) return positions;
-    for (size_t key = i + 1; key < args.size(); ++key) positions.push_back(static_cast<int>(key));
-    return positions;
+    if (equals_ignore_case(args[i], "auth")) {
+      i += 1;
+    } else if (equals_ignore_case(args[i], "auth2")) {
+      i += 2;
+    } else if (equals_ignore_case(args[i], "keys")) {
+      std::vector<int> positions;
+      if (!args[3].empty()) return positions;
+      for (size_t key = i + 1; key < args.size(); ++key) {
+        positions.push_back(static_cast<int>(key));
+      }
+      return positions;
+    }
   }
   return args.size() > 3 ? std::vector<int>{3} : std::vector<int>{};
 }

@@ -273,11 +273,6 @@ def test_command_list_filterby_matches_redis_on_shared_commands(pair, filterby):
 # GETKEYS and GETKEYSANDFLAGS
 # --------------------------------------------------------------------------------------------
 
-# MIGRATE's key finder (migrate_keys in src/persistence/rdb_commands.cc) does not step over the
-# values of AUTH and AUTH2, so a password spelt "keys" is taken for the KEYS keyword; Redis
-# steps over them. Only COMMAND GETKEYS sees it (the command itself parses AUTH right).
-MIGRATE_AUTH = "migrate_keys does not skip AUTH/AUTH2 values"
-
 GETKEYS_CASES = [
     ("get", "k"),
     ("get", "a", "b"),
@@ -352,11 +347,20 @@ GETKEYS_CASES = [
     ("migrate", "h", "1", "k", "0", "5000"),
     ("migrate", "h", "1", "", "0", "5000", "KEYS", "a", "b"),
     ("migrate", "h", "1", "k", "0", "5000", "KEYS", "a", "b"),
-    pytest.param(("migrate", "h", "1", "", "0", "5000", "AUTH", "keys", "KEYS", "a"),
-                 marks=pytest.mark.xfail(strict=True, reason=MIGRATE_AUTH)),
-    pytest.param(("migrate", "h", "1", "", "0", "5000", "AUTH2", "keys", "p", "KEYS", "a"),
-                 marks=pytest.mark.xfail(strict=True, reason=MIGRATE_AUTH)),
+    # The values of AUTH (one) and AUTH2 (two) are stepped over, even when spelt "keys", and
+    # an option missing its values at the end leaves the key argument as the key.
+    ("migrate", "h", "1", "", "0", "5000", "AUTH", "keys", "KEYS", "a"),
+    ("migrate", "h", "1", "", "0", "5000", "AUTH2", "keys", "p", "KEYS", "a"),
+    ("migrate", "h", "1", "", "0", "5000", "AUTH2", "u", "keys", "KEYS", "a"),
     ("migrate", "h", "1", "", "0", "5000", "AUTH", "p", "KEYS", "a"),
+    ("migrate", "h", "1", "", "0", "5000", "AUTH2", "u", "p", "KEYS", "a", "b"),
+    ("migrate", "h", "1", "", "0", "5000", "COPY", "REPLACE", "KEYS", "a"),
+    ("migrate", "h", "1", "", "0", "5000", "AUTH"),
+    ("migrate", "h", "1", "", "0", "5000", "AUTH2", "KEYS"),
+    ("migrate", "h", "1", "k", "0", "5000", "AUTH", "keys"),
+    ("migrate", "h", "1", "k", "0", "5000", "AUTH", "p", "KEYS", "a"),
+    ("migrate", "h", "1", "", "0", "5000", "KEYS"),
+    ("migrate", "h", "1", "", "0", "5000", "bogus", "KEYS", "a"),
     ("migrate", "h", "1", "keys", "0", "5000"),
     ("spublish", "c", "m"),
     ("ssubscribe", "c"),
