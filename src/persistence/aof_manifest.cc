@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/ascii.h"
 #include "resp/split_arguments.h"
 
 namespace keywarden {
@@ -59,17 +60,6 @@ void append_line(std::string& out, const AofFileInfo& info) {
   out += '\n';
 }
 
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 std::string AofManifest::to_text() const {
@@ -111,14 +101,14 @@ std::string AofManifest::parse(std::string_view text, AofManifest* out, std::str
     AofFileInfo info;
     char type = 0;
     for (size_t i = 0; i < words.size(); i += 2) {
-      if (equals_ignoring_case(words[i], "file")) {
+      if (equals_ignore_case(words[i], "file")) {
         info.name = words[i + 1];
         if (info.name.find('/') != std::string::npos) {
           return "File can't be a path, just a filename";
         }
-      } else if (equals_ignoring_case(words[i], "seq")) {
+      } else if (equals_ignore_case(words[i], "seq")) {
         info.seq = std::atoll(words[i + 1].c_str());
-      } else if (equals_ignoring_case(words[i], "type")) {
+      } else if (equals_ignore_case(words[i], "type")) {
         type = words[i + 1].empty() ? 0 : words[i + 1][0];
       }
     }
