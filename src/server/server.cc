@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -21,9 +20,7 @@
 
 #include "commands/context.h"
 #include "commands/errors.h"
-#include "common/ascii.h"
 #include "common/log.h"
-#include "common/number.h"
 #include "persistence/fork_child.h"
 #include "resp/split_arguments.h"
 #include "scripting/script_engine.h"
