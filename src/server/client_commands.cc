@@ -13,7 +13,7 @@
 #include "commands/errors.h"
 #include "common/ascii.h"
 #include "common/number.h"
-#include "server/server.h"
+#include "server/client_registry.h"
 #include "server/server_families.h"
 
 namespace keywarden {
@@ -171,7 +171,7 @@ void client_getname_command(CommandContext& ctx) {
 }
 
 void client_list_command(CommandContext& ctx) {
-  Server& server = Server::from(ctx);
+  ClientRegistry& clients = ctx.service<ClientRegistry>();
   const size_t argc = ctx.args.size();
   std::string text;
   if (argc > 3 && equals_ignore_case(ctx.args[2], "id")) {
@@ -183,7 +183,7 @@ void client_list_command(CommandContext& ctx) {
       ids.push_back(id);
     }
     for (int64_t id : ids) {
-      Connection* connection = id > 0 ? server.connection(static_cast<uint64_t>(id)) : nullptr;
+      Connection* connection = id > 0 ? clients.connection(static_cast<uint64_t>(id)) : nullptr;
       if (connection == nullptr || connection->closed()) continue;
       append_client_info(text, *connection, ctx);
       text += '\n';
@@ -198,7 +198,7 @@ void client_list_command(CommandContext& ctx) {
   } else if (argc != 2) {
     return ctx.error(errors::kSyntax);
   }
-  for (const auto& [id, connection] : server.connections()) {
+  for (const auto& [id, connection] : clients.connections()) {
     if (connection->closed()) continue;
     if (filter_type && client_type(*connection) != type) continue;
     append_client_info(text, *connection, ctx);
@@ -208,7 +208,7 @@ void client_list_command(CommandContext& ctx) {
 }
 
 void client_info_command(CommandContext& ctx) {
-  Connection* self = Server::from(ctx).connection(ctx.session.id);
+  Connection* self = ctx.service<ClientRegistry>().connection(ctx.session.id);
   std::string text;
   if (self != nullptr) append_client_info(text, *self, ctx);
   text += '\n';
@@ -218,7 +218,7 @@ void client_info_command(CommandContext& ctx) {
 // CLIENT KILL <addr> (the old form: kills even the caller, errors when nothing matched) or
 // CLIENT KILL <filter> <value> ... (every filter must match; replies with the number killed).
 void client_kill_command(CommandContext& ctx) {
-  Server& server = Server::from(ctx);
+  ClientRegistry& clients = ctx.service<ClientRegistry>();
   const size_t argc = ctx.args.size();
   const bool old_form = argc == 3;
   std::string_view address, local_address;
@@ -268,7 +268,7 @@ void client_kill_command(CommandContext& ctx) {
 
   int64_t killed = 0;
   bool kill_self = false;
-  for (const auto& [connection_id, connection] : server.connections()) {
+  for (const auto& [connection_id, connection] : clients.connections()) {
     if (connection->closed()) continue;
     if (has_address && connection->peer() != address) continue;
     if (has_local_address && connection->local() != local_address) continue;
@@ -412,7 +412,7 @@ void client_unblock_command(CommandContext& ctx) {
   }
   int64_t id;
   if (!parse_int64(ctx.args[2], &id)) return ctx.error(errors::kNotInteger);
-  Connection* target = Server::from(ctx).connection(static_cast<uint64_t>(id));
+  Connection* target = ctx.service<ClientRegistry>().connection(static_cast<uint64_t>(id));
   if (target == nullptr || target->closed() || !target->session().blocked.blocked()) {
     ctx.reply.integer(0);
     return;

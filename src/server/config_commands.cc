@@ -35,6 +35,7 @@ void config_resetstat_command(CommandContext& ctx) {
   server.state().eviction().reset_stats();
   server.state().keyspace().lazy_free().reset_stats();
   server.network_stats() = {};
+  server.clients().stats() = {};
   server.diagnostics().reset_stats();
   ctx.reply.simple_string("OK");
 }

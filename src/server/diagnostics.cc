@@ -136,7 +136,7 @@ void Diagnostics::after_nested_command(const ClientSession& session,
     // Only for a client's script: one the AOF loader replays stays out, as Redis keeps
     // loading out of the slow log.
     const ClientSession* caller = server_.scripting().running_caller();
-    if (caller == nullptr || server_.connection(caller->id) == nullptr) return;
+    if (caller == nullptr || server_.clients().connection(caller->id) == nullptr) return;
     // Redis logs a script's commands for its Lua client, which has no address and no name,
     // and shows them to MONITOR as "lua", admin commands excepted.
     record_command_duration(command, args, duration_us, "?:0", "");
@@ -145,7 +145,7 @@ void Diagnostics::after_nested_command(const ClientSession& session,
   }
   // A command of EXEC's queue: logged and shown for the client that sent it, in the database
   // it left selected, before the EXEC itself (which comes after its queue).
-  const Connection* client = server_.connection(session.id);
+  const Connection* client = server_.clients().connection(session.id);
   if (client == nullptr) return;
   record_command_duration(command, args, duration_us, client->peer(), session.name);
   if (!monitors_.empty() && !command.has(kSkipMonitor) && !command.has(kAdmin)) {
@@ -207,7 +207,7 @@ void Diagnostics::feed_monitors_from_script(const ClientSession& client,
                                             std::span<const std::string_view> args) {
   if (monitors_.empty()) return;
   // EVAL and FCALL skip the usual feed after running: they are shown before they run.
-  if (const Connection* caller = server_.connection(client.id)) {
+  if (const Connection* caller = server_.clients().connection(client.id)) {
     write_monitor_line(client.db, monitor_source(*caller), args);
   }
 }
@@ -253,7 +253,7 @@ void Diagnostics::write_monitor_line(int db, std::string_view source,
   }
   line += "\r\n";
   for (uint64_t id : monitors_) {
-    Connection* monitor = server_.connection(id);
+    Connection* monitor = server_.clients().connection(id);
     // A monitor sees its own commands too, as in Redis.
     if (monitor != nullptr) monitor->send_raw(line);
   }

@@ -21,7 +21,7 @@ namespace {
 // --- MONITOR -----------------------------------------------------------------------------------
 
 void monitor_command(CommandContext& ctx) {
-  Connection* connection = Server::from(ctx).connection(ctx.session.id);
+  Connection* connection = ctx.service<ClientRegistry>().connection(ctx.session.id);
   // A second MONITOR is ignored without a reply, as Redis ignores it.
   if (connection == nullptr || connection->monitor()) return;
   ctx.service<Diagnostics>().add_monitor(*connection);

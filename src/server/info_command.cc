@@ -135,29 +135,6 @@ void server_section(InfoText& info, Server& server, int64_t now_us) {
   info.field("io_threads_active", 0);
 }
 
-void clients_section(InfoText& info, Server& server) {
-  size_t connected = 0, max_input = 0, max_output = 0;
-  for (const auto& [id, connection] : server.connections()) {
-    if (connection->closed()) continue;
-    ++connected;
-    max_input = std::max(max_input, connection->query_buffer_capacity());
-    max_output = std::max(max_output, connection->output_memory());
-  }
-  info.section("Clients");
-  info.field("connected_clients", connected);
-  info.field("cluster_connections", 0);
-  info.field("maxclients", server.network().maxclients);
-  // Redis tracks these peaks over the last seconds; keywarden reports the current largest.
-  info.field("client_recent_max_input_buffer", max_input);
-  info.field("client_recent_max_output_buffer", max_output);
-  const BlockingRegistry& blocking = server.state().blocking();
-  // Clients held by CLIENT PAUSE count as blocked, as in Redis 7.0 (tooling waits on it).
-  info.field("blocked_clients", blocking.blocked_count() +
-                                    static_cast<uint64_t>(server.clients_held_by_pause()));
-  info.field("tracking_clients", 0);
-  info.field("clients_in_timeout_table", blocking.timed_count());
-}
-
 void memory_section(InfoText& info, Server& server) {
   const memory::AllocatorStats allocator = memory::allocator_stats();
   const size_t used = server.used_memory();
@@ -166,7 +143,7 @@ void memory_section(InfoText& info, Server& server) {
   const size_t startup = server.startup_memory();
 
   size_t clients_memory = 0;
-  for (const auto& [id, connection] : server.connections()) {
+  for (const auto& [id, connection] : server.clients().connections()) {
     if (!connection->closed()) clients_memory += connection->memory_usage();
   }
   // Overhead is what is not the data itself: the start-up footprint, client buffers, and the
@@ -290,14 +267,15 @@ void persistence_section(InfoText& info, Server& server) {
 
 void stats_section(InfoText& info, Server& server) {
   const NetworkStats& network = server.network_stats();
+  const ClientStats& clients = server.clients().stats();
   const ServerStats& stats = server.state().stats();
   const ExpiryStats& expiry = server.state().keyspace().expiry_stats();
   info.section("Stats");
-  info.field("total_connections_received", network.total_connections_received);
+  info.field("total_connections_received", clients.total_connections_received);
   info.field("total_commands_processed", stats.total_commands_processed);
   info.field("instantaneous_ops_per_sec", average_sample(network.ops_samples));
-  info.field("total_net_input_bytes", network.net_input_bytes);
-  info.field("total_net_output_bytes", network.net_output_bytes);
+  info.field("total_net_input_bytes", clients.net_input_bytes);
+  info.field("total_net_output_bytes", clients.net_output_bytes);
   info.field("total_net_repl_input_bytes", 0);
   info.field("total_net_repl_output_bytes", 0);
   info.fixed2("instantaneous_input_kbps",
@@ -306,7 +284,7 @@ void stats_section(InfoText& info, Server& server) {
               static_cast<float>(average_sample(network.output_samples)) / 1024);
   info.field("instantaneous_input_repl_kbps", "0.00");
   info.field("instantaneous_output_repl_kbps", "0.00");
-  info.field("rejected_connections", network.rejected_connections);
+  info.field("rejected_connections", clients.rejected_connections);
   info.field("sync_full", 0);
   info.field("sync_partial_ok", 0);
   info.field("sync_partial_err", 0);
@@ -315,7 +293,7 @@ void stats_section(InfoText& info, Server& server) {
   info.field("expired_time_cap_reached_count", expiry.time_cap_reached_count);
   info.field("expire_cycle_cpu_milliseconds", expiry.cycle_cpu_us / 1000);
   info.field("evicted_keys", server.state().eviction().evicted_keys());
-  info.field("evicted_clients", network.evicted_clients);
+  info.field("evicted_clients", clients.evicted_clients);
   info.field("total_eviction_exceeded_time", server.state().eviction().total_exceeded_ms());
   info.field("current_eviction_exceeded_time", server.state().eviction().current_exceeded_ms());
   info.field("keyspace_hits", stats.keyspace_hits);
@@ -341,8 +319,8 @@ void stats_section(InfoText& info, Server& server) {
   info.field("unexpected_error_replies", 0);
   info.field("total_error_replies", stats.total_error_replies);
   info.field("dump_payload_sanitizations", stats.dump_payload_sanitizations);
-  info.field("total_reads_processed", network.reads_processed);
-  info.field("total_writes_processed", network.writes_processed);
+  info.field("total_reads_processed", clients.reads_processed);
+  info.field("total_writes_processed", clients.writes_processed);
   info.field("io_threaded_reads_processed", 0);
   info.field("io_threaded_writes_processed", 0);
   info.field("reply_buffer_shrinks", 0);
@@ -433,7 +411,8 @@ void info_command(CommandContext& ctx) {
   const int64_t now_us = server.clock().wall_us();
   InfoText info;
   if (request.wants("server")) server_section(info, server, now_us);
-  if (request.wants("clients")) clients_section(info, server);
+  // The client registry's section, all of it (its install()).
+  if (request.wants("clients")) server.info_sections().write("clients", info);
   if (request.wants("memory")) memory_section(info, server);
   if (request.wants("persistence")) persistence_section(info, server);
   if (request.wants("stats")) stats_section(info, server);

@@ -73,7 +73,7 @@ MemoryFigures memory_figures(CommandContext& ctx) {
   figures.used = server.used_memory();
   figures.peak = std::max(server.peak_memory(), figures.used);
   figures.startup = server.startup_memory();
-  for (const auto& [id, connection] : server.connections()) {
+  for (const auto& [id, connection] : server.clients().connections()) {
     if (connection->closed()) continue;
     ++figures.client_count;
     figures.clients += sizeof(Connection) + connection->query_buffer_capacity() +

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -21,9 +20,7 @@
 
 #include "commands/context.h"
 #include "commands/errors.h"
-#include "common/ascii.h"
 #include "common/log.h"
-#include "common/number.h"
 #include "persistence/fork_child.h"
 #include "resp/split_arguments.h"
 #include "scripting/script_engine.h"
@@ -33,55 +30,9 @@
 namespace keywarden {
 namespace {
 
-constexpr std::string_view kProtectedModeReply =
-    "-DENIED Redis is running in protected mode because protected mode is enabled and no "
-    "password is set for the default user. In this mode connections are only accepted from the "
-    "loopback interface. If you want to connect from external computers to Redis you may adopt "
-    "one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG "
-    "SET protected-mode no' from the loopback interface by connecting to Redis from the same "
-    "host the server is running, however MAKE SURE Redis is not publicly accessible from "
-    "internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively "
-    "you can just disable the protected mode by editing the Redis configuration file, and "
-    "setting the protected mode option to 'no', and then restarting the server. 3) If you "
-    "started the server manually just for testing, restart it with the '--protected-mode no' "
-    "option. 4) Setup a an authentication password for the default user. NOTE: You only need to "
-    "do one of the above things in order for the server to start accepting connections from "
-    "the outside.\r\n";
-
 bool set_nonblocking(int fd) {
   int flags = fcntl(fd, F_GETFL, 0);
   return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
-}
-
-std::string format_address(const sockaddr_storage& address) {
-  char host[INET6_ADDRSTRLEN] = "?";
-  int port = 0;
-  if (address.ss_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(&address);
-    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-    port = ntohs(in->sin_port);
-    return std::string(host) + ":" + std::to_string(port);
-  }
-  if (address.ss_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&address);
-    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-    port = ntohs(in6->sin6_port);
-    return std::string(host) + ":" + std::to_string(port);
-  }
-  return "";
-}
-
-bool is_loopback(const sockaddr_storage& address) {
-  if (address.ss_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(&address);
-    return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-  }
-  if (address.ss_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&address);
-    if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)) return true;
-    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) return in6->sin6_addr.s6_addr[12] == 127;
-  }
-  return false;
 }
 
 // Opens a listening TCP socket on `host`:`port`; returns the descriptor or -1 with `error`.
@@ -172,6 +123,7 @@ Server::Server() : state_(clock_, 16), dispatcher_(state_) {
   ForkChild::attach(&state_.keyspace());
   diagnostics_ = std::make_unique<Diagnostics>(*this);
   scripting_ = std::make_unique<ScriptEngine>(state_);
+  clients_ = std::make_unique<ClientRegistry>(state_, dispatcher_, loop_, settings_.hz);
   scripting_->set_busy_handler([this] { process_while_busy(); });
   scripting_->set_monitor_feed(
       [this](const ClientSession& client, std::span<const std::string_view> args) {
@@ -217,16 +169,15 @@ void Server::serve_while_loading(int64_t loaded_bytes, int64_t total_bytes) {
   loading_.total_bytes = total_bytes;
   // Clients connected meanwhile are answered (-LOADING for most commands), as Redis does with
   // processEventsWhileBlocked.
-  flush_pending_writes();
+  clients_->flush_pending_writes();
   loop_.poll_once(0);
-  flush_pending_writes();
-  for (uint64_t id : closed_connections_) connections_.erase(id);
-  closed_connections_.clear();
+  clients_->flush_pending_writes();
+  clients_->reap_closed();
 }
 
 Server::~Server() {
   rdb_->kill_background_save();
-  connections_.clear();
+  clients_->drop_all();
   scripting_.reset();
   listeners_.clear();
 }
@@ -294,13 +245,8 @@ void Server::register_config() {
            network_.unixsocketperm = mode;
            return "";
          }});
-  c.add_integer("maxclients", &network_.maxclients, 1, kMax);
-  c.add_integer("timeout", &network_.timeout, 0, INT32_MAX);
-  c.add_integer("tcp-keepalive", &network_.tcp_keepalive, 0, INT32_MAX);
   c.add_integer("tcp-backlog", &network_.tcp_backlog, 0, INT32_MAX, kConfigImmutable);
   c.add_bool("protected-mode", &network_.protected_mode);
-  c.add_memory("client-query-buffer-limit", &client_limits_.query_buffer_limit, 1024 * 1024,
-               kMax);
   c.add_memory("proto-max-bulk-len", &command.proto_max_bulk_len, 1024 * 1024, kMax);
   c.add_string("requirepass", &command.requirepass, kConfigSensitive);
   c.add_enum("enable-debug-command", &command.enable_debug_command,
@@ -333,72 +279,6 @@ void Server::register_config() {
                 &settings_.loading_process_events_interval_bytes, 1024, INT32_MAX);
   c.add_string("bind-source-addr", &settings_.bind_source_addr);
   register_process_config();
-  c.add({"maxmemory-clients", {}, 0,
-         [this] {
-           const int64_t value = settings_.maxmemory_clients;
-           return value < 0 ? std::to_string(-value) + "%" : std::to_string(value);
-         },
-         [this](std::string_view value, bool) -> std::string {
-           constexpr const char* kMalformed = "argument must be a memory or percent value";
-           int64_t number;
-           if (value.ends_with('%')) {
-             if (!parse_int64(value.substr(0, value.size() - 1), &number) || number < 0) {
-               return kMalformed;
-             }
-             if (number > 100) return "percentage argument must be less or equal to 100";
-             settings_.maxmemory_clients = -number;
-           } else {
-             if (!parse_memory(value, &number)) return kMalformed;
-             settings_.maxmemory_clients = number;
-           }
-           return "";
-         }});
-  c.add({"client-output-buffer-limit", {}, kConfigMultiArg,
-         [this] {
-           static constexpr std::string_view kNames[] = {"normal", "slave", "pubsub"};
-           std::string text;
-           for (int i = 0; i < 3; ++i) {
-             const OutputBufferLimit& limit = client_limits_.output[i];
-             if (!text.empty()) text += ' ';
-             text += kNames[i];
-             text += ' ' + std::to_string(limit.hard) + ' ' + std::to_string(limit.soft) + ' ' +
-                     std::to_string(limit.soft_seconds);
-           }
-           return text;
-         },
-         [this](std::string_view value, bool) -> std::string {
-           // Classes named in the value change; the others keep their limits. All or nothing.
-           std::vector<std::string> words;
-           if (!split_arguments(value, words) || words.size() % 4 != 0) {
-             return "Wrong number of arguments in buffer limit configuration.";
-           }
-           OutputBufferLimit limits[3];
-           std::copy(std::begin(client_limits_.output), std::end(client_limits_.output), limits);
-           for (size_t i = 0; i < words.size(); i += 4) {
-             int index;
-             const std::string& name = words[i];
-             if (equals_ignore_case(name, "normal")) {
-               index = kOutputClassNormal;
-             } else if (equals_ignore_case(name, "slave") || equals_ignore_case(name, "replica")) {
-               index = kOutputClassReplica;
-             } else if (equals_ignore_case(name, "pubsub")) {
-               index = kOutputClassPubSub;
-             } else {
-               return "Invalid client class specified in buffer limit configuration.";
-             }
-             OutputBufferLimit limit;
-             if (!parse_memory(words[i + 1], &limit.hard) ||
-                 !parse_memory(words[i + 2], &limit.soft) ||
-                 !parse_int64(words[i + 3], &limit.soft_seconds) || limit.hard < 0 ||
-                 limit.soft < 0 || limit.soft_seconds < 0) {
-               return "Error in hard, soft or soft_seconds setting in buffer limit "
-                      "configuration.";
-             }
-             limits[index] = limit;
-           }
-           std::copy(std::begin(limits), std::end(limits), client_limits_.output);
-           return "";
-         }});
   c.add_integer("io-threads", &settings_.io_threads, 1, 128, kConfigImmutable);
   install_services();
   inert_directives_.register_all(c);
@@ -598,97 +478,14 @@ void Server::accept_client(int listen_fd, bool unix_socket) {
     int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&address), &length,
                      SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
-    ++network_stats_.total_connections_received;
-    std::string peer, local;
-    if (unix_socket) {
-      peer = network_.unixsocket + ":0";
-      local = network_.unixsocket + ":0";
-    } else {
-      peer = format_address(address);
-      sockaddr_storage mine{};
-      socklen_t mine_length = sizeof(mine);
-      getsockname(fd, reinterpret_cast<sockaddr*>(&mine), &mine_length);
-      local = format_address(mine);
-      int yes = 1;
-      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
-      if (network_.tcp_keepalive > 0) {
-        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &yes, sizeof(yes));
-        int idle = static_cast<int>(network_.tcp_keepalive);
-        setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-      }
-    }
-    if (static_cast<int64_t>(connections_.size()) >= network_.maxclients) {
-      static constexpr std::string_view kReply = "-ERR max number of clients reached\r\n";
-      [[maybe_unused]] ssize_t ignored = ::send(fd, kReply.data(), kReply.size(), MSG_NOSIGNAL);
-      ++network_stats_.rejected_connections;
-      close(fd);
-      continue;
-    }
-    if (!unix_socket && network_.protected_mode && state_.settings().requirepass.empty() &&
-        !is_loopback(address)) {
-      [[maybe_unused]] ssize_t ignored =
-          ::send(fd, kProtectedModeReply.data(), kProtectedModeReply.size(), MSG_NOSIGNAL);
-      ++network_stats_.rejected_connections;
-      close(fd);
-      continue;
-    }
-    uint64_t id = next_client_id();
-    connections_.emplace(id, std::make_unique<Connection>(*this, fd, id, peer, local,
-                                                          unix_socket));
+    clients_->accept(fd, address, unix_socket ? std::string_view(network_.unixsocket) : "",
+                     network_.protected_mode);
   }
 }
-
-Connection* Server::connection(uint64_t id) {
-  auto it = connections_.find(id);
-  return it == connections_.end() ? nullptr : it->second.get();
-}
-
-void Server::queue_write(Connection* connection) {
-  if (connection->pending_write) return;
-  connection->pending_write = true;
-  pending_writes_.push_back(connection);
-}
-
-void Server::connection_closed(Connection* connection) {
-  closed_connections_.push_back(connection->id());
-  client_memory_ -= connection->reported_memory;
-  connection->reported_memory = 0;
-  if (connection->monitor()) diagnostics_->remove_monitor(connection->id());
-  if (connection->held_by_pause()) --clients_held_by_pause_;
-}
-
-void Server::serve_blocked_clients() {
-  dispatcher_.serve_ready_keys([this](ClientSession& waiter) {
-    if (Connection* blocked = connection(waiter.id)) blocked->retry_blocked();
-  });
-}
-
-void Server::resume_later(Connection* connection) { resume_ids_.push_back(connection->id()); }
 
 void Server::before_sleep() {
-  // Clients held by CLIENT PAUSE run here, never inside the command that ended the pause.
-  ClientPause& pause = state_.client_pause();
-  pause.end_if_due(clock_.wall_ms());
-  if (pause.take_ended()) {
-    // Expiry was held by the pause: keys that fell due meanwhile go before the held clients
-    // run, as Redis's fast expire cycle runs before it reprocesses unblocked clients.
-    state_.keyspace().active_expire_slice();
-    state_.propagator().flush();
-    for (auto& [id, connection] : connections_) connection->resume();
-  }
-  // Blocked clients whose deadline passed get their timeout reply; served and timed-out
-  // clients then run what they sent meanwhile (which may serve or block others in turn).
-  BlockingRegistry& blocking = state_.blocking();
-  for (ClientSession* waiter : blocking.timed_out(clock_.wall_ms())) {
-    if (Connection* blocked = connection(waiter->id)) blocked->end_blocked();
-  }
-  while (!resume_ids_.empty()) {
-    std::vector<uint64_t> ids;
-    ids.swap(resume_ids_);
-    for (uint64_t id : ids) {
-      if (Connection* resumed = connection(id)) resumed->resume();
-    }
-  }
+  // The clients that may run again (a pause ended, a blocked client was served or timed out).
+  for (Service* service : services_) service->before_sleep();
   // Active expiry: one slice now when keys are due, and no sleep past the next deadline (no
   // sleep at all while a backlog of due keys remains), so keys go about a millisecond after
   // their deadline and a backlog drains between client requests. One look at the index
@@ -709,69 +506,19 @@ void Server::before_sleep() {
         deadline_ms < now.wall_ms ? 0 : std::min(deadline_ms - now.wall_ms, kMaxWaitMs) + 1;
     loop_.wake_by(now.monotonic_us + wait_ms * 1000);
   }
-  // Acknowledged means written (and under appendfsync always, durable): the AOF goes first.
+  // Acknowledged means written (and under appendfsync always, durable): the AOF goes first,
+  // so this step stays here between the registry's two halves rather than in a service hook
+  // whose order among the others would be implicit.
   aof_->sync_before_replies();
-  // A lowered maxmemory-clients (or maxmemory under a percentage) takes effect here.
-  evict_clients();
-  flush_pending_writes();
-  for (uint64_t id : closed_connections_) connections_.erase(id);
-  closed_connections_.clear();
-  if (int64_t deadline_ms = blocking.earliest_deadline_ms()) {
-    const ClockReading now = clock_.read();
-    loop_.wake_by(now.monotonic_us + std::max<int64_t>(0, deadline_ms + 1 - now.wall_ms) * 1000);
-  }
-}
-
-void Server::flush_pending_writes() {
-  // Flushing may close connections, which must not be destroyed while the list is walked.
-  for (size_t i = 0; i < pending_writes_.size(); ++i) {
-    Connection* connection = pending_writes_[i];
-    connection->pending_write = false;
-    connection->flush();
-  }
-  pending_writes_.clear();
+  clients_->send_replies();
 }
 
 void Server::process_while_busy() {
-  flush_pending_writes();
+  clients_->flush_pending_writes();
   loop_.poll_once(0);
-  flush_pending_writes();
+  clients_->flush_pending_writes();
   // SHUTDOWN NOSAVE stops the loop: the script is stopped so that the loop can end.
   if (loop_.stopping()) scripting_->abort();
-}
-
-void Server::close_idle_clients() {
-  if (network_.timeout <= 0) return;
-  const int64_t now = clock_.wall_ms();
-  for (auto& [id, connection] : connections_) {
-    if (connection->closed() || connection->monitor()) continue;
-    if (now - connection->last_interaction_ms() > network_.timeout * 1000) connection->close();
-  }
-}
-
-void Server::clients_cron() {
-  // As Redis's clientsCron: a slice of the clients per tick (at least 5), so that every client
-  // is visited about once a second and ten thousand clients never make one tick long.
-  if (connections_.empty()) return;
-  const size_t count = connections_.size();
-  const size_t slice = std::min(count, std::max<size_t>(5, count / std::max(settings_.hz, 1)));
-  const int64_t now_ms = clock_.wall_ms();
-  auto next = connections_.upper_bound(clients_cron_cursor_);
-  for (size_t i = 0; i < slice; ++i) {
-    if (next == connections_.end()) next = connections_.begin();
-    clients_cron_cursor_ = next->first;
-    Connection& connection = *next->second;
-    ++next;
-    connection.resize_buffers(now_ms);
-  }
-}
-
-void Server::check_output_limits() {
-  for (auto& [id, connection] : connections_) {
-    if (!connection->closed() && connection->output_memory() > 0) {
-      connection->enforce_output_limit(/*from_cron=*/true);
-    }
-  }
 }
 
 void Server::change_replication_id() { replication_id_ = random_hex_id(); }
@@ -787,13 +534,13 @@ void Server::cron() {
     EntryTable& table = state_.keyspace().db(i).table();
     if (table.rehashing()) table.rehash_for(std::chrono::microseconds(1000));
   }
-  close_idle_clients();
-  clients_cron();
-  check_output_limits();
+  // The client registry's cron comes first (services.cc lists it first): the idle timeout,
+  // buffer resizing and output limits, then the persistence services'.
   const int64_t now_ms = clock_.wall_ms();
   for (Service* service : services_) service->cron(now_ms);
 
   NetworkStats& stats = network_stats_;
+  const ClientStats& traffic = clients_->stats();
   const int64_t now_us = monotonic_now_us();
   if (stats.last_ops_sample_us != 0 && now_us > stats.last_ops_sample_us) {
     const auto elapsed_us = static_cast<uint64_t>(now_us - stats.last_ops_sample_us);
@@ -801,15 +548,15 @@ void Server::cron() {
     stats.ops_samples[slot] =
         (state_.stats().total_commands_processed - stats.last_ops_count) * 1'000'000 / elapsed_us;
     stats.input_samples[slot] =
-        (stats.net_input_bytes - stats.last_input_bytes) * 1'000'000 / elapsed_us;
+        (traffic.net_input_bytes - stats.last_input_bytes) * 1'000'000 / elapsed_us;
     stats.output_samples[slot] =
-        (stats.net_output_bytes - stats.last_output_bytes) * 1'000'000 / elapsed_us;
+        (traffic.net_output_bytes - stats.last_output_bytes) * 1'000'000 / elapsed_us;
     stats.ops_sample_index = (slot + 1) % 16;
   }
   stats.last_ops_sample_us = now_us;
   stats.last_ops_count = state_.stats().total_commands_processed;
-  stats.last_input_bytes = stats.net_input_bytes;
-  stats.last_output_bytes = stats.net_output_bytes;
+  stats.last_input_bytes = traffic.net_input_bytes;
+  stats.last_output_bytes = traffic.net_output_bytes;
   memory::refresh();
   peak_memory_ = std::max(peak_memory_, used_memory());
 }
@@ -826,11 +573,7 @@ void Server::run() {
   // Send what is pending before closing, as a shutdown mid-pipeline should; the AOF first.
   state_.propagator().flush();
   aof_->shutdown();
-  for (auto& [id, connection] : connections_) connection->flush();
-}
-
-bool Server::script_running_for(const ClientSession& session) const {
-  return scripting_->running_caller() == &session;
+  clients_->flush_all();
 }
 
 size_t Server::used_memory() const { return memory::used_bytes(); }

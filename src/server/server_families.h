@@ -7,6 +7,7 @@ namespace keywarden {
 
 void register_config_commands(CommandTable& table);
 void register_info_commands(CommandTable& table);
+// CLIENT, installed by the client registry (client_registry.h).
 void register_client_commands(CommandTable& table);
 void register_admin_commands(CommandTable& table);
 void register_memory_commands(CommandTable& table);
@@ -21,7 +22,6 @@ void reply_subcommand_syntax_error(CommandContext& ctx);
 inline void register_server_commands(CommandTable& table) {
   register_config_commands(table);
   register_info_commands(table);
-  register_client_commands(table);
   register_admin_commands(table);
   register_memory_commands(table);
   register_debug_commands(table);

@@ -15,9 +15,11 @@ void Server::install_services() {
   register_data_commands(commands);
   register_keyspace_config(config_, state_);
   register_server_commands(commands);
-  // Services, each with its commands, directives, INFO fields and cron work.
+  // Services, each with its commands, directives, INFO fields and cron work. The client
+  // registry comes first: its cron (idle timeout, buffers, output limits) and its before-sleep
+  // work (running resumed clients) precede the others'.
   for (Service* service : std::initializer_list<Service*>{
-           rdb_.get(), aof_.get(), scripting_.get(), diagnostics_.get()}) {
+           clients_.get(), rdb_.get(), aof_.get(), scripting_.get(), diagnostics_.get()}) {
     service->install(setup);
     services_.push_back(service);
   }

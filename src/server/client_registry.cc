@@ -1,0 +1,429 @@
+// The client registry (client_registry.h): connections, their life cycle, client eviction,
+// the clients' directives, INFO clients and the CLIENT command.
+#include "server/client_registry.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+
+#include "commands/config_registry.h"
+#include "commands/info_text.h"
+#include "commands/server_state.h"
+#include "common/ascii.h"
+#include "common/log.h"
+#include "common/number.h"
+#include "persistence/aof_service.h"
+#include "resp/split_arguments.h"
+#include "scripting/script_engine.h"
+#include "server/diagnostics.h"
+#include "server/server_families.h"
+
+namespace keywarden {
+namespace {
+
+constexpr std::string_view kProtectedModeReply =
+    "-DENIED Redis is running in protected mode because protected mode is enabled and no "
+    "password is set for the default user. In this mode connections are only accepted from the "
+    "loopback interface. If you want to connect from external computers to Redis you may adopt "
+    "one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG "
+    "SET protected-mode no' from the loopback interface by connecting to Redis from the same "
+    "host the server is running, however MAKE SURE Redis is not publicly accessible from "
+    "internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively "
+    "you can just disable the protected mode by editing the Redis configuration file, and "
+    "setting the protected mode option to 'no', and then restarting the server. 3) If you "
+    "started the server manually just for testing, restart it with the '--protected-mode no' "
+    "option. 4) Setup a an authentication password for the default user. NOTE: You only need to "
+    "do one of the above things in order for the server to start accepting connections from "
+    "the outside.\r\n";
+
+// Redis's floor, so that a tiny setting (or a tiny maxmemory percentage) cannot evict every
+// client as soon as it connects.
+constexpr size_t kMinClientEvictionLimit = 128 * 1024;
+
+std::string format_address(const sockaddr_storage& address) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (address.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&address);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+    port = ntohs(in->sin_port);
+    return std::string(host) + ":" + std::to_string(port);
+  }
+  if (address.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&address);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+    port = ntohs(in6->sin6_port);
+    return std::string(host) + ":" + std::to_string(port);
+  }
+  return "";
+}
+
+bool is_loopback(const sockaddr_storage& address) {
+  if (address.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&address);
+    return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (address.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&address);
+    if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)) return true;
+    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) return in6->sin6_addr.s6_addr[12] == 127;
+  }
+  return false;
+}
+
+}  // namespace
+
+ClientRegistry::ClientRegistry(ServerState& state, Dispatcher& dispatcher, EventLoop& loop,
+                               const int& hz)
+    : state_(state), dispatcher_(dispatcher), loop_(loop), hz_(hz) {
+  state_.services().provide<ClientRegistry>(this);
+}
+
+ClientRegistry::~ClientRegistry() {
+  drop_all();
+  if (state_.services().find<ClientRegistry>() == this) {
+    state_.services().provide<ClientRegistry>(nullptr);
+  }
+}
+
+void ClientRegistry::install(ServiceSetup& setup) {
+  aof_ = state_.services().find<AofService>();
+  diagnostics_ = state_.services().find<Diagnostics>();
+  scripting_ = state_.services().find<ScriptEngine>();
+  register_client_commands(setup.commands);
+  register_config(setup.config);
+  setup.info.add("clients", 0, [this](InfoText& info) {
+    size_t connected = 0, max_input = 0, max_output = 0;
+    for (const auto& [id, connection] : connections_) {
+      if (connection->closed()) continue;
+      ++connected;
+      max_input = std::max(max_input, connection->query_buffer_capacity());
+      max_output = std::max(max_output, connection->output_memory());
+    }
+    info.section("Clients");
+    info.field("connected_clients", connected);
+    info.field("cluster_connections", 0);
+    info.field("maxclients", settings_.maxclients);
+    // Redis tracks these peaks over the last seconds; keywarden reports the current largest.
+    info.field("client_recent_max_input_buffer", max_input);
+    info.field("client_recent_max_output_buffer", max_output);
+    const BlockingRegistry& blocking = state_.blocking();
+    // Clients held by CLIENT PAUSE count as blocked, as in Redis 7.0 (tooling waits on it).
+    info.field("blocked_clients",
+               blocking.blocked_count() + static_cast<uint64_t>(clients_held_by_pause_));
+    info.field("tracking_clients", 0);
+    info.field("clients_in_timeout_table", blocking.timed_count());
+  });
+}
+
+void ClientRegistry::register_config(ConfigRegistry& c) {
+  constexpr int64_t kMax = INT64_MAX;
+  c.add_integer("maxclients", &settings_.maxclients, 1, kMax);
+  c.add_integer("timeout", &settings_.timeout, 0, INT32_MAX);
+  c.add_integer("tcp-keepalive", &settings_.tcp_keepalive, 0, INT32_MAX);
+  c.add_memory("client-query-buffer-limit", &limits_.query_buffer_limit, 1024 * 1024, kMax);
+  c.add({"maxmemory-clients", {}, 0,
+         [this] {
+           const int64_t value = settings_.maxmemory_clients;
+           return value < 0 ? std::to_string(-value) + "%" : std::to_string(value);
+         },
+         [this](std::string_view value, bool) -> std::string {
+           constexpr const char* kMalformed = "argument must be a memory or percent value";
+           int64_t number;
+           if (value.ends_with('%')) {
+             if (!parse_int64(value.substr(0, value.size() - 1), &number) || number < 0) {
+               return kMalformed;
+             }
+             if (number > 100) return "percentage argument must be less or equal to 100";
+             settings_.maxmemory_clients = -number;
+           } else {
+             if (!parse_memory(value, &number)) return kMalformed;
+             settings_.maxmemory_clients = number;
+           }
+           return "";
+         }});
+  c.add({"client-output-buffer-limit", {}, kConfigMultiArg,
+         [this] {
+           static constexpr std::string_view kNames[] = {"normal", "slave", "pubsub"};
+           std::string text;
+           for (int i = 0; i < 3; ++i) {
+             const OutputBufferLimit& limit = limits_.output[i];
+             if (!text.empty()) text += ' ';
+             text += kNames[i];
+             text += ' ' + std::to_string(limit.hard) + ' ' + std::to_string(limit.soft) + ' ' +
+                     std::to_string(limit.soft_seconds);
+           }
+           return text;
+         },
+         [this](std::string_view value, bool) -> std::string {
+           // Classes named in the value change; the others keep their limits. All or nothing.
+           std::vector<std::string> words;
+           if (!split_arguments(value, words) || words.size() % 4 != 0) {
+             return "Wrong number of arguments in buffer limit configuration.";
+           }
+           OutputBufferLimit limits[3];
+           std::copy(std::begin(limits_.output), std::end(limits_.output), limits);
+           for (size_t i = 0; i < words.size(); i += 4) {
+             int index;
+             const std::string& name = words[i];
+             if (equals_ignore_case(name, "normal")) {
+               index = kOutputClassNormal;
+             } else if (equals_ignore_case(name, "slave") || equals_ignore_case(name, "replica")) {
+               index = kOutputClassReplica;
+             } else if (equals_ignore_case(name, "pubsub")) {
+               index = kOutputClassPubSub;
+             } else {
+               return "Invalid client class specified in buffer limit configuration.";
+             }
+             OutputBufferLimit limit;
+             if (!parse_memory(words[i + 1], &limit.hard) ||
+                 !parse_memory(words[i + 2], &limit.soft) ||
+                 !parse_int64(words[i + 3], &limit.soft_seconds) || limit.hard < 0 ||
+                 limit.soft < 0 || limit.soft_seconds < 0) {
+               return "Error in hard, soft or soft_seconds setting in buffer limit "
+                      "configuration.";
+             }
+             limits[index] = limit;
+           }
+           std::copy(std::begin(limits), std::end(limits), limits_.output);
+           return "";
+         }});
+}
+
+void ClientRegistry::accept(int fd, const sockaddr_storage& address, std::string_view unix_path,
+                            bool protected_mode) {
+  ++stats_.total_connections_received;
+  const bool unix_socket = !unix_path.empty();
+  std::string peer, local;
+  if (unix_socket) {
+    peer = std::string(unix_path) + ":0";
+    local = std::string(unix_path) + ":0";
+  } else {
+    peer = format_address(address);
+    sockaddr_storage mine{};
+    socklen_t mine_length = sizeof(mine);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&mine), &mine_length);
+    local = format_address(mine);
+    int yes = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
+    if (settings_.tcp_keepalive > 0) {
+      setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &yes, sizeof(yes));
+      int idle = static_cast<int>(settings_.tcp_keepalive);
+      setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+    }
+  }
+  if (static_cast<int64_t>(connections_.size()) >= settings_.maxclients) {
+    static constexpr std::string_view kReply = "-ERR max number of clients reached\r\n";
+    [[maybe_unused]] ssize_t ignored = ::send(fd, kReply.data(), kReply.size(), MSG_NOSIGNAL);
+    ++stats_.rejected_connections;
+    close(fd);
+    return;
+  }
+  if (!unix_socket && protected_mode && state_.settings().requirepass.empty() &&
+      !is_loopback(address)) {
+    [[maybe_unused]] ssize_t ignored =
+        ::send(fd, kProtectedModeReply.data(), kProtectedModeReply.size(), MSG_NOSIGNAL);
+    ++stats_.rejected_connections;
+    close(fd);
+    return;
+  }
+  uint64_t id = ++last_client_id_;
+  connections_.emplace(id,
+                       std::make_unique<Connection>(*this, fd, id, peer, local, unix_socket));
+}
+
+Connection* ClientRegistry::connection(uint64_t id) {
+  auto it = connections_.find(id);
+  return it == connections_.end() ? nullptr : it->second.get();
+}
+
+bool ClientRegistry::script_running_for(const ClientSession& session) const {
+  return scripting_ != nullptr && scripting_->running_caller() == &session;
+}
+
+void ClientRegistry::before_replies() {
+  if (aof_ != nullptr) aof_->sync_before_replies();
+}
+
+void ClientRegistry::command_ran(Connection& connection, std::span<const std::string_view> args,
+                                 const Command& command, int64_t duration_us) {
+  if (diagnostics_ != nullptr) diagnostics_->after_command(connection, args, command, duration_us);
+}
+
+void ClientRegistry::queue_write(Connection* connection) {
+  if (connection->pending_write) return;
+  connection->pending_write = true;
+  pending_writes_.push_back(connection);
+}
+
+void ClientRegistry::connection_closed(Connection* connection) {
+  closed_connections_.push_back(connection->id());
+  client_memory_ -= connection->reported_memory;
+  connection->reported_memory = 0;
+  if (connection->monitor() && diagnostics_ != nullptr) {
+    diagnostics_->remove_monitor(connection->id());
+  }
+  if (connection->held_by_pause()) --clients_held_by_pause_;
+}
+
+void ClientRegistry::serve_blocked_clients() {
+  dispatcher_.serve_ready_keys([this](ClientSession& waiter) {
+    if (Connection* blocked = connection(waiter.id)) blocked->retry_blocked();
+  });
+}
+
+void ClientRegistry::resume_later(Connection* connection) {
+  resume_ids_.push_back(connection->id());
+}
+
+void ClientRegistry::before_sleep() {
+  const Clock& clock = state_.clock();
+  // Clients held by CLIENT PAUSE run here, never inside the command that ended the pause.
+  ClientPause& pause = state_.client_pause();
+  pause.end_if_due(clock.wall_ms());
+  if (pause.take_ended()) {
+    // Expiry was held by the pause: keys that fell due meanwhile go before the held clients
+    // run, as Redis's fast expire cycle runs before it reprocesses unblocked clients.
+    state_.keyspace().active_expire_slice();
+    state_.propagator().flush();
+    for (auto& [id, connection] : connections_) connection->resume();
+  }
+  // Blocked clients whose deadline passed get their timeout reply; served and timed-out
+  // clients then run what they sent meanwhile (which may serve or block others in turn).
+  for (ClientSession* waiter : state_.blocking().timed_out(clock.wall_ms())) {
+    if (Connection* blocked = connection(waiter->id)) blocked->end_blocked();
+  }
+  while (!resume_ids_.empty()) {
+    std::vector<uint64_t> ids;
+    ids.swap(resume_ids_);
+    for (uint64_t id : ids) {
+      if (Connection* resumed = connection(id)) resumed->resume();
+    }
+  }
+}
+
+void ClientRegistry::send_replies() {
+  // A lowered maxmemory-clients (or maxmemory under a percentage) takes effect here.
+  evict_clients();
+  flush_pending_writes();
+  reap_closed();
+  if (int64_t deadline_ms = state_.blocking().earliest_deadline_ms()) {
+    const ClockReading now = state_.clock().read();
+    loop_.wake_by(now.monotonic_us + std::max<int64_t>(0, deadline_ms + 1 - now.wall_ms) * 1000);
+  }
+}
+
+void ClientRegistry::flush_pending_writes() {
+  // Flushing may close connections, which must not be destroyed while the list is walked.
+  for (size_t i = 0; i < pending_writes_.size(); ++i) {
+    Connection* connection = pending_writes_[i];
+    connection->pending_write = false;
+    connection->flush();
+  }
+  pending_writes_.clear();
+}
+
+void ClientRegistry::reap_closed() {
+  for (uint64_t id : closed_connections_) connections_.erase(id);
+  closed_connections_.clear();
+}
+
+void ClientRegistry::flush_all() {
+  for (auto& [id, connection] : connections_) connection->flush();
+}
+
+void ClientRegistry::drop_all() { connections_.clear(); }
+
+void ClientRegistry::cron(int64_t now_ms) {
+  close_idle_clients(now_ms);
+  clients_cron(now_ms);
+  check_output_limits();
+}
+
+void ClientRegistry::close_idle_clients(int64_t now_ms) {
+  if (settings_.timeout <= 0) return;
+  for (auto& [id, connection] : connections_) {
+    if (connection->closed() || connection->monitor()) continue;
+    if (now_ms - connection->last_interaction_ms() > settings_.timeout * 1000) connection->close();
+  }
+}
+
+void ClientRegistry::clients_cron(int64_t now_ms) {
+  // As Redis's clientsCron: a slice of the clients per tick (at least 5), so that every client
+  // is visited about once a second and ten thousand clients never make one tick long.
+  if (connections_.empty()) return;
+  const size_t count = connections_.size();
+  const size_t slice = std::min(count, std::max<size_t>(5, count / std::max(hz_, 1)));
+  auto next = connections_.upper_bound(clients_cron_cursor_);
+  for (size_t i = 0; i < slice; ++i) {
+    if (next == connections_.end()) next = connections_.begin();
+    clients_cron_cursor_ = next->first;
+    Connection& connection = *next->second;
+    ++next;
+    connection.resize_buffers(now_ms);
+  }
+}
+
+void ClientRegistry::check_output_limits() {
+  for (auto& [id, connection] : connections_) {
+    if (!connection->closed() && connection->output_memory() > 0) {
+      connection->enforce_output_limit(/*from_cron=*/true);
+    }
+  }
+}
+
+size_t ClientRegistry::client_eviction_limit() const {
+  const int64_t setting = settings_.maxmemory_clients;
+  size_t limit = 0;
+  if (setting > 0) {
+    limit = static_cast<size_t>(setting);
+  } else if (setting < 0) {
+    const int64_t maxmemory = state_.eviction().settings().maxmemory;
+    if (maxmemory == 0) return 0;
+    limit = static_cast<size_t>(static_cast<long double>(maxmemory) * -setting / 100);
+  } else {
+    return 0;
+  }
+  return std::max(limit, kMinClientEvictionLimit);
+}
+
+void ClientRegistry::client_memory_changed(Connection& connection) {
+  // Closed or already evicted connections hold nothing that counts any more.
+  if (connection.closed() || connection.close_asap()) return;
+  const size_t now = connection.memory_usage();
+  client_memory_ = client_memory_ - connection.reported_memory + now;
+  connection.reported_memory = now;
+  const size_t limit = client_eviction_limit();
+  if (limit != 0 && client_memory_ >= limit) evict_clients();
+}
+
+void ClientRegistry::evict_clients() {
+  const size_t limit = client_eviction_limit();
+  if (limit == 0) return;
+  while (client_memory_ >= limit) {
+    // Biggest first, so that as few clients as possible go. A linear walk per eviction: the
+    // limit is opt-in and evictions are rare, so no size-ordered structure is kept meanwhile.
+    Connection* victim = nullptr;
+    for (const auto& [id, connection] : connections_) {
+      if (connection->closed() || connection->close_asap() || connection->session().no_evict) {
+        continue;
+      }
+      if (victim == nullptr || connection->reported_memory > victim->reported_memory) {
+        victim = connection.get();
+      }
+    }
+    if (victim == nullptr) return;
+    log_message(LogLevel::kVerbose,
+                "Evicting client: " + client_info_line(*victim, state_.clock().wall_ms()));
+    client_memory_ -= victim->reported_memory;
+    victim->reported_memory = 0;
+    victim->evict();
+    ++stats_.evicted_clients;
+  }
+}
+
+}  // namespace keywarden
