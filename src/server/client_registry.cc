@@ -104,7 +104,6 @@ void ClientRegistry::install(ServiceSetup& setup) {
       max_input = std::max(max_input, connection->query_buffer_capacity());
       max_output = std::max(max_output, connection->output_memory());
     }
-    info.section("Clients");
     info.field("connected_clients", connected);
     info.field("cluster_connections", 0);
     info.field("maxclients", settings_.maxclients);

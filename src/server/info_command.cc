@@ -105,7 +105,6 @@ void server_section(InfoText& info, Server& server, int64_t now_us) {
   }();
 
   const int64_t uptime = now_us / 1'000'000 - server.start_time_ms() / 1000;
-  info.section("Server");
   info.field("redis_version", kRedisCompatibleVersion);
   info.field("keywarden_version", kKeywardenVersion);
   info.field("redis_git_sha1", "00000000");
@@ -171,7 +170,6 @@ void memory_section(InfoText& info, Server& server) {
   const int64_t maxmemory = server.state().eviction().settings().maxmemory;
   ConfigDirective* policy = server.config().find("maxmemory-policy");
 
-  info.section("Memory");
   info.field("used_memory", used);
   info.field("used_memory_human", format_human_bytes(used));
   info.field("used_memory_rss", rss);
@@ -231,7 +229,6 @@ void memory_section(InfoText& info, Server& server) {
 }
 
 void persistence_section(InfoText& info, Server& server) {
-  info.section("Persistence");
   const LoadingState& loading = server.loading();
   info.field("loading", loading.active ? 1 : 0);
   info.field("async_loading", 0);
@@ -241,28 +238,6 @@ void persistence_section(InfoText& info, Server& server) {
   info.field("current_fork_perc", "0.00");
   info.field("current_save_keys_processed", 0);
   info.field("current_save_keys_total", 0);
-  // The RDB and AOF services' lines (their install()), between the loading state's.
-  server.info_sections().write("persistence", info);
-  if (loading.active) {
-    // Progress as Redis reports it: bytes of all the files, and a linear ETA.
-    const int64_t elapsed_us = monotonic_now_us() - loading.start_us;
-    const double fraction = loading.total_bytes > 0
-                                ? static_cast<double>(loading.loaded_bytes) /
-                                      static_cast<double>(loading.total_bytes)
-                                : 0.0;
-    info.field("loading_start_time", loading.start_sec);
-    info.field("loading_total_bytes", loading.total_bytes);
-    info.field("loading_rdb_used_mem", 0);
-    info.field("loading_loaded_bytes", loading.loaded_bytes);
-    char percent[32];
-    std::snprintf(percent, sizeof(percent), "%.2f%%", fraction * 100);
-    info.field("loading_loaded_perc", std::string(percent));
-    const int64_t eta = fraction > 0 ? static_cast<int64_t>(
-                                           static_cast<double>(elapsed_us) / fraction / 1e6 -
-                                           static_cast<double>(elapsed_us) / 1e6)
-                                     : 1;
-    info.field("loading_eta_seconds", eta);
-  }
 }
 
 void stats_section(InfoText& info, Server& server) {
@@ -270,7 +245,6 @@ void stats_section(InfoText& info, Server& server) {
   const ClientStats& clients = server.clients().stats();
   const ServerStats& stats = server.state().stats();
   const ExpiryStats& expiry = server.state().keyspace().expiry_stats();
-  info.section("Stats");
   info.field("total_connections_received", clients.total_connections_received);
   info.field("total_commands_processed", stats.total_commands_processed);
   info.field("instantaneous_ops_per_sec", average_sample(network.ops_samples));
@@ -328,7 +302,6 @@ void stats_section(InfoText& info, Server& server) {
 }
 
 void replication_section(InfoText& info, Server& server) {
-  info.section("Replication");
   info.field("role", "master");
   info.field("connected_slaves", 0);
   info.field("master_failover_state", "no-failover");
@@ -347,7 +320,6 @@ void cpu_section(InfoText& info) {
   getrusage(RUSAGE_SELF, &self);
   getrusage(RUSAGE_CHILDREN, &children);
   getrusage(RUSAGE_THREAD, &thread);
-  info.section("CPU");
   info.field("used_cpu_sys", format_timeval(self.ru_stime));
   info.field("used_cpu_user", format_timeval(self.ru_utime));
   info.field("used_cpu_sys_children", format_timeval(children.ru_stime));
@@ -358,7 +330,6 @@ void cpu_section(InfoText& info) {
 
 // A command, then its subcommands, for every command in the table.
 void commandstats_section(InfoText& info, Server& server) {
-  info.section("Commandstats");
   server.state().commands().for_each([&](const Command& command) {
     const CommandStats& stats = command.stats;
     if (stats.calls == 0 && stats.failed_calls == 0 && stats.rejected_calls == 0) return;
@@ -378,14 +349,12 @@ void commandstats_section(InfoText& info, Server& server) {
 }
 
 void errorstats_section(InfoText& info, Server& server) {
-  info.section("Errorstats");
   for (const auto& [code, count] : server.state().stats().error_counts) {
     info.line("errorstat_" + safe_info_name(code) + ":count=" + std::to_string(count));
   }
 }
 
 void keyspace_section(InfoText& info, Server& server, int64_t now_ms) {
-  info.section("Keyspace");
   Keyspace& keyspace = server.state().keyspace();
   for (int i = 0; i < keyspace.database_count(); ++i) {
     const Database& db = keyspace.db(i);
@@ -410,26 +379,28 @@ void info_command(CommandContext& ctx) {
   const SectionRequest request(ctx.args.subspan(1));
   const int64_t now_us = server.clock().wall_us();
   InfoText info;
-  if (request.wants("server")) server_section(info, server, now_us);
-  // The client registry's section, all of it (its install()).
-  if (request.wants("clients")) server.info_sections().write("clients", info);
-  if (request.wants("memory")) memory_section(info, server);
-  if (request.wants("persistence")) persistence_section(info, server);
-  if (request.wants("stats")) stats_section(info, server);
-  if (request.wants("replication")) replication_section(info, server);
-  if (request.wants("cpu")) cpu_section(info);
+  // Each section in Redis 7.0's order: its title, the lines INFO computes itself, then those
+  // the services registered for it (InfoSections: the client registry's Clients, the RDB and
+  // AOF services' Persistence lines, Latencystats…).
+  auto section = [&](std::string_view name, std::string_view title, const auto& own_lines) {
+    if (!request.wants(name)) return;
+    info.section(title);
+    own_lines();
+    server.info_sections().write(name, info);
+  };
+  section("server", "Server", [&] { server_section(info, server, now_us); });
+  section("clients", "Clients", [] {});
+  section("memory", "Memory", [&] { memory_section(info, server); });
+  section("persistence", "Persistence", [&] { persistence_section(info, server); });
+  section("stats", "Stats", [&] { stats_section(info, server); });
+  section("replication", "Replication", [&] { replication_section(info, server); });
+  section("cpu", "CPU", [&] { cpu_section(info); });
   if (request.wants("module_list") || request.wants("modules")) info.section("Modules");
-  if (request.wants("commandstats")) commandstats_section(info, server);
-  if (request.wants("errorstats")) errorstats_section(info, server);
-  if (request.wants("latencystats")) {
-    info.section("Latencystats");
-    server.info_sections().write("latencystats", info);
-  }
-  if (request.wants("cluster")) {
-    info.section("Cluster");
-    info.field("cluster_enabled", 0);
-  }
-  if (request.wants("keyspace")) keyspace_section(info, server, ctx.now_ms);
+  section("commandstats", "Commandstats", [&] { commandstats_section(info, server); });
+  section("errorstats", "Errorstats", [&] { errorstats_section(info, server); });
+  section("latencystats", "Latencystats", [] {});
+  section("cluster", "Cluster", [&] { info.field("cluster_enabled", 0); });
+  section("keyspace", "Keyspace", [&] { keyspace_section(info, server, ctx.now_ms); });
   ctx.reply.verbatim(info.text());
 }
 

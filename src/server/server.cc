@@ -576,6 +576,30 @@ void Server::run() {
   clients_->flush_all();
 }
 
+void Server::write_loading_progress(InfoText& info) const {
+  const LoadingState& loading = loading_;
+  if (loading.active) {
+    // Progress as Redis reports it: bytes of all the files, and a linear ETA.
+    const int64_t elapsed_us = monotonic_now_us() - loading.start_us;
+    const double fraction = loading.total_bytes > 0
+                                ? static_cast<double>(loading.loaded_bytes) /
+                                      static_cast<double>(loading.total_bytes)
+                                : 0.0;
+    info.field("loading_start_time", loading.start_sec);
+    info.field("loading_total_bytes", loading.total_bytes);
+    info.field("loading_rdb_used_mem", 0);
+    info.field("loading_loaded_bytes", loading.loaded_bytes);
+    char percent[32];
+    std::snprintf(percent, sizeof(percent), "%.2f%%", fraction * 100);
+    info.field("loading_loaded_perc", std::string(percent));
+    const int64_t eta = fraction > 0 ? static_cast<int64_t>(
+                                           static_cast<double>(elapsed_us) / fraction / 1e6 -
+                                           static_cast<double>(elapsed_us) / 1e6)
+                                     : 1;
+    info.field("loading_eta_seconds", eta);
+  }
+}
+
 size_t Server::used_memory() const { return memory::used_bytes(); }
 
 }  // namespace keywarden

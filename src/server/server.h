@@ -145,6 +145,8 @@ class Server final {
   // Between chunks of a start-up load: records progress for INFO and answers the clients.
   void serve_while_loading(int64_t loaded_bytes, int64_t total_bytes);
   const LoadingState& loading() const { return loading_; }
+  // INFO persistence's loading_* progress lines, while a start-up load runs.
+  void write_loading_progress(InfoText& info) const;
   bool shutting_down() const { return shutting_down_; }
 
  private:

@@ -15,6 +15,8 @@ void Server::install_services() {
   register_data_commands(commands);
   register_keyspace_config(config_, state_);
   register_server_commands(commands);
+  // Loading progress closes INFO persistence, after the RDB and AOF services' lines.
+  info_sections_.add("persistence", 90, [this](InfoText& info) { write_loading_progress(info); });
   // Services, each with its commands, directives, INFO fields and cron work. The client
   // registry comes first: its cron (idle timeout, buffers, output limits) and its before-sleep
   // work (running resumed clients) precede the others'.
