@@ -8,9 +8,8 @@
 #include <cstring>
 
 #include "commands/context.h"
+#include "commands/dispatcher.h"
 #include "common/log.h"
-#include "scripting/script_engine.h"
-#include "server/server.h"
 
 namespace keywarden {
 namespace {
