@@ -71,8 +71,11 @@ EXAMPLES = {
     'unlink': [['k', 's']], 'del': [['k', 'z']], 'randomkey': [[]], 'dbsize': [[]],
 }
 SUB_EXAMPLES = {
-    ('command', 'info'): [['get', 'set']], ('command', 'getkeys'): [['sort', 'l', 'STORE', 'd']],
-    ('command', 'getkeysandflags'): [['lmove', 'a', 'b', 'LEFT', 'LEFT']],
+    ('command', 'info'): [['get', 'set']],
+    ('command', 'getkeys'): [['sort', 'l', 'STORE', 'd'],
+                             ['migrate', 'h', '1', '', '0', '5000', 'AUTH2', 'u', 'p', 'KEYS', 'a']],
+    ('command', 'getkeysandflags'): [['lmove', 'a', 'b', 'LEFT', 'LEFT'],
+                                     ['zunionstore', 'd', '2', 'a', 'b', 'WEIGHTS', '1', '2']],
     ('command', 'docs'): [['zadd']], ('command', 'list'): [['FILTERBY', 'ACLCAT', 'list']],
     ('object', 'encoding'): [['z']], ('object', 'freq'): [['k']], ('object', 'idletime'): [['k']],
     ('script', 'load'): [["return 1"]],
