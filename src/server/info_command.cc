@@ -229,8 +229,7 @@ void memory_section(InfoText& info, Server& server) {
 }
 
 void persistence_section(InfoText& info, Server& server) {
-  const LoadingState& loading = server.loading();
-  info.field("loading", loading.active ? 1 : 0);
+  info.field("loading", server.is_loading() ? 1 : 0);
   info.field("async_loading", 0);
   info.field("current_cow_peak", 0);
   info.field("current_cow_size", 0);

@@ -145,8 +145,7 @@ std::string Server::load_data() {
   // With appendonly the AOF is the source of truth and the RDB file is not read (the AOF
   // side loads its own files).
   if (aof_->settings().appendonly) return "";
-  loading_ = LoadingState{true, clock_.wall_ms() / 1000, 0, 0, monotonic_now_us()};
-  state_.set_loading(true);
+  set_loading(true);
   RdbLoadHooks hooks;
   hooks.key_load_delay = settings_.key_load_delay;
   hooks.progress_interval_bytes = settings_.loading_process_events_interval_bytes;
@@ -154,8 +153,7 @@ std::string Server::load_data() {
     serve_while_loading(static_cast<int64_t>(loaded), static_cast<int64_t>(total));
   };
   std::string error = rdb_->load_at_startup(hooks);
-  loading_.active = false;
-  state_.set_loading(false);
+  set_loading(false);
   // Redis's lines, which log alerts match: the reason, and after a refused signature or
   // version (errno EINVAL there) the "Fatal error loading" line.
   if (!error.empty() && rdb_->last_load_bad_format()) {
@@ -187,12 +185,15 @@ std::string Server::load_append_only_file() {
   AofLoadHooks hooks;
   hooks.key_load_delay = settings_.key_load_delay;
   hooks.progress = [this](int64_t loaded, int64_t total) { serve_while_loading(loaded, total); };
-  loading_ = LoadingState{true, clock_.wall_ms() / 1000, 0, 0, monotonic_now_us()};
-  state_.set_loading(true);
+  set_loading(true);
   std::string problem = aof_->load_at_startup(hooks);
-  loading_.active = false;
-  state_.set_loading(false);
+  set_loading(false);
   return problem;
+}
+
+void Server::set_loading(bool loading) {
+  if (loading) loading_ = LoadingState{clock_.wall_ms() / 1000, 0, 0, monotonic_now_us()};
+  state_.set_loading(loading);
 }
 
 void Server::register_config() {
@@ -578,7 +579,7 @@ void Server::run() {
 
 void Server::write_loading_progress(InfoText& info) const {
   const LoadingState& loading = loading_;
-  if (loading.active) {
+  if (state_.loading()) {
     // Progress as Redis reports it: bytes of all the files, and a linear ETA.
     const int64_t elapsed_us = monotonic_now_us() - loading.start_us;
     const double fraction = loading.total_bytes > 0

@@ -73,9 +73,9 @@ struct NetworkStats {
   int64_t last_ops_sample_us = 0;
 };
 
-// Start-up loading, for INFO persistence and the -LOADING refusal.
+// The progress of a start-up load, for INFO persistence (whether one runs is the command
+// layer's ServerState::loading(), which the -LOADING refusal reads).
 struct LoadingState {
-  bool active = false;
   int64_t start_sec = 0;
   int64_t total_bytes = 0;
   int64_t loaded_bytes = 0;
@@ -145,6 +145,7 @@ class Server final {
   // Between chunks of a start-up load: records progress for INFO and answers the clients.
   void serve_while_loading(int64_t loaded_bytes, int64_t total_bytes);
   const LoadingState& loading() const { return loading_; }
+  bool is_loading() const { return state_.loading(); }
   // INFO persistence's loading_* progress lines, while a start-up load runs.
   void write_loading_progress(InfoText& info) const;
   bool shutting_down() const { return shutting_down_; }
@@ -163,6 +164,8 @@ class Server final {
   void cron();
   // rename-command, oom-score-adj and oom-score-adj-values.
   void register_process_config();
+  // Starts (a fresh LoadingState) or ends a start-up load.
+  void set_loading(bool loading);
   void apply_hz();
 
   SystemClock clock_;
