@@ -34,6 +34,13 @@ struct ClientSession {
   // internal calls (later, a primary's stream). As Redis's mustObeyClient, the dispatcher does
   // not refuse them for the server's state: -LOADING, -MISCONF, nor hold them for CLIENT PAUSE.
   bool must_obey = false;
+  // The link from this server's primary (a replica applying the replication stream): never
+  // refused as read-only or stale, and it sees keys whose deadline passed until the primary's
+  // DEL arrives (Redis's CLIENT_MASTER).
+  bool primary_link = false;
+  // A replica of this server, once it sent SYNC or PSYNC (Redis's CLIENT_SLAVE): it may not
+  // touch the keyspace, and CLIENT PAUSE does not hold it.
+  bool replica = false;
   ReplyMode reply_mode = ReplyMode::kOn;
   std::string name;
   std::string library_name;

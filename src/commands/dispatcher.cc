@@ -80,9 +80,16 @@ std::string Dispatcher::check(ClientSession& session, Command* command,
        (effective_flags(session, *command, args, kWrite) & kWrite) != 0)) {
     return std::string(server_.write_refusal());
   }
-  // Replication belongs here, when it comes: -NOREPLICAS for a write while fewer good
-  // replicas than min-replicas-to-write are connected, then -READONLY for a write on a
-  // read-only replica (not from its primary).
+  // Replication: -NOREPLICAS for a write while fewer good replicas than min-replicas-to-write
+  // are connected, then -READONLY for a write on a read-only replica (not from its primary).
+  const ReplicationRole& role = server_.replication();
+  if ((role.replica || role.min_replicas_to_write != 0) && !session.must_obey) {
+    const bool write = (effective_flags(session, *command, args, kWrite) & kWrite) != 0;
+    if (write && role.too_few_replicas()) return std::string(errors::kNoReplicas);
+    if (write && role.replica && role.read_only && !session.primary_link) {
+      return std::string(errors::kReadOnlyReplica);
+    }
+  }
 
   // RESP3 delivers messages as push frames, so a subscribed RESP3 client may run anything.
   if (session.resp == 2 && session.subscribed() && !command->has(kSubscribedContext)) {
@@ -92,7 +99,12 @@ std::string Dispatcher::check(ClientSession& session, Command* command,
     return text;
   }
   // Replication again: -MASTERDOWN on a replica cut from its primary with
-  // replica-serve-stale-data no, for a command without the stale flag.
+  // replica-serve-stale-data no, for a command without the stale flag (EXEC: when a queued one
+  // lacks it).
+  if (role.replica && !role.link_up && !role.serve_stale_data && !session.primary_link &&
+      (!command->has(kStale) || queued_without(session, *command, kStale))) {
+    return std::string(errors::kMasterDown);
+  }
 
   // Loading the dataset at start-up. EXEC also when a queued command lacks the loading flag.
   if (server_.loading() && !session.must_obey &&
@@ -103,14 +115,17 @@ std::string Dispatcher::check(ClientSession& session, Command* command,
   if (!server_.busy_reply().empty() && !command->has(kAllowBusy)) {
     return std::string(server_.busy_reply());
   }
-  // Replication: a replica's own connection may not touch the keyspace here (it is never
-  // paused, below).
+  // A replica's own connection may not touch the keyspace (it is never paused, below).
+  if (session.replica && (command->has(kWrite) || command->has(kReadonly) ||
+                          command->has(kMayReplicate))) {
+    return std::string(errors::kReplicaKeyspace);
+  }
 
   // CLIENT PAUSE holds the command back: every command under a pause of ALL; under WRITE
   // those that may write or replicate, judged by a script's declared flags and, for EXEC, by
   // what the transaction queued.
   const ClientPause& pause = server_.client_pause();
-  if (pause.active() && !session.must_obey) {
+  if (pause.active() && !session.must_obey && !session.replica) {
     constexpr uint32_t kMayWrite = kWrite | kMayReplicate;
     if (!pause.write_only() || (effective_flags(session, *command, args, kMayWrite) != 0)) {
       *postponed = true;

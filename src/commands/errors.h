@@ -34,6 +34,12 @@ inline constexpr std::string_view kGtLtNxConflict =
 inline constexpr std::string_view kMaxClients = "ERR max number of clients reached";
 inline constexpr std::string_view kOom = "OOM command not allowed when used memory > 'maxmemory'.";
 inline constexpr std::string_view kLoading = "LOADING Redis is loading the dataset in memory";
+inline constexpr std::string_view kNoReplicas = "NOREPLICAS Not enough good replicas to write.";
+inline constexpr std::string_view kReadOnlyReplica =
+    "READONLY You can't write against a read only replica.";
+inline constexpr std::string_view kMasterDown =
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+inline constexpr std::string_view kReplicaKeyspace = "ERR Replica can't interact with the keyspace";
 // Followed by strerror() of the failed write.
 inline constexpr std::string_view kMisconfAofPrefix = "MISCONF Errors writing to the AOF file: ";
 inline constexpr std::string_view kDebugDisabled =

@@ -15,6 +15,7 @@
 #include "commands/command_table.h"
 #include "commands/eviction.h"
 #include "commands/propagation.h"
+#include "commands/replication_role.h"
 #include "commands/service.h"
 #include "commands/transactions.h"
 #include "common/clock.h"
@@ -141,6 +142,10 @@ class ServerState final : public KeyspaceListener {
   void set_loading(bool loading) { loading_ = loading; }
   // CLIENT PAUSE (client_pause.h): set by CLIENT PAUSE/UNPAUSE, read by the dispatcher.
   ClientPause& client_pause() { return client_pause_; }
+  // The server's place in replication (commands/replication_role.h); the replication service
+  // keeps it current.
+  ReplicationRole& replication() { return replication_; }
+  const ReplicationRole& replication() const { return replication_; }
   const ClientPause& client_pause() const { return client_pause_; }
   // The flags `command` runs with for `args`: the table's, except for a script that declares
   // flags (EVAL with a shebang, FCALL), whose write/denyoom/stale/may-replicate flags follow
@@ -195,6 +200,7 @@ class ServerState final : public KeyspaceListener {
   std::string aof_write_refusal_;
   bool loading_ = false;
   ClientPause client_pause_{keyspace_};
+  ReplicationRole replication_;
   CommandFlagsRule command_flags_rule_;
 };
 

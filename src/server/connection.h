@@ -17,7 +17,7 @@
 #include "resp/reply_writer.h"
 #include "resp/request_parser.h"
 #include "server/connection_host.h"
-#include "server/event_loop.h"
+#include "common/event_loop.h"
 
 namespace keywarden {
 

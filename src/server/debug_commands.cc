@@ -429,7 +429,7 @@ void debug_quicklist_packed_threshold(CommandContext& ctx) {
 
 void debug_change_repl_id(CommandContext& ctx) {
   log_message(LogLevel::kWarning, "Changing replication IDs after receiving DEBUG change-repl-id");
-  Server::from(ctx).change_replication_id();
+  Server::from(ctx).replication().ids().reset();
   ctx.reply.simple_string("OK");
 }
 

@@ -14,7 +14,7 @@ namespace keywarden {
 namespace {
 
 enum class Kind {
-  kBool, kInteger, kMemory, kEnum, kString, kShutdownFlags, kReplicaOf, kProcTitleTemplate
+  kBool, kInteger, kMemory, kEnum, kString, kShutdownFlags, kProcTitleTemplate
 };
 
 // One directive as Redis 7.0's config.c declares it: its type, its default as CONFIG GET shows
@@ -35,7 +35,6 @@ constexpr int64_t kIntMax = INT_MAX;
 constexpr int64_t kLongMax = INT64_MAX;
 constexpr uint32_t kImmutable = kConfigImmutable;
 
-constexpr const char* kReplication = "replication";
 constexpr const char* kCluster = "Redis Cluster";
 constexpr const char* kTls = "TLS";
 constexpr const char* kAcl = "ACL";
@@ -80,38 +79,6 @@ const Row kRows[] = {
 
     // Settings of features keywarden does not have yet: the default value only.
     {"activedefrag", nullptr, Kind::kBool, "no", 0, 0, "", 0, "active defragmentation"},
-    {"replicaof", "slaveof", Kind::kReplicaOf, "", 0, 0, "", kImmutable | kConfigMultiArg,
-     kReplication},
-    {"masterauth", nullptr, Kind::kString, "", 0, 0, "", kConfigSensitive, kReplication},
-    {"masteruser", nullptr, Kind::kString, "", 0, 0, "", kConfigSensitive, kReplication},
-    {"min-replicas-to-write", "min-slaves-to-write", Kind::kInteger, "0", 0, kIntMax, "", 0,
-     kReplication},
-    {"min-replicas-max-lag", "min-slaves-max-lag", Kind::kInteger, "10", 0, kIntMax, "", 0,
-     kReplication},
-    {"repl-backlog-size", nullptr, Kind::kMemory, "1048576", 1, kLongMax, "", 0, kReplication},
-    {"repl-backlog-ttl", nullptr, Kind::kInteger, "3600", 0, kLongMax, "", 0, kReplication},
-    {"repl-disable-tcp-nodelay", nullptr, Kind::kBool, "no", 0, 0, "", 0, kReplication},
-    {"repl-diskless-load", nullptr, Kind::kEnum, "disabled", 0, 0, "disabled on-empty-db swapdb",
-     0, kReplication},
-    {"repl-diskless-sync", nullptr, Kind::kBool, "yes", 0, 0, "", 0, kReplication},
-    {"repl-diskless-sync-delay", nullptr, Kind::kInteger, "5", 0, kIntMax, "", 0, kReplication},
-    {"repl-diskless-sync-max-replicas", nullptr, Kind::kInteger, "0", 0, kIntMax, "", 0,
-     kReplication},
-    {"repl-ping-replica-period", "repl-ping-slave-period", Kind::kInteger, "10", 1, kIntMax, "",
-     0, kReplication},
-    {"repl-timeout", nullptr, Kind::kInteger, "60", 1, kIntMax, "", 0, kReplication},
-    {"replica-announce-ip", "slave-announce-ip", Kind::kString, "", 0, 0, "", 0, kReplication},
-    {"replica-announce-port", "slave-announce-port", Kind::kInteger, "0", 0, 65535, "", 0,
-     kReplication},
-    {"replica-announced", nullptr, Kind::kBool, "yes", 0, 0, "", 0, kReplication},
-    {"replica-ignore-disk-write-errors", nullptr, Kind::kBool, "no", 0, 0, "", 0, kReplication},
-    {"replica-ignore-maxmemory", "slave-ignore-maxmemory", Kind::kBool, "yes", 0, 0, "", 0,
-     kReplication},
-    {"replica-priority", "slave-priority", Kind::kInteger, "100", 0, kIntMax, "", 0,
-     kReplication},
-    {"replica-read-only", "slave-read-only", Kind::kBool, "yes", 0, 0, "", 0, kReplication},
-    {"replica-serve-stale-data", "slave-serve-stale-data", Kind::kBool, "yes", 0, 0, "", 0,
-     kReplication},
     {"cluster-enabled", nullptr, Kind::kBool, "no", 0, 0, "", kImmutable, kCluster},
     {"cluster-config-file", nullptr, Kind::kString, "nodes.conf", 0, 0, "", kImmutable, kCluster},
     {"cluster-node-timeout", nullptr, Kind::kInteger, "15000", 0, kLongMax, "", 0, kCluster},
@@ -219,21 +186,6 @@ bool valid_proc_title_template(std::string_view text) {
   return expands_to_something;
 }
 
-// replicaof/slaveof: "<host> <port>" or "no one"; only "no one" (no primary) is accepted here.
-ConfigDirective replica_of_directive(const Row& row) {
-  return {row.name, {}, row.flags, [] { return std::string(); },
-          [](std::string_view value, bool) -> std::string {
-            std::vector<std::string> words = split_words(value);
-            if (words.size() != 2) return "wrong number of arguments";
-            if (equals_ignore_case(words[0], "no") && equals_ignore_case(words[1], "one")) return "";
-            int64_t port;
-            if (!parse_int64(words[1], &port) || port < 0 || port > 65535) {
-              return "Invalid master port";
-            }
-            return "replication is not supported by keywarden yet";
-          }};
-}
-
 }  // namespace
 
 void InertDirectives::register_all(ConfigRegistry& registry) {
@@ -273,18 +225,14 @@ void InertDirectives::register_all(ConfigRegistry& registry) {
       case Kind::kShutdownFlags:
         registry.add(shutdown_flags_directive(row, &strings_.emplace_back()));
         break;
-      case Kind::kReplicaOf:
-        registry.add(replica_of_directive(row));
-        break;
     }
     if (row.alias != nullptr) registry.add_alias(row.name, row.alias);
     ConfigDirective* directive = registry.find(row.name);
-    if (row.kind != Kind::kReplicaOf) directive->set(row.default_value, true);
+    directive->set(row.default_value, true);
     if (row.feature == nullptr) {
       without_effect_.emplace_back(row.name);
       continue;
     }
-    if (row.kind == Kind::kReplicaOf) continue;  // refuses every primary by itself
     // Parsed and validated as Redis does; then anything but the default is refused.
     directive->set = [inner = directive->set, get = directive->get,
                       default_value = std::string(row.default_value),

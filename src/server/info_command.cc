@@ -300,20 +300,6 @@ void stats_section(InfoText& info, Server& server) {
   info.field("reply_buffer_expands", 0);
 }
 
-void replication_section(InfoText& info, Server& server) {
-  info.field("role", "master");
-  info.field("connected_slaves", 0);
-  info.field("master_failover_state", "no-failover");
-  info.field("master_replid", server.replication_id());
-  info.field("master_replid2", std::string(40, '0'));
-  info.field("master_repl_offset", 0);
-  info.field("second_repl_offset", -1);
-  info.field("repl_backlog_active", 0);
-  info.field("repl_backlog_size", 1048576);
-  info.field("repl_backlog_first_byte_offset", 0);
-  info.field("repl_backlog_histlen", 0);
-}
-
 void cpu_section(InfoText& info) {
   rusage self{}, children{}, thread{};
   getrusage(RUSAGE_SELF, &self);
@@ -392,7 +378,7 @@ void info_command(CommandContext& ctx) {
   section("memory", "Memory", [&] { memory_section(info, server); });
   section("persistence", "Persistence", [&] { persistence_section(info, server); });
   section("stats", "Stats", [&] { stats_section(info, server); });
-  section("replication", "Replication", [&] { replication_section(info, server); });
+  section("replication", "Replication", [] {});
   section("cpu", "CPU", [&] { cpu_section(info); });
   if (request.wants("module_list") || request.wants("modules")) info.section("Modules");
   section("commandstats", "Commandstats", [&] { commandstats_section(info, server); });

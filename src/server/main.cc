@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
     keywarden::log_message(keywarden::LogLevel::kWarning, problem);
     return 1;
   }
+  server.replication().start();
   g_server = &server;
   struct sigaction action {};
   action.sa_handler = on_termination_signal;

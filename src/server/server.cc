@@ -69,16 +69,6 @@ int listen_tcp(const std::string& host, int port, int backlog, std::string* erro
   return fd;
 }
 
-// 40 random hex digits, as Redis draws its run id and replication id.
-std::string random_hex_id() {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::random_device device;
-  std::mt19937_64 generator((uint64_t{device()} << 32) ^ device());
-  std::string id(40, '0');
-  for (char& c : id) c = kDigits[generator() & 15];
-  return id;
-}
-
 int bound_port(int fd) {
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
@@ -115,13 +105,13 @@ class Server::Listener final : public EventHandler {
 
 Server::Server() : state_(clock_, 16), dispatcher_(state_) {
   state_.services().provide<Server>(this);
-  run_id_ = random_hex_id();
-  replication_id_ = random_hex_id();
+  run_id_ = random_replication_id();
   rdb_ = std::make_unique<RdbService>(state_);
   rdb_->set_memory_gauge([this] { return used_memory(); });
   aof_ = std::make_unique<AofService>(state_, *rdb_);
   ForkChild::attach(&state_.keyspace());
   diagnostics_ = std::make_unique<Diagnostics>(*this);
+  replication_ = std::make_unique<ReplicationService>(state_, dispatcher_, loop_, *rdb_);
   scripting_ = std::make_unique<ScriptEngine>(state_);
   clients_ = std::make_unique<ClientRegistry>(state_, dispatcher_, loop_, settings_.hz);
   scripting_->set_busy_handler([this] { process_while_busy(); });
@@ -522,7 +512,6 @@ void Server::process_while_busy() {
   if (loop_.stopping()) scripting_->abort();
 }
 
-void Server::change_replication_id() { replication_id_ = random_hex_id(); }
 
 void Server::cron() {
   if (cron_paused_) return;

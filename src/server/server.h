@@ -23,9 +23,10 @@
 #include "server/client_registry.h"
 #include "server/connection.h"
 #include "server/diagnostics.h"
-#include "server/event_loop.h"
+#include "common/event_loop.h"
 #include "server/oom_score.h"
 #include "persistence/rdb_service.h"
+#include "replication/replication_service.h"
 
 namespace keywarden {
 
@@ -131,11 +132,9 @@ class Server final {
   // used_memory() when the server started listening (INFO used_memory_startup).
   size_t startup_memory() const { return startup_memory_; }
 
-  // Random per start, 40 hex digits each: INFO run_id and master_replid.
+  // Random per start, 40 hex digits: INFO run_id.
   const std::string& run_id() const { return run_id_; }
-  const std::string& replication_id() const { return replication_id_; }
-  // DEBUG CHANGE-REPL-ID: a new random replication ID (the second one stays cleared).
-  void change_replication_id();
+  ReplicationService& replication() { return *replication_; }
   // DEBUG PAUSE-CRON: while set, the cron does nothing (Redis's pause_cron).
   void set_cron_paused(bool paused) { cron_paused_ = paused; }
 
@@ -177,6 +176,7 @@ class Server final {
   std::unique_ptr<RdbService> rdb_;
   std::unique_ptr<AofService> aof_;
   std::unique_ptr<Diagnostics> diagnostics_;
+  std::unique_ptr<ReplicationService> replication_;
   // The services in the order their cron and before-sleep work runs.
   std::vector<Service*> services_;
   InfoSections info_sections_;
@@ -195,7 +195,6 @@ class Server final {
   size_t startup_memory_ = 0;
   bool jemalloc_bg_thread_ = true;  // CONFIG jemalloc-bg-thread
   std::string run_id_;
-  std::string replication_id_;
   int64_t cron_loops_ = 0;
   bool cron_paused_ = false;
   LoadingState loading_;

@@ -21,7 +21,8 @@ void Server::install_services() {
   // registry comes first: its cron (idle timeout, buffers, output limits) and its before-sleep
   // work (running resumed clients) precede the others'.
   for (Service* service : std::initializer_list<Service*>{
-           clients_.get(), rdb_.get(), aof_.get(), scripting_.get(), diagnostics_.get()}) {
+           clients_.get(), rdb_.get(), aof_.get(), replication_.get(), scripting_.get(),
+           diagnostics_.get()}) {
     service->install(setup);
     services_.push_back(service);
   }

@@ -65,8 +65,6 @@ def test_debian_stock_redis_conf_starts(tmp_path):
 
 
 @pytest.mark.parametrize("name, value, feature", [
-    ("repl-timeout", "30", "replication"),
-    ("replica-read-only", "no", "replication"),
     ("tls-port", "6380", "TLS"),
     ("cluster-enabled", "yes", "Redis Cluster"),
     ("acllog-max-len", "256", "ACL"),
@@ -86,10 +84,18 @@ def test_missing_feature_takes_only_its_default(keywarden, name, value, feature)
     assert f"{feature} is not supported by keywarden yet" in str(failed.value)
 
 
-def test_replicaof_in_a_file_is_refused_until_replication_lands():
+def test_replicaof_in_a_file_makes_a_replica():
+    server = start_server(directives=[("replicaof", "127.0.0.1 1"), ("repl-timeout", "30")])
+    try:
+        client = server.client()
+        assert client.config_get("replicaof") == {"replicaof": "127.0.0.1 1"}
+        assert client.config_get("slaveof") == {"slaveof": "127.0.0.1 1"}
+        assert client.info("replication")["role"] == "slave"
+    finally:
+        server.cleanup()
     with pytest.raises(ServerStartError) as failed:
-        start_server(directives=[("replicaof", "127.0.0.1 6379")])
-    assert "replication is not supported by keywarden yet" in str(failed.value)
+        start_server(directives=[("replicaof", "127.0.0.1 65536")])
+    assert "Invalid master port" in str(failed.value)
     server = start_server(directives=[("replicaof", "no one")])
     server.cleanup()
 

@@ -24,7 +24,7 @@
 #include "common/clock.h"
 #include "server/connection.h"
 #include "server/connection_host.h"
-#include "server/event_loop.h"
+#include "common/event_loop.h"
 
 namespace keywarden {
 namespace {

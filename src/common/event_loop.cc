@@ -1,4 +1,4 @@
-#include "server/event_loop.h"
+#include "common/event_loop.h"
 
 #include <sys/epoll.h>
 #include <unistd.h>

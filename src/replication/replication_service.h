@@ -1,0 +1,83 @@
+// Replication as a service (commands/service.h): the Redis replication protocol (PSYNC2) on
+// both sides, so that stock redis-server replicas and primaries, redis-sentinel and
+// Sentinel-aware clients work with keywarden unchanged.
+//
+// The service owns what both sides share: the replication directives, the replication IDs and
+// offset (replication_ids.h), the role the command layer reads (commands/replication_role.h),
+// and INFO replication. The two sides are their own classes:
+// - PrimarySide (primary.h): the replicas connected to this server, the backlog, full and
+//   partial resynchronization, the stream fed from the propagation path, WAIT and
+//   min-replicas-to-write;
+// - ReplicaSide (replica.h): the link to this server's primary (REPLICAOF), the handshake, the
+//   RDB load, applying the stream through the dispatcher as the primary's client, and the
+//   ACKs back.
+// A replica is a primary to its own replicas too (chained replication): what it applies from
+// its primary is handed to its PrimarySide as the primary sent it, byte for byte.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "commands/service.h"
+#include "commands/server_state.h"
+#include "replication/replication_ids.h"
+#include "replication/replication_settings.h"
+
+namespace keywarden {
+
+class ConfigRegistry;
+class Dispatcher;
+class EventLoop;
+class InfoText;
+class PrimarySide;
+class RdbService;
+class ReplicaSide;
+
+class ReplicationService final : public Service {
+ public:
+  ReplicationService(ServerState& state, Dispatcher& dispatcher, EventLoop& loop,
+                     RdbService& rdb);
+  ~ReplicationService() override;
+  ReplicationService(const ReplicationService&) = delete;
+  ReplicationService& operator=(const ReplicationService&) = delete;
+
+  void install(ServiceSetup& setup) override;
+  void cron(int64_t now_ms) override;
+  void before_sleep() override;
+
+  // After start-up loading: connects to the primary named by the replicaof directive, if any.
+  void start();
+
+  ReplicationSettings& settings() { return settings_; }
+  ReplicationIds& ids() { return ids_; }
+  const ReplicationIds& ids() const { return ids_; }
+  ReplicationRole& role() { return state_.replication(); }
+  bool is_replica() const { return state_.replication().replica; }
+  PrimarySide& primary() { return *primary_; }
+  ReplicaSide& replica() { return *replica_; }
+  ServerState& state() { return state_; }
+  Dispatcher& dispatcher() { return dispatcher_; }
+  EventLoop& loop() { return loop_; }
+  RdbService& rdb() { return rdb_; }
+
+  // Keeps the command layer's copy of the settings it checks (read-only, stale data,
+  // min-replicas) current; called when a directive changes.
+  void settings_changed();
+  // INFO replication, as Redis 7.0 writes it.
+  void write_info(InfoText& info);
+
+ private:
+  void register_config(ConfigRegistry& config);
+
+  ServerState& state_;
+  Dispatcher& dispatcher_;
+  EventLoop& loop_;
+  RdbService& rdb_;
+  ReplicationSettings settings_;
+  ReplicationIds ids_;
+  std::unique_ptr<PrimarySide> primary_;
+  std::unique_ptr<ReplicaSide> replica_;
+};
+
+}  // namespace keywarden
