@@ -9,6 +9,7 @@ packages=(
   libjemalloc-dev                   # the server's allocator (used_memory, MEMORY STATS)
   liblua5.1-0-dev lua-cjson-dev lua-bitop-dev   # Lua 5.1 as Redis embeds it, with cjson and bit
   redis-server redis-tools          # the reference server the tests and benchmarks compare with
+  redis-sentinel                    # failover of keywarden primaries in the HA tests (docs/replication.md)
   python3 python3-redis python3-pytest
   python3-matplotlib                # the plots of bench/memory_expiry_benchmark.py
   clang libclang-rt-14-dev          # the libFuzzer targets (scripts/fuzz.sh, docs/fuzzing.md)

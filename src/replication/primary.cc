@@ -22,3 +22,14 @@ void PrimarySide::write_backlog_info(InfoText& info) {
 }
 
 }  // namespace keywarden
+
+namespace keywarden {
+
+void PrimarySide::append_stream(std::string_view bytes) {
+  service_.ids().offset += static_cast<int64_t>(bytes.size());
+}
+void PrimarySide::restart_history() {}
+void PrimarySide::disconnect_replicas() {}
+std::vector<ReplicaSummary> PrimarySide::replicas() const { return {}; }
+
+}  // namespace keywarden
