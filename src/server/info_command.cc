@@ -21,6 +21,7 @@
 #include "common/number.h"
 #include "common/version.h"
 #include "scripting/script_engine.h"
+#include "replication/primary.h"
 #include "server/server.h"
 #include "server/server_families.h"
 #include "storage/memory_accounting.h"
@@ -250,7 +251,8 @@ void stats_section(InfoText& info, Server& server) {
   info.field("total_net_input_bytes", clients.net_input_bytes);
   info.field("total_net_output_bytes", clients.net_output_bytes);
   info.field("total_net_repl_input_bytes", 0);
-  info.field("total_net_repl_output_bytes", 0);
+  info.field("total_net_repl_output_bytes",
+             server.replication().primary().stats().net_repl_output_bytes);
   info.fixed2("instantaneous_input_kbps",
               static_cast<float>(average_sample(network.input_samples)) / 1024);
   info.fixed2("instantaneous_output_kbps",
@@ -258,9 +260,10 @@ void stats_section(InfoText& info, Server& server) {
   info.field("instantaneous_input_repl_kbps", "0.00");
   info.field("instantaneous_output_repl_kbps", "0.00");
   info.field("rejected_connections", clients.rejected_connections);
-  info.field("sync_full", 0);
-  info.field("sync_partial_ok", 0);
-  info.field("sync_partial_err", 0);
+  const ReplicationStats& replication = server.replication().primary().stats();
+  info.field("sync_full", replication.sync_full);
+  info.field("sync_partial_ok", replication.sync_partial_ok);
+  info.field("sync_partial_err", replication.sync_partial_err);
   info.field("expired_keys", expiry.expired_keys);
   info.fixed2("expired_stale_perc", expiry.stale_percent);
   info.field("expired_time_cap_reached_count", expiry.time_cap_reached_count);
