@@ -62,6 +62,9 @@ struct PrimarySide::Replica {
   bool old_sync = false;        // SYNC: no +FULLRESYNC line
   bool is_replica = false;      // SYNC/PSYNC seen (before: a client in its handshake)
   bool socket_target = false;   // its image comes through the pipe
+  // Online after a diskless image: the stream waits for its first ACK (it has loaded the
+  // image), because a replica finds the EOF mark only at the end of what it read.
+  bool stream_on_ack = false;
   int64_t ack_offset = 0;
   int64_t ack_time_ms = 0;
   int64_t waiting_since_ms = 0;  // entered wait_bgsave_start
@@ -180,7 +183,11 @@ void PrimarySide::append_stream(std::string_view bytes) {
         replica->pending.append(bytes);
         break;
       case ReplicaState::kOnline:
-        if (!replica->rdb_only) send_to(*replica, bytes);
+        if (replica->stream_on_ack) {
+          replica->pending.append(bytes);
+        } else if (!replica->rdb_only) {
+          send_to(*replica, bytes);
+        }
         break;
     }
   }
@@ -282,6 +289,9 @@ void PrimarySide::replconf_command(CommandContext& ctx) {
       if (!parse_int64(value, &offset)) return;
       if (offset > replica->ack_offset) replica->ack_offset = offset;
       replica->ack_time_ms = ctx.now_ms;
+      if (replica->stream_on_ack && replica->state == ReplicaState::kOnline) {
+        start_stream(*replica);
+      }
       acks_changed_ = true;
       return;
     } else if (equals_ignore_case(option, "getack")) {
@@ -318,12 +328,8 @@ void PrimarySide::replconf_command(CommandContext& ctx) {
 bool PrimarySide::try_partial_resync(CommandContext& ctx, Replica& replica) {
   const ReplicationIds& ids = service_.ids();
   std::string_view replid = ctx.args[1];
-  int64_t offset;
-  if (!parse_int64(ctx.args[2], &offset)) {
-    // Redis answers the error and goes on with a full resync.
-    ctx.error(errors::kNotInteger);
-    return false;
-  }
+  int64_t offset = 0;
+  parse_int64(ctx.args[2], &offset);  // checked by sync_command
   const std::string name = replica.channel->channel_peer_ip() + ":" +
                            std::to_string(replica.listening_port);
   if (replid != ids.replid && (replid != ids.replid2 || offset > ids.second_offset)) {
@@ -391,6 +397,13 @@ void PrimarySide::sync_command(CommandContext& ctx) {
                                      std::to_string(replica.listening_port) +
                                      " asks for synchronization");
   if (psync) {
+    int64_t offset;
+    if (!parse_int64(ctx.args[2], &offset)) {
+      log_message(LogLevel::kWarning, "Replica " + channel->channel_peer_ip() + ":" +
+                                          std::to_string(replica.listening_port) +
+                                          " asks for synchronization but with a wrong offset");
+      return ctx.error(errors::kNotInteger);
+    }
     if (try_partial_resync(ctx, replica)) {
       ++stats_.sync_partial_ok;
       return;
@@ -408,7 +421,8 @@ void PrimarySide::sync_command(CommandContext& ctx) {
   // The first replica starts a new history (nobody can continue the old one without a
   // backlog), as Redis does when it creates the backlog.
   if (!backlog_) {
-    service_.ids().reset();
+    // (A replica keeps the history it shares with its own primary.)
+    if (!service_.is_replica()) service_.ids().reset();
     create_backlog();
     log_message(LogLevel::kNotice, "Replication backlog created, my new replication IDs are '" +
                                        service_.ids().replid + "' and '" +
@@ -572,6 +586,10 @@ void PrimarySide::read_pipe() {
         return;
       }
     }
+    if (count < 0) {
+      log_message(LogLevel::kWarning, std::string("Diskless rdb transfer, read error: ") +
+                                           std::strerror(errno));
+    }
     if (count <= 0) {
       // The child wrote everything (or died: its exit status tells, in child_done()).
       pipe_->eof = true;
@@ -673,13 +691,22 @@ void PrimarySide::send_file_chunks() {
 void PrimarySide::put_online(Replica& replica) {
   replica.state = ReplicaState::kOnline;
   replica.ack_time_ms = service_.state().clock().wall_ms();
-  if (!replica.rdb_only) send_to(replica, replica.pending);
-  std::string().swap(replica.pending);
+  if (replica.socket_target) {
+    replica.stream_on_ack = true;
+  } else {
+    start_stream(replica);
+  }
   log_message(LogLevel::kNotice, "Synchronization with replica " +
                                      (replica.channel ? replica.channel->channel_peer_ip() : "") +
                                      ":" + std::to_string(replica.listening_port) +
                                      " succeeded");
   refresh_good_replicas(replica.ack_time_ms);
+}
+
+void PrimarySide::start_stream(Replica& replica) {
+  replica.stream_on_ack = false;
+  if (!replica.rdb_only) send_to(replica, replica.pending);
+  std::string().swap(replica.pending);
 }
 
 // ---- WAIT ---------------------------------------------------------------------------------
@@ -714,9 +741,6 @@ void PrimarySide::wait_command(CommandContext& ctx) {
     return ctx.error("ERR timeout is not an integer or out of range");
   }
   if (timeout_ms < 0) return ctx.error("ERR timeout is negative");
-  if (timeout_ms > 0 && timeout_ms > INT64_MAX - ctx.now_ms) {
-    return ctx.error("ERR timeout is out of range");
-  }
   const int64_t count = acknowledged(ctx.session.write_offset);
   if (count >= wanted || !ctx.may_block() || ctx.timed_out()) {
     std::erase(waiting_clients_, ctx.session.id);
@@ -724,7 +748,12 @@ void PrimarySide::wait_command(CommandContext& ctx) {
     return;
   }
   // A client already blocked keeps its deadline (the block call keeps it blocked).
-  ctx.block_until_woken(timeout_ms == 0 ? 0 : ctx.now_ms + timeout_ms);
+  // Redis 7.0 takes any timeout; one beyond the end of time waits forever.
+  int64_t deadline_ms = 0;
+  if (timeout_ms > 0) {
+    deadline_ms = timeout_ms > INT64_MAX - ctx.now_ms ? INT64_MAX : ctx.now_ms + timeout_ms;
+  }
+  ctx.block_until_woken(deadline_ms);
   wait_started(ctx.session.id);
 }
 

@@ -117,6 +117,7 @@ class PrimarySide {
   void close_pipe();
   void send_file_chunks();
   void put_online(Replica& replica);
+  void start_stream(Replica& replica);
   void drop(Replica& replica, const std::string& why);
   void send_to(Replica& replica, std::string_view bytes);
   void refresh_good_replicas(int64_t now_ms);
