@@ -309,3 +309,76 @@ def test_errors_match_redis(server_factory, case):
         assert kw_out[0].split(b"script:")[0] == ref_out[0].split(b"script:")[0]
     else:
         assert kw_out == ref_out
+
+
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_two_replicas_share_a_sync(server_factory, diskless):
+    # Diskless: the delay gathers both replicas into one transfer (max-replicas 2 starts it as
+    # soon as both are there). Disk: the second attaches to the first one's save or waits.
+    primary = server_factory(("repl-diskless-sync", diskless), ("repl-diskless-sync-delay", "5"),
+                             ("repl-diskless-sync-max-replicas", "2"))
+    p = primary.client()
+    populate(p)
+    first = start_replica(server_factory, primary)
+    second = start_replica(server_factory, primary)
+    wait_synced(primary, first)
+    wait_synced(primary, second)
+    assert_same_data(primary, first)
+    assert_same_data(primary, second)
+    replication = info(p)
+    assert replication["connected_slaves"] == 2
+    for name in ("slave0", "slave1"):
+        assert replication[name]["state"] == "online"
+        assert replication[name]["ip"] == "127.0.0.1"
+        assert replication[name]["port"] in (first.port, second.port)
+    p.set("after", "both")
+    assert p.execute_command("WAIT", 2, 10000) == 2
+    assert first.client().get("after") == b"both" and second.client().get("after") == b"both"
+
+
+def test_repl_timeout_drops_a_silent_replica(server_factory):
+    primary = server_factory(*FAST, ("repl-timeout", "2"))
+    p = primary.client()
+    replica = start_replica(server_factory, primary)
+    wait_synced(primary, replica)
+    os.kill(replica.pid, signal.SIGSTOP)
+    try:
+        assert wait_until(lambda: info(p)["connected_slaves"] == 0, 20)
+        assert "Disconnecting timedout replica" in primary.log()
+    finally:
+        os.kill(replica.pid, signal.SIGCONT)
+    wait_synced(primary, replica)
+
+
+def test_backlog_freed_after_ttl(server_factory):
+    primary = server_factory(*FAST, ("repl-backlog-ttl", "1"))
+    p = primary.client()
+    assert info(p)["repl_backlog_active"] == 0
+    replica = start_replica(server_factory, primary)
+    wait_synced(primary, replica)
+    replid = info(p)["master_replid"]
+    assert info(p)["repl_backlog_active"] == 1
+    replica.stop()
+    assert wait_until(lambda: info(p)["repl_backlog_active"] == 0, 20)
+    assert info(p)["master_replid"] != replid
+    # Without a backlog nothing is encoded for replicas: the offset stays put.
+    offset = info(p)["master_repl_offset"]
+    p.set("x", "1")
+    assert info(p)["master_repl_offset"] == offset
+
+
+def test_replica_client_is_not_timed_out_and_killable_as_slave(server_factory):
+    primary = server_factory(*FAST, ("timeout", "1"))
+    p = primary.client()
+    replica = start_replica(server_factory, primary)
+    wait_synced(primary, replica)
+    def replica_ids():
+        listing = p.execute_command("CLIENT", "LIST", "TYPE", "replica").decode()
+        return [word for word in listing.split() if word.startswith("id=")]
+
+    before = replica_ids()
+    assert len(before) == 1
+    time.sleep(2.5)  # longer than `timeout`: a normal idle client would be gone
+    assert replica_ids() == before  # the same connection, never dropped
+    assert p.execute_command("CLIENT", "KILL", "TYPE", "slave") == 1
+    wait_synced(primary, replica)
