@@ -55,6 +55,7 @@ struct PrimarySide::Replica {
   ReplicaChannel* channel = nullptr;
   ReplicaState state = ReplicaState::kWaitBgsaveStart;
   std::string announced_ip;     // REPLCONF ip-address
+  std::string name;             // "ip:port" for the log, fixed at SYNC/PSYNC
   int64_t listening_port = 0;   // REPLCONF listening-port
   bool capa_eof = false;
   bool capa_psync2 = false;
@@ -180,11 +181,11 @@ void PrimarySide::append_stream(std::string_view bytes) {
         break;  // its image is not forked yet: it will hold these bytes
       case ReplicaState::kWaitBgsaveEnd:
       case ReplicaState::kSendBulk:
-        replica->pending.append(bytes);
+        keep_pending(*replica, bytes);
         break;
       case ReplicaState::kOnline:
         if (replica->stream_on_ack) {
-          replica->pending.append(bytes);
+          keep_pending(*replica, bytes);
         } else if (!replica->rdb_only) {
           send_to(*replica, bytes);
         }
@@ -207,6 +208,22 @@ void PrimarySide::disconnect_replicas() {
   for (auto& replica : replicas_) {
     if (replica->is_replica && replica->channel != nullptr) replica->channel->channel_close_async();
   }
+}
+
+void PrimarySide::keep_pending(Replica& replica, std::string_view bytes) {
+  if (replica.channel == nullptr) return;
+  const int64_t limit = replica.channel->channel_output_hard_limit();
+  const size_t held = replica.pending.size() + bytes.size();
+  if (limit > 0 && static_cast<int64_t>(held) >= limit) {
+    // Its stream would pass the output limit before it even gets it: it resyncs later.
+    log_message(LogLevel::kWarning,
+                "Replica " + replica.name + " scheduled to be closed ASAP for overcoming of output buffer limits.");
+    replica.channel->channel_close_async();
+    replica.channel = nullptr;  // nothing more goes to it; replica_closed() forgets it
+    std::string().swap(replica.pending);
+    return;
+  }
+  replica.pending.append(bytes);
 }
 
 void PrimarySide::send_to(Replica& replica, std::string_view bytes) {
@@ -236,9 +253,7 @@ void PrimarySide::replica_closed(uint64_t client_id) {
   for (auto it = replicas_.begin(); it != replicas_.end(); ++it) {
     if ((*it)->client_id != client_id) continue;
     if ((*it)->is_replica) {
-      log_message(LogLevel::kNotice,
-                  "Connection with replica " + (*it)->channel->channel_peer_ip() + ":" +
-                      std::to_string((*it)->listening_port) + " lost.");
+      log_message(LogLevel::kNotice, "Connection with replica " + (*it)->name + " lost.");
     }
     replicas_.erase(it);
     break;
@@ -330,8 +345,7 @@ bool PrimarySide::try_partial_resync(CommandContext& ctx, Replica& replica) {
   std::string_view replid = ctx.args[1];
   int64_t offset = 0;
   parse_int64(ctx.args[2], &offset);  // checked by sync_command
-  const std::string name = replica.channel->channel_peer_ip() + ":" +
-                           std::to_string(replica.listening_port);
+  const std::string& name = replica.name;
   if (replid != ids.replid && (replid != ids.replid2 || offset > ids.second_offset)) {
     if (replid != "?") {
       log_message(LogLevel::kNotice,
@@ -393,15 +407,13 @@ void PrimarySide::sync_command(CommandContext& ctx) {
   }
   Replica& replica = *found;
   replica.channel = channel;
-  log_message(LogLevel::kNotice, "Replica " + channel->channel_peer_ip() + ":" +
-                                     std::to_string(replica.listening_port) +
-                                     " asks for synchronization");
+  replica.name = channel->channel_peer_ip() + ":" + std::to_string(replica.listening_port);
+  log_message(LogLevel::kNotice, "Replica " + replica.name + " asks for synchronization");
   if (psync) {
     int64_t offset;
     if (!parse_int64(ctx.args[2], &offset)) {
-      log_message(LogLevel::kWarning, "Replica " + channel->channel_peer_ip() + ":" +
-                                          std::to_string(replica.listening_port) +
-                                          " asks for synchronization but with a wrong offset");
+      log_message(LogLevel::kWarning,
+                  "Replica " + replica.name + " asks for synchronization but with a wrong offset");
       return ctx.error(errors::kNotInteger);
     }
     if (try_partial_resync(ctx, replica)) {
@@ -696,10 +708,7 @@ void PrimarySide::put_online(Replica& replica) {
   } else {
     start_stream(replica);
   }
-  log_message(LogLevel::kNotice, "Synchronization with replica " +
-                                     (replica.channel ? replica.channel->channel_peer_ip() : "") +
-                                     ":" + std::to_string(replica.listening_port) +
-                                     " succeeded");
+  log_message(LogLevel::kNotice, "Synchronization with replica " + replica.name + " succeeded");
   refresh_good_replicas(replica.ack_time_ms);
 }
 
@@ -805,9 +814,7 @@ void PrimarySide::cron(int64_t now_ms) {
     }
     if (replica->state == ReplicaState::kOnline && !replica->old_sync &&
         now_ms - replica->ack_time_ms > settings.timeout * 1000) {
-      drop(*replica, "Disconnecting timedout replica (streaming sync): " +
-                         replica->channel->channel_peer_ip() + ":" +
-                         std::to_string(replica->listening_port));
+      drop(*replica, "Disconnecting timedout replica (streaming sync): " + replica->name);
     }
   }
   // PING the replicas every repl-ping-replica-period, through the stream, so that they can

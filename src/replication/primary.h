@@ -120,6 +120,8 @@ class PrimarySide {
   void start_stream(Replica& replica);
   void drop(Replica& replica, const std::string& why);
   void send_to(Replica& replica, std::string_view bytes);
+  // Holds stream bytes for a replica that cannot take them yet, within its output limit.
+  void keep_pending(Replica& replica, std::string_view bytes);
   void refresh_good_replicas(int64_t now_ms);
   void remove_closed();
 

@@ -25,6 +25,10 @@ class ReplicaChannel {
   virtual void channel_send(std::string_view bytes) = 0;
   // Bytes queued and not yet written to the socket.
   virtual size_t channel_unsent_bytes() const = 0;
+  // The replica class's hard output limit in bytes (0: none). The stream a replica accumulates
+  // while its image is prepared counts against it, as in Redis, where it waits in the
+  // replica's output buffer.
+  virtual int64_t channel_output_hard_limit() const = 0;
   // Closes the connection at its next flush (Redis's freeClientAsync).
   virtual void channel_close_async() = 0;
 };

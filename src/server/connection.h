@@ -144,6 +144,9 @@ class Connection final : public EventHandler,
   void channel_send(std::string_view bytes) override;
   size_t channel_unsent_bytes() const override { return output_size() + held_stream_.size(); }
   void channel_close_async() override;
+  int64_t channel_output_hard_limit() const override {
+    return server_.client_limits().output[kOutputClassReplica].hard;
+  }
 
  private:
   void set_held_by_pause(bool held);

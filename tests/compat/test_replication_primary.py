@@ -382,3 +382,40 @@ def test_replica_client_is_not_timed_out_and_killable_as_slave(server_factory):
     assert replica_ids() == before  # the same connection, never dropped
     assert p.execute_command("CLIENT", "KILL", "TYPE", "slave") == 1
     wait_synced(primary, replica)
+
+
+def test_wait_blocks_until_unblocked_or_timeout(server_factory):
+    primary = server_factory(*FAST)
+    p = primary.client()
+    replica = start_replica(server_factory, primary)
+    wait_synced(primary, replica)
+    waiter = primary.raw()
+    waiter_id = waiter.execute("CLIENT", "ID")
+    waiter.execute("SET", "k", "v")
+    assert waiter.execute("WAIT", 1, 0) == 1  # blocks until the replica acknowledged the SET
+    # The GETACK that WAIT sent is in the stream too (Redis counts it as well): wait for the
+    # replica's periodic ACK to cover everything, so that the next WAIT has one replica.
+    assert wait_until(lambda: info(p)["slave0"]["offset"] == info(p)["master_repl_offset"], 10)
+    waiter.send(encode_command("WAIT", 2, 0))  # only one replica: waits forever
+    assert wait_until(lambda: info(p, "clients")["blocked_clients"] == 1, 10)
+    assert p.execute_command("CLIENT", "UNBLOCK", waiter_id, "TIMEOUT") == 1
+    assert waiter.read_reply() == 1  # the replicas that acknowledged, as on a timeout
+    waiter.send(encode_command("WAIT", 2, 200))
+    assert waiter.read_reply() == 1
+    assert info(p, "clients")["blocked_clients"] == 0
+
+
+def test_stream_held_during_sync_counts_against_output_limit(server_factory):
+    primary = server_factory(("repl-diskless-sync", "no"), ("rdb-key-save-delay", "200000"),
+                             ("client-output-buffer-limit", ("replica", "1mb", "0", "0")))
+    p = primary.client()
+    for i in range(10):
+        p.set(f"slow{i}", i)
+    replica = start_replica(server_factory, primary)
+    assert wait_until(lambda: info(p).get("slave0", {}).get("state") == "wait_bgsave", 10)
+    for i in range(3):
+        p.set(f"big{i}", "x" * 500_000)
+    assert wait_until(lambda: "overcoming of output buffer limits" in primary.log(), 10)
+    p.config_set("rdb-key-save-delay", 0)
+    wait_synced(primary, replica, timeout=60)
+    assert_same_data(primary, replica)
