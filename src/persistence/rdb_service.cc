@@ -236,6 +236,14 @@ void RdbService::kill_background_save() {
   ForkChild::kill_child();
   socket_child_ = false;
   ::unlink(("temp-" + std::to_string(pid) + ".rdb").c_str());
+  // Replicas waiting for this child's image must learn that it will not come.
+  if (child_listener_) {
+    ForkChild::Exit killed;
+    killed.kind = ForkChild::Kind::kRdb;
+    killed.pid = pid;
+    killed.signal = SIGUSR1;
+    child_listener_(killed);
+  }
 }
 
 void RdbService::start_scheduled_save(int64_t now_ms) {
