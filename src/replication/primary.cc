@@ -885,6 +885,8 @@ void PrimarySide::write_replicas_info(InfoText& info) {
   }
 }
 
+int64_t PrimarySide::backlog_memory() const { return backlog_ ? backlog_->capacity() : 0; }
+
 void PrimarySide::write_backlog_info(InfoText& info) {
   info.field("repl_backlog_active", backlog_ ? 1 : 0);
   info.field("repl_backlog_size", service_.settings().backlog_size);

@@ -66,6 +66,8 @@ class PrimarySide {
   // INFO replication's repl_backlog_* lines.
   void write_backlog_info(InfoText& info);
   ReplicationStats& stats() { return stats_; }
+  // Bytes the backlog holds allocated (INFO mem_replication_backlog), 0 without one.
+  int64_t backlog_memory() const;
 
   // ---- what the replica side (chained replication) and the service call ----
   // Every byte of the replication stream passes here once: on a primary, the propagation

@@ -216,8 +216,9 @@ void memory_section(InfoText& info, Server& server) {
   info.fixed2("mem_fragmentation_ratio", ratio(rss, used));
   info.field("mem_fragmentation_bytes", difference(rss, used));
   info.field("mem_not_counted_for_evict", 0);
-  info.field("mem_replication_backlog", 0);
-  info.field("mem_total_replication_buffers", 0);
+  const int64_t backlog = server.replication().primary().backlog_memory();
+  info.field("mem_replication_backlog", backlog);
+  info.field("mem_total_replication_buffers", backlog);
   info.field("mem_clients_slaves", 0);
   info.field("mem_clients_normal", clients_memory);
   info.field("mem_cluster_links", 0);
