@@ -104,24 +104,33 @@ class PrimarySide::StreamSink final : public PropagationSink {
   PrimarySide& primary_;
 };
 
-// The read end of the diskless child's pipe, watched by the event loop.
+// The read end of the diskless child's pipe, watched by the event loop. One object for the
+// server's life: a long script lets the loop run nested batches (EventLoop::poll_once), so an
+// event for the pipe may still be queued after the pipe was closed; it then finds fd() < 0.
 class PrimarySide::PipeReader final : public EventHandler {
  public:
-  PipeReader(PrimarySide& primary, int fd) : primary_(primary), fd_(fd) {}
-  ~PipeReader() override {
-    if (fd_ >= 0) ::close(fd_);
+  explicit PipeReader(PrimarySide& primary) : primary_(primary) {}
+  ~PipeReader() override { close(); }
+  void on_events(uint32_t) override {
+    if (fd_ >= 0) primary_.read_pipe();
   }
-  void on_events(uint32_t) override { primary_.read_pipe(); }
+  void open(int fd) { fd_ = fd; }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    watched = false;
+  }
   int fd() const { return fd_; }
+  bool is_open() const { return fd_ >= 0; }
   bool watched = false;
-  bool eof = false;
 
  private:
   PrimarySide& primary_;
-  int fd_;
+  int fd_ = -1;
 };
 
-PrimarySide::PrimarySide(ReplicationService& service) : service_(service) {}
+PrimarySide::PrimarySide(ReplicationService& service)
+    : service_(service), pipe_(std::make_unique<PipeReader>(*this)) {}
 
 PrimarySide::~PrimarySide() {
   if (sink_) service_.state().propagator().remove_sink(sink_.get());
@@ -554,7 +563,7 @@ bool PrimarySide::start_child(bool to_socket) {
     }
     rdb.socket_child_started();
     ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-    pipe_ = std::make_unique<PipeReader>(*this, fds[0]);
+    pipe_->open(fds[0]);
     pipe_->watched = service_.loop().watch(fds[0], EventLoop::kReadable, pipe_.get());
     log_message(LogLevel::kNotice, "Starting BGSAVE for SYNC with target: replicas sockets");
   }
@@ -574,7 +583,7 @@ bool PrimarySide::start_child(bool to_socket) {
 // ---- the image ----------------------------------------------------------------------------
 
 void PrimarySide::read_pipe() {
-  if (!pipe_) return;
+  if (!pipe_->is_open()) return;
   char buffer[kPipeReadBytes];
   for (;;) {
     // Backpressure: no faster than the slowest replica of the transfer takes it.
@@ -604,7 +613,6 @@ void PrimarySide::read_pipe() {
     }
     if (count <= 0) {
       // The child wrote everything (or died: its exit status tells, in child_done()).
-      pipe_->eof = true;
       close_pipe();
       for (auto& replica : replicas_) {
         if (replica->state == ReplicaState::kWaitBgsaveEnd && replica->socket_target) {
@@ -623,9 +631,9 @@ void PrimarySide::read_pipe() {
 }
 
 void PrimarySide::close_pipe() {
-  if (!pipe_) return;
+  if (!pipe_->is_open()) return;
   if (pipe_->watched) service_.loop().unwatch(pipe_->fd());
-  pipe_.reset();
+  pipe_->close();
 }
 
 void PrimarySide::child_done(bool success) {
@@ -845,7 +853,7 @@ void PrimarySide::cron(int64_t now_ms) {
 
 void PrimarySide::before_sleep() {
   // A paused pipe resumes once the replicas took their share.
-  if (pipe_ && !pipe_->watched) read_pipe();
+  if (pipe_->is_open() && !pipe_->watched) read_pipe();
   send_file_chunks();
   if (get_ack_pending_) {
     get_ack_pending_ = false;
