@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <cstring>
 
 #include "commands/command_table.h"
@@ -38,13 +37,9 @@ constexpr size_t kFileQueueBytes = 1024 * 1024;
 // The diskless pipe is read while every replica of the transfer has less than this queued.
 constexpr size_t kPipeQueueBytes = 4 * 1024 * 1024;
 constexpr size_t kPipeReadBytes = 64 * 1024;
-// Redis's RDB_EOF_MARK_SIZE.
-constexpr size_t kEofMarkSize = 40;
-
-std::string random_eof_mark() {
-  // 40 characters, like the replication IDs.
-  return random_replication_id();
-}
+// The mark that ends a diskless image: 40 random characters (Redis's RDB_EOF_MARK_SIZE), drawn
+// like the replication IDs.
+std::string random_eof_mark() { return random_replication_id(); }
 
 }  // namespace
 
