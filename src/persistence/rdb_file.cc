@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/crc64.h"
+#include "common/number.h"
 #include "common/version.h"
 #include "persistence/rdb_codec.h"
 #include "persistence/rdb_format.h"
@@ -32,6 +33,21 @@ bool write_all(int fd, std::string_view bytes) {
   return true;
 }
 
+// The replication AUX fields, kept only when well formed (Redis reads them with strtol and
+// ignores a repl-id that is not 40 characters long).
+void read_replication_aux(std::string_view name, std::string_view value, RdbLoadStats* stats) {
+  int64_t number;
+  if (name == "repl-stream-db") {
+    if (parse_int64(value, &number) && number >= 0 && number <= INT32_MAX) {
+      stats->repl_stream_db = static_cast<int>(number);
+    }
+  } else if (name == "repl-id") {
+    if (value.size() == 40) stats->repl_id = value;
+  } else if (name == "repl-offset") {
+    if (parse_int64(value, &number) && number >= 0) stats->repl_offset = number;
+  }
+}
+
 void aux(RdbWriter& out, std::string_view key, std::string_view value) {
   out.byte(rdb::kOpAux);
   out.string(key);
@@ -46,6 +62,11 @@ void write_image(RdbWriter& out, const Keyspace& keyspace, const RdbSaveOptions&
   aux(out, "redis-bits", sizeof(void*) == 8 ? "64" : "32");
   aux(out, "ctime", std::to_string(options.now_ms / 1000));
   aux(out, "used-mem", std::to_string(options.used_memory));
+  if (options.repl_stream_db >= 0) {
+    aux(out, "repl-stream-db", std::to_string(options.repl_stream_db));
+    aux(out, "repl-id", options.repl_id);
+    aux(out, "repl-offset", std::to_string(options.repl_offset));
+  }
   aux(out, "aof-base", options.aof_base ? "1" : "0");
   out.raw(options.functions);
   const bool lru = options.maxmemory_policy == kMaxmemoryVolatileLru ||
@@ -260,6 +281,7 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
       case rdb::kOpAux: {
         std::string name, value;
         if (!in.string(&name) || !in.string(&value)) return corrupt("truncated");
+        read_replication_aux(name, value, stats);
         continue;
       }
       case rdb::kOpModuleAux:
@@ -293,7 +315,7 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
           continue;
         }
         // A primary does not load keys that are already expired.
-        if (deadline != -1 && deadline < now_ms) {
+        if (deadline != -1 && deadline < now_ms && !hooks.keep_expired) {
           ++stats->keys_expired;
           continue;
         }

@@ -41,6 +41,12 @@ struct RdbSaveOptions {
   // and operators can watch a save in progress and interrupt it. Applies to every image
   // written from the keyspace: SAVE, BGSAVE, the RDB base of an AOF rewrite.
   int64_t key_save_delay_us = 0;
+  // The replication AUX fields (repl-stream-db, repl-id, repl-offset), written when
+  // repl_stream_db >= 0: where this server stands in its replication history, so that after
+  // a restart it can continue it (a replica sends PSYNC <repl-id> <repl-offset + 1>).
+  int repl_stream_db = -1;
+  std::string repl_id;
+  int64_t repl_offset = 0;
 };
 
 // Redis's per-key test delay (rdb-key-save-delay, key-load-delay in Redis): a positive value
@@ -60,6 +66,11 @@ struct RdbLoadStats {
   // The code of each FUNCTION2 library, in file order: the caller installs them once the keys
   // are in (load_function_libraries), and a refusal fails the load.
   std::vector<std::string> function_libraries;
+  // The replication AUX fields, when the image has them (repl_stream_db >= 0 and a 40-character
+  // repl_id): see RdbSaveOptions.
+  int repl_stream_db = -1;
+  std::string repl_id;
+  int64_t repl_offset = 0;
 };
 
 // Serializes the whole keyspace to `fd` (already open). Returns "" or the error.
@@ -84,6 +95,9 @@ struct RdbLoadHooks {
   // DEBUG RELOAD MERGE: a key already in the keyspace is replaced by the image's (otherwise a
   // duplicate refuses the whole image).
   bool replace_existing = false;
+  // Keys whose deadline has passed are loaded too: a replica keeps them until its primary's
+  // DEL arrives, as Redis loads them when it is not a primary.
+  bool keep_expired = false;
 };
 
 // Loads an image into `keyspace`, whose databases should be empty. `settings` gives the

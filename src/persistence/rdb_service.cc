@@ -108,6 +108,12 @@ RdbSaveOptions RdbService::save_options(int64_t now_ms) const {
   options.used_memory = memory_gauge_ ? memory_gauge_() : 0;
   options.key_save_delay_us = settings_.key_save_delay;
   options.functions = function_library_records(state_.services().find<FunctionStore>());
+  ReplicationInfo replication;
+  if (replication_info_ && replication_info_(&replication)) {
+    options.repl_stream_db = replication.stream_db;
+    options.repl_id = replication.replid;
+    options.repl_offset = replication.offset;
+  }
   return options;
 }
 
@@ -247,10 +253,13 @@ void RdbService::check_save_points(int64_t now_ms) {
   }
 }
 
-std::string RdbService::load_at_startup(const RdbLoadHooks& hooks) {
+std::string RdbService::load_at_startup(const RdbLoadHooks& given_hooks) {
   const int64_t now_ms = state_.clock().wall_ms();
   bool missing = false;
   const int64_t started_ms = now_ms;
+  // A replica (replicaof in the config) keeps expired keys for its primary to delete.
+  RdbLoadHooks hooks = given_hooks;
+  hooks.keep_expired = state_.replication().replica;
   std::string error = rdb_load_file(settings_.dbfilename, state_.keyspace(), state_.settings(),
                                     now_ms, &last_load_, &missing, hooks);
   if (!error.empty()) return error;
@@ -262,6 +271,28 @@ std::string RdbService::load_at_startup(const RdbLoadHooks& hooks) {
           " seconds (" + std::to_string(last_load_.keys_loaded) + " keys, " +
           std::to_string(last_load_.keys_expired) + " expired keys skipped)");
   return "";
+}
+
+std::string RdbService::load_from_primary(std::string_view image,
+                                          const RdbLoadHooks& given_hooks) {
+  RdbLoadHooks hooks = given_hooks;
+  hooks.keep_expired = true;
+  std::string error = rdb_load(image, state_.keyspace(), state_.settings(),
+                               state_.clock().wall_ms(), &last_load_, hooks);
+  if (error.empty()) error = install_functions();
+  return error;
+}
+
+std::string RdbService::load_file_from_primary(const std::string& path,
+                                               const RdbLoadHooks& given_hooks) {
+  RdbLoadHooks hooks = given_hooks;
+  hooks.keep_expired = true;
+  bool missing = false;
+  std::string error = rdb_load_file(path, state_.keyspace(), state_.settings(),
+                                    state_.clock().wall_ms(), &last_load_, &missing, hooks);
+  if (missing) error = "the received RDB file vanished before it could be loaded";
+  if (error.empty()) error = install_functions();
+  return error;
 }
 
 std::string RdbService::reload(bool save_first, bool flush, bool merge, bool* save_failed) {

@@ -58,6 +58,17 @@ class RdbService final : public Service {
   RdbSettings& settings() { return settings_; }
   // To call after save points or stop-writes-on-bgsave-error change (CONFIG SET).
   void settings_changed() { update_write_refusal(); }
+  // Where the server stands in replication, for the repl-* AUX fields of every save (the
+  // replication service provides it): false when it has nothing to record.
+  struct ReplicationInfo {
+    int stream_db = 0;
+    std::string replid;
+    int64_t offset = 0;
+  };
+  using ReplicationInfoSource = std::function<bool(ReplicationInfo*)>;
+  void set_replication_info_source(ReplicationInfoSource source) {
+    replication_info_ = std::move(source);
+  }
   // Bytes in use, for the used-mem AUX field (the server's gauge).
   void set_memory_gauge(std::function<uint64_t()> gauge) { memory_gauge_ = std::move(gauge); }
 
@@ -84,6 +95,14 @@ class RdbService final : public Service {
 
   // Loads dbfilename into the (empty) keyspace. "" when loaded or when there is no file.
   std::string load_at_startup(const RdbLoadHooks& hooks = {});
+  // A full synchronization from this server's primary: loads `image` (already received
+  // whole) into the emptied keyspace, expired keys included, then its function libraries.
+  // "" or the error; on an error the keyspace is empty.
+  std::string load_from_primary(std::string_view image, const RdbLoadHooks& hooks);
+  // The same from a file (the received image written to disk first).
+  std::string load_file_from_primary(const std::string& path, const RdbLoadHooks& hooks);
+  // What the last load found (its repl-* AUX fields among others).
+  const RdbLoadStats& last_load() const { return last_load_; }
   // DEBUG RELOAD: save (unless !save), empty the keyspace (unless !flush), load the file back
   // (with `merge`, its keys replace those already there). "" or the error, and *save_failed
   // tells which step failed.
@@ -119,6 +138,7 @@ class RdbService final : public Service {
   ServerState& state_;
   RdbSettings settings_;
   std::function<uint64_t()> memory_gauge_;
+  ReplicationInfoSource replication_info_;
   int64_t last_save_s_ = 0;
   int64_t last_bgsave_try_s_ = 0;
   bool last_bgsave_ok_ = true;

@@ -238,12 +238,12 @@ TEST(KeyspaceTest, HeldExpiryStopsTheActiveCycle) {
   Keyspace keyspace(2, clock);
   Entry* entry = keyspace.db(1).add("k", string_value("v"));
   keyspace.db(1).set_expiry(entry, kNow - 10);
-  keyspace.set_expiry_held(true);
+  keyspace.hold_expiry(Keyspace::kHoldForPause, true);
   EXPECT_TRUE(keyspace.db(1).expiry_held());
   EXPECT_EQ(keyspace.next_expiry_deadline_ms(), INT64_MAX);
   EXPECT_FALSE(keyspace.active_expire_slice());
   EXPECT_EQ(keyspace.db(1).size(), 1u);
-  keyspace.set_expiry_held(false);
+  keyspace.hold_expiry(Keyspace::kHoldForPause, false);
   keyspace.active_expire_slice();
   EXPECT_EQ(keyspace.db(1).size(), 0u);
 }
