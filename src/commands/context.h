@@ -181,7 +181,11 @@ class CommandContext {
 
   // Blocking commands (BLPOP, BZPOPMIN…). A command may block only when it runs on its own:
   // inside MULTI/EXEC or a script it answers as if its timeout had passed.
-  bool may_block() const { return !session.transaction.in_multi() && !session.script_client; }
+  bool may_block() const {
+    // What the server must apply (a primary's stream, the AOF) never waits: it is served
+    // at once or gets the timeout reply.
+    return !session.transaction.in_multi() && !session.script_client && !session.must_obey;
+  }
   // Parks the client on `keys` of its database until one holds a `type` value, then runs this
   // command again; or until `deadline_ms` (0: never), then replies a null array. The handler
   // replies nothing after calling this. When the command is being run again for a client

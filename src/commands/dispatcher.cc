@@ -70,7 +70,9 @@ std::string Dispatcher::check(ClientSession& session, Command* command,
   // belongs here, once there are users other than the default one.
 
   // maxmemory. With no maxmemory this is the whole cost: one comparison.
-  if (server_.eviction().enabled() && !admit_under_maxmemory(session, command, args)) {
+  // What the server must apply (a primary's stream, the AOF) evicts but is never refused.
+  if (server_.eviction().enabled() && !admit_under_maxmemory(session, command, args) &&
+      !session.must_obey) {
     return std::string(errors::kOom);
   }
   // The dataset cannot be persisted (-MISCONF): writes are refused, and PING so that health

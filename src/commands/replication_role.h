@@ -17,6 +17,7 @@ struct ReplicationRole {
   bool link_up = false;
   bool read_only = true;          // replica-read-only
   bool serve_stale_data = true;   // replica-serve-stale-data
+  bool ignore_maxmemory = true;   // replica-ignore-maxmemory: a replica does not evict
   // min-replicas-to-write / min-replicas-max-lag, and the replicas whose last ACK is no older
   // than the lag (counted by the primary side once a second).
   int64_t min_replicas_to_write = 0;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/crc64.h"
+#include "common/number.h"
 #include "common/version.h"
 #include "persistence/rdb_codec.h"
 #include "persistence/rdb_format.h"
@@ -30,6 +31,34 @@ bool write_all(int fd, std::string_view bytes) {
     bytes.remove_prefix(static_cast<size_t>(written));
   }
   return true;
+}
+
+// The replication AUX fields seen so far in an image; they count once all three are there
+// and well formed (Redis reads them with strtol and ignores a repl-id that is not 40
+// characters long).
+struct ReplicationAux {
+  int stream_db = -1;
+  std::string replid;
+  int64_t offset = -1;
+};
+
+void read_replication_aux(std::string_view name, std::string_view value, ReplicationAux& seen,
+                          RdbLoadStats* stats) {
+  int64_t number;
+  if (name == "repl-stream-db") {
+    if (parse_int64(value, &number) && number >= 0 && number <= INT32_MAX) {
+      seen.stream_db = static_cast<int>(number);
+    }
+  } else if (name == "repl-id") {
+    if (value.size() == 40) seen.replid = value;
+  } else if (name == "repl-offset") {
+    if (parse_int64(value, &number) && number >= 0) seen.offset = number;
+  } else {
+    return;
+  }
+  if (seen.stream_db >= 0 && !seen.replid.empty() && seen.offset >= 0) {
+    stats->replication = RdbReplicationInfo{seen.stream_db, seen.replid, seen.offset};
+  }
 }
 
 void aux(RdbWriter& out, std::string_view key, std::string_view value) {
@@ -206,6 +235,7 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
   stats->version = version;
 
   int db_index = 0;
+  ReplicationAux replication_aux;
   int64_t expire_ms = -1;
   int64_t idle_seconds = -1;
   int freq = -1;
@@ -265,6 +295,7 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
       case rdb::kOpAux: {
         std::string name, value;
         if (!in.string(&name) || !in.string(&value)) return corrupt("truncated");
+        read_replication_aux(name, value, replication_aux, stats);
         continue;
       }
       case rdb::kOpModuleAux:
@@ -298,7 +329,7 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
           continue;
         }
         // A primary does not load keys that are already expired.
-        if (deadline != -1 && deadline < now_ms) {
+        if (deadline != -1 && deadline < now_ms && !hooks.keep_expired) {
           ++stats->keys_expired;
           continue;
         }

@@ -72,6 +72,10 @@ struct RdbLoadStats {
   // The code of each FUNCTION2 library, in file order: the caller installs them once the keys
   // are in (load_function_libraries), and a refusal fails the load.
   std::vector<std::string> function_libraries;
+  // The replication AUX fields, when the image has all three (a 40-character repl-id): where
+  // the saving server stood in its replication history, so that after a restart it can
+  // continue it (a replica sends PSYNC <replid> <offset + 1>).
+  std::optional<RdbReplicationInfo> replication;
 };
 
 // Serializes the whole keyspace to `fd` (already open). Returns "" or the error.
@@ -96,6 +100,9 @@ struct RdbLoadHooks {
   // DEBUG RELOAD MERGE: a key already in the keyspace is replaced by the image's (otherwise a
   // duplicate refuses the whole image).
   bool replace_existing = false;
+  // Keys whose deadline has passed are loaded too: a replica keeps them until its primary's
+  // DEL arrives, as Redis loads them when it is not a primary.
+  bool keep_expired = false;
 };
 
 // Loads an image into `keyspace`, whose databases should be empty. `settings` gives the

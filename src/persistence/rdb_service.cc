@@ -267,10 +267,13 @@ void RdbService::check_save_points(int64_t now_ms) {
   }
 }
 
-std::string RdbService::load_at_startup(const RdbLoadHooks& hooks) {
+std::string RdbService::load_at_startup(const RdbLoadHooks& given_hooks) {
   const int64_t now_ms = state_.clock().wall_ms();
   bool missing = false;
   const int64_t started_ms = now_ms;
+  // A replica (replicaof in the config) keeps expired keys for its primary to delete.
+  RdbLoadHooks hooks = given_hooks;
+  hooks.keep_expired = state_.replication().replica;
   std::string error = rdb_load_file(settings_.dbfilename, state_.keyspace(), state_.settings(),
                                     now_ms, &last_load_, &missing, hooks);
   if (!error.empty()) return error;
@@ -282,6 +285,28 @@ std::string RdbService::load_at_startup(const RdbLoadHooks& hooks) {
           " seconds (" + std::to_string(last_load_.keys_loaded) + " keys, " +
           std::to_string(last_load_.keys_expired) + " expired keys skipped)");
   return "";
+}
+
+std::string RdbService::load_from_primary(std::string_view image,
+                                          const RdbLoadHooks& given_hooks) {
+  RdbLoadHooks hooks = given_hooks;
+  hooks.keep_expired = true;
+  std::string error = rdb_load(image, state_.keyspace(), state_.settings(),
+                               state_.clock().wall_ms(), &last_load_, hooks);
+  if (error.empty()) error = install_functions();
+  return error;
+}
+
+std::string RdbService::load_file_from_primary(const std::string& path,
+                                               const RdbLoadHooks& given_hooks) {
+  RdbLoadHooks hooks = given_hooks;
+  hooks.keep_expired = true;
+  bool missing = false;
+  std::string error = rdb_load_file(path, state_.keyspace(), state_.settings(),
+                                    state_.clock().wall_ms(), &last_load_, &missing, hooks);
+  if (missing) error = "the received RDB file vanished before it could be loaded";
+  if (error.empty()) error = install_functions();
+  return error;
 }
 
 std::string RdbService::reload(bool save_first, bool flush, bool merge, bool* save_failed) {

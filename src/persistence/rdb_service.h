@@ -97,6 +97,14 @@ class RdbService final : public Service {
 
   // Loads dbfilename into the (empty) keyspace. "" when loaded or when there is no file.
   std::string load_at_startup(const RdbLoadHooks& hooks = {});
+  // A full synchronization from this server's primary: loads `image` (already received
+  // whole) into the emptied keyspace, expired keys included, then its function libraries.
+  // "" or the error; on an error the keyspace is empty.
+  std::string load_from_primary(std::string_view image, const RdbLoadHooks& hooks);
+  // The same from a file (the received image written to disk first).
+  std::string load_file_from_primary(const std::string& path, const RdbLoadHooks& hooks);
+  // What the last load found (its repl-* AUX fields among others).
+  const RdbLoadStats& last_load() const { return last_load_; }
   // DEBUG RELOAD: save (unless !save), empty the keyspace (unless !flush), load the file back
   // (with `merge`, its keys replace those already there). "" or the error, and *save_failed
   // tells which step failed.

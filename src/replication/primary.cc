@@ -927,19 +927,15 @@ constexpr CommandSpec kPrimaryCommands[] = {
 
 }  // namespace
 
+bool PrimarySide::save_info(int* stream_db) const {
+  if (!backlog_) return false;
+  *stream_db = stream_db_ < 0 ? 0 : stream_db_;
+  return true;
+}
+
 void PrimarySide::install(ServiceSetup& setup) {
   setup.commands.add(kPrimaryCommands);
   RdbService& rdb = service_.rdb();
-  rdb.set_replication_info([this]() -> std::optional<RdbReplicationInfo> {
-    // As Redis: the fields are written when a backlog exists (a replica's own primary's
-    // history when it is a replica).
-    if (!backlog_) return std::nullopt;
-    RdbReplicationInfo replication;
-    replication.stream_db = stream_db_ < 0 ? 0 : stream_db_;
-    replication.replid = service_.ids().replid;
-    replication.offset = service_.ids().offset;
-    return replication;
-  });
   rdb.set_child_listener([this](const ForkChild::Exit& exit) { child_done(exit.success()); });
 }
 

@@ -82,6 +82,12 @@ class PrimarySide {
   void disconnect_replicas();
   // The replicas connected now, for ROLE and INFO.
   std::vector<ReplicaSummary> replicas() const;
+  // Creates the backlog, starting after ids().offset, unless one exists: a replica that
+  // continued its history by +CONTINUE after a restart has none yet.
+  void create_backlog();
+  // For the repl-* AUX fields of a save on a primary: true while a backlog exists, with the
+  // database the stream last selected (Redis's rdbPopulateSaveInfo).
+  bool save_info(int* stream_db) const;
 
   // ---- the server's and the commands' ----
   // The connection of replica `client_id` closed (the host calls this before destroying it).
@@ -108,7 +114,6 @@ class PrimarySide {
 
   Replica* find(uint64_t client_id);
   ReplicationHost* host();
-  void create_backlog();
   void free_backlog();
   bool try_partial_resync(CommandContext& ctx, Replica& replica);
   void start_full_sync_if_due(int64_t now_ms);

@@ -13,6 +13,8 @@
 #include "commands/errors.h"
 #include "common/ascii.h"
 #include "common/number.h"
+#include "replication/replica.h"
+#include "replication/replication_service.h"
 #include "server/client_registry.h"
 #include "server/server_families.h"
 
@@ -292,6 +294,12 @@ void client_kill_command(CommandContext& ctx) {
       connection->close();
     }
     ++killed;
+  }
+  // The link to this server's primary is not a registered connection: TYPE master reaches it
+  // through the replication service (it reconnects and offers a partial resync).
+  if (has_type && type == ClientType::kMaster && !has_address && !has_local_address && id == 0) {
+    ReplicationService* replication = ctx.server.services().find<ReplicationService>();
+    if (replication != nullptr && replication->replica().kill_link()) ++killed;
   }
   if (old_form) {
     if (killed == 0) return ctx.error(errors::kNoSuchClient);
