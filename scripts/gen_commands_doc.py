@@ -23,7 +23,7 @@ NOTES = {
     "wait": "Counts replicas that acknowledged the client's last write offset, as Redis 7.0.",
     "psync": "PSYNC2 (current or previous replication ID within the backlog); full syncs "
              "diskless (EOF-mark framing, for replicas with capa eof) or from the RDB file. "
-             "PSYNC ... FAILOVER is refused (no FAILOVER yet).",
+             "PSYNC … FAILOVER promotes a replica whose replication ID matches (FAILOVER's hand-over).",
     "sync": "The pre-PSYNC full sync: the image as a plain bulk from the RDB file.",
     "replconf": "rdb-only and rdb-filter-only are accepted but the whole image and stream "
                 "are sent.",

@@ -4,6 +4,10 @@
 // once the pause ends. CLIENT PAUSE and CLIENT UNPAUSE set it, the event loop ends it when its
 // deadline passes and then runs the clients it held.
 //
+// FAILOVER holds writes back too, for as long as it runs, beside any CLIENT PAUSE (Redis's
+// pause purposes): CLIENT UNPAUSE does not end the failover's hold, nor the failover's end a
+// CLIENT PAUSE.
+//
 // Both kinds of pause keep the dataset still, as in Redis 7.0: while one is in force, keys are
 // neither deleted by expiry (expired keys read as missing but stay) nor evicted.
 #pragma once
@@ -31,13 +35,20 @@ class ClientPause {
     write_only_ = write_only;
     keyspace_.hold_expiry(Keyspace::kHoldForPause, true);
   }
+  // FAILOVER's hold on writes, from its start to its end.
+  void hold_writes_for_failover(bool hold) {
+    if (hold == failover_) return;
+    failover_ = hold;
+    if (!hold) ended_ = true;
+    keyspace_.hold_expiry(Keyspace::kHoldForPause, active());
+  }
   // Ends the pause (CLIENT UNPAUSE, or its deadline passed). The held clients are to run
   // again: take_ended() says so once.
   void unpause() {
     deadline_ms_ = 0;
     write_only_ = false;
     ended_ = true;
-    keyspace_.hold_expiry(Keyspace::kHoldForPause, false);
+    keyspace_.hold_expiry(Keyspace::kHoldForPause, failover_);
   }
   // Ends the pause when its deadline has passed at `now_ms`.
   void end_if_due(int64_t now_ms) {
@@ -51,15 +62,18 @@ class ClientPause {
     return ended;
   }
 
-  bool active() const { return deadline_ms_ != 0; }
-  // The end of the pause in force (0 when none) and whether it holds back writes only.
+  bool active() const { return deadline_ms_ != 0 || failover_; }
+  // The end of the CLIENT PAUSE in force (0 when none).
   int64_t deadline_ms() const { return deadline_ms_; }
-  bool write_only() const { return write_only_; }
+  // Whether only commands that may write or replicate are held back.
+  bool write_only() const { return deadline_ms_ != 0 ? write_only_ : true; }
+  bool held_for_failover() const { return failover_; }
 
  private:
   Keyspace& keyspace_;
   int64_t deadline_ms_ = 0;
   bool write_only_ = false;
+  bool failover_ = false;
   bool ended_ = false;
 };
 

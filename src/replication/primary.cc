@@ -21,6 +21,7 @@
 #include "persistence/rdb_file.h"
 #include "persistence/rdb_service.h"
 #include "replication/backlog.h"
+#include "replication/replica.h"
 #include "replication/replica_channel.h"
 #include "replication/replication_service.h"
 #include "resp/command_encoding.h"
@@ -387,10 +388,21 @@ bool PrimarySide::try_partial_resync(CommandContext& ctx, Replica& replica) {
 void PrimarySide::sync_command(CommandContext& ctx) {
   if (ctx.session.replica) return;  // already a replica: ignored, as Redis
   const bool psync = equals_ignore_case(ctx.args[0], "psync");
+  // PSYNC … FAILOVER: this replica's primary hands over (FAILOVER): it becomes the primary
+  // and continues the history the requester offers, which must be its own.
   if (psync && ctx.args.size() > 3 && equals_ignore_case(ctx.args[3], "failover")) {
-    // PSYNC … FAILOVER is for a replica being promoted (FAILOVER), which keywarden's primary
-    // side never is.
-    return ctx.error("ERR PSYNC FAILOVER can't be sent to a master.");
+    log_message(LogLevel::kNotice,
+                "Failover request received for replid " + std::string(ctx.args[1]) + ".");
+    if (!service_.is_replica()) return ctx.error("ERR PSYNC FAILOVER can't be sent to a master.");
+    if (!equals_ignore_case(ctx.args[1], service_.ids().replid)) {
+      return ctx.error("ERR PSYNC FAILOVER replid must match my replid.");
+    }
+    service_.replica().promote();
+    log_message(LogLevel::kNotice, "MASTER MODE enabled (failover request from 'id=" +
+                                       std::to_string(ctx.session.id) + "')");
+  }
+  if (service_.failover().active()) {
+    return ctx.error("NOMASTERLINK Can't SYNC while failing over");
   }
   if (service_.is_replica() && !service_.role().link_up) {
     return ctx.error("NOMASTERLINK Can't SYNC while not connected with my master");
@@ -821,8 +833,10 @@ void PrimarySide::cron(int64_t now_ms) {
     }
   }
   // PING the replicas every repl-ping-replica-period, through the stream, so that they can
-  // tell a silent primary from a dead link.
+  // tell a silent primary from a dead link. Not while a FAILOVER waits for a replica to catch
+  // up with the stream: it must stop growing.
   if (any_replica && !service_.is_replica() &&
+      !service_.state().client_pause().held_for_failover() &&
       now_ms - last_ping_ms_ >= settings.ping_replica_period * 1000) {
     last_ping_ms_ = now_ms;
     std::string ping;
@@ -850,7 +864,9 @@ void PrimarySide::before_sleep() {
   // A paused pipe resumes once the replicas took their share.
   if (pipe_->is_open() && !pipe_->watched) read_pipe();
   send_file_chunks();
-  if (get_ack_pending_) {
+  // Not while clients are paused (the GETACK would grow the stream under a FAILOVER waiting
+  // for it to stand still); it goes once the pause ends.
+  if (get_ack_pending_ && !service_.state().client_pause().active()) {
     get_ack_pending_ = false;
     bool any_online = false;
     for (auto& replica : replicas_) any_online = any_online || replica->state == ReplicaState::kOnline;

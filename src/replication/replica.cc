@@ -81,6 +81,10 @@ void replicaof_command(CommandContext& ctx) {
     ctx.error("ERR REPLICAOF is not accepted from the master link");
     return;
   }
+  if (service.failover().active()) {
+    ctx.error("ERR REPLICAOF not allowed while failing over.");
+    return;
+  }
   if (equals_ignore_case(ctx.args[1], "no") && equals_ignore_case(ctx.args[2], "one")) {
     if (service.is_replica()) {
       replica.promote();
@@ -574,16 +578,30 @@ void ReplicaSide::send_psync() {
   if (resumable_) {
     const std::string offset = std::to_string(ids.offset + 1);
     log_notice("Trying a partial resynchronization (request " + ids.replid + ":" + offset + ").");
-    send(encode_command({"PSYNC", ids.replid, offset}));
+    if (service_.failover().in_progress()) {
+      send(encode_command({"PSYNC", ids.replid, offset, "FAILOVER"}));
+    } else {
+      send(encode_command({"PSYNC", ids.replid, offset}));
+    }
   } else {
     log_notice("Partial resynchronization not possible (no cached master)");
-    send(encode_command({"PSYNC", "?", "-1"}));
+    if (service_.failover().in_progress()) {
+      send(encode_command({"PSYNC", "?", "-1", "FAILOVER"}));
+    } else {
+      send(encode_command({"PSYNC", "?", "-1"}));
+    }
   }
 }
 
 void ReplicaSide::handle_psync_reply(std::string_view line) {
   // The primary may send newlines to keep the link alive before it replies.
   if (line.empty()) return;
+  // A FAILOVER's PSYNC to its target: any answer but a resynchronization rolls it back.
+  if (service_.failover().in_progress()) {
+    const bool accepted = starts_with(line, "+FULLRESYNC") || starts_with(line, "+CONTINUE");
+    service_.failover().psync_answered(accepted);
+    if (!accepted) return;
+  }
   if (starts_with(line, "+FULLRESYNC")) {
     // "+FULLRESYNC <replid> <offset>"
     std::string_view rest = line.substr(11);

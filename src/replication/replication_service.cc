@@ -52,15 +52,19 @@ void ReplicationService::install(ServiceSetup& setup) {
   register_config(setup.config);
   primary_->install(setup);
   replica_->install(setup);
+  failover_.install(setup.commands);
   setup.info.add("replication", 10, [this](InfoText& info) { write_info(info); });
 }
 
 void ReplicationService::cron(int64_t now_ms) {
+  failover_.update(now_ms);
   replica_->cron(now_ms);
   primary_->cron(now_ms);
 }
 
 void ReplicationService::before_sleep() {
+  // Replicas' ACKs read in this batch may have caught one up with the stream.
+  failover_.update(state_.clock().wall_ms());
   replica_->before_sleep();
   primary_->before_sleep();
 }
@@ -104,7 +108,7 @@ void ReplicationService::write_info(InfoText& info) {
   info.field("role", is_replica() ? "slave" : "master");
   if (is_replica()) replica_->write_info(info);
   primary_->write_replicas_info(info);
-  info.field("master_failover_state", "no-failover");
+  info.field("master_failover_state", failover_.state_name());
   info.field("master_replid", ids_.replid);
   info.field("master_replid2", ids_.replid2);
   info.field("master_repl_offset", ids_.offset);

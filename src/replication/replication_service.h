@@ -23,6 +23,7 @@
 #include "commands/service.h"
 #include "commands/server_state.h"
 #include "persistence/rdb_file.h"
+#include "replication/failover.h"
 #include "replication/replication_ids.h"
 #include "replication/replication_settings.h"
 
@@ -58,6 +59,7 @@ class ReplicationService final : public Service {
   bool is_replica() const { return state_.replication().replica; }
   PrimarySide& primary() { return *primary_; }
   ReplicaSide& replica() { return *replica_; }
+  Failover& failover() { return failover_; }
   ServerState& state() { return state_; }
   Dispatcher& dispatcher() { return dispatcher_; }
   EventLoop& loop() { return loop_; }
@@ -110,6 +112,7 @@ class ReplicationService final : public Service {
   std::function<void()> commands_applied_hook_;
   std::unique_ptr<PrimarySide> primary_;
   std::unique_ptr<ReplicaSide> replica_;
+  Failover failover_{*this};
 };
 
 }  // namespace keywarden
