@@ -7,11 +7,17 @@
 // first_offset() is Redis's repl_backlog_first_byte_offset (offset of the first byte held, the
 // stream's offsets counting from 1 as Redis counts them). Resizing keeps the newest bytes that
 // fit.
+//
+// The buffer is cut into blocks of 1 MiB allocated as the stream first reaches them, so that a
+// large repl-backlog-size costs nothing until the stream fills it, and creating the backlog
+// (when the first replica connects) never stalls the command thread on a huge allocation.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace keywarden {
 
@@ -27,7 +33,9 @@ class ReplicationBacklog {
   // Forgets everything; the next byte appended is stream offset `next_offset`.
   void reset(int64_t next_offset);
 
-  int64_t capacity() const { return static_cast<int64_t>(buffer_.size()); }
+  int64_t capacity() const { return static_cast<int64_t>(capacity_); }
+  // Bytes of the blocks allocated so far (INFO mem_replication_backlog).
+  size_t allocated_bytes() const;
   // Bytes held (repl_backlog_histlen).
   int64_t history_length() const { return length_; }
   // Stream offset of the first byte held (repl_backlog_first_byte_offset).
@@ -45,7 +53,16 @@ class ReplicationBacklog {
   void copy_from(int64_t offset, std::string& out) const;
 
  private:
-  std::string buffer_;
+  static constexpr size_t kBlockBytes = size_t{1} << 20;
+
+  size_t block_size(size_t block) const;
+  // Copies `bytes` into the buffer from `index` on (not past the end), allocating blocks.
+  void write_at(size_t index, std::string_view bytes);
+  // Appends `count` bytes from `index` on (not past the end) to `out`.
+  void read_at(size_t index, size_t count, std::string& out) const;
+
+  size_t capacity_;
+  std::vector<std::unique_ptr<char[]>> blocks_;
   size_t write_index_ = 0;  // where the next byte goes
   int64_t length_ = 0;
   int64_t next_offset_ = 1;

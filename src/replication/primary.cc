@@ -904,7 +904,9 @@ void PrimarySide::write_replicas_info(InfoText& info) {
   }
 }
 
-int64_t PrimarySide::backlog_memory() const { return backlog_ ? backlog_->capacity() : 0; }
+int64_t PrimarySide::backlog_memory() const {
+  return backlog_ ? static_cast<int64_t>(backlog_->allocated_bytes()) : 0;
+}
 
 void PrimarySide::write_backlog_info(InfoText& info) {
   info.field("repl_backlog_active", backlog_ ? 1 : 0);

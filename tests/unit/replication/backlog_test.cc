@@ -78,5 +78,28 @@ TEST(ReplicationBacklog, ResetStartsANewHistory) {
   EXPECT_EQ(from(backlog, 501), "z");
 }
 
+TEST(ReplicationBacklog, AllocatesBlocksAsTheStreamReachesThemAndWrapsAcrossThem) {
+  // 2.5 MiB: three blocks, the last one short.
+  const int64_t capacity = (5 << 20) / 2;
+  ReplicationBacklog backlog(capacity, 1);
+  EXPECT_EQ(backlog.allocated_bytes(), 0u);
+  backlog.append("x");
+  EXPECT_EQ(backlog.allocated_bytes(), size_t{1} << 20);
+  // A pattern that tells every position apart, written in uneven pieces past the end.
+  std::string stream;
+  for (int64_t i = 0; static_cast<int64_t>(stream.size()) < capacity + 700000; ++i) {
+    stream += std::to_string(i) + ",";
+  }
+  for (size_t at = 0; at < stream.size(); at += 99991) backlog.append(stream.substr(at, 99991));
+  EXPECT_EQ(backlog.allocated_bytes(), static_cast<size_t>(capacity));
+  EXPECT_EQ(backlog.history_length(), capacity);
+  const std::string all = "x" + stream;
+  EXPECT_EQ(from(backlog, backlog.first_offset()), all.substr(all.size() - capacity));
+  EXPECT_EQ(from(backlog, backlog.next_offset() - 5), all.substr(all.size() - 5));
+  backlog.resize(1 << 20);
+  EXPECT_EQ(backlog.allocated_bytes(), size_t{1} << 20);
+  EXPECT_EQ(from(backlog, backlog.first_offset()), all.substr(all.size() - (1 << 20)));
+}
+
 }  // namespace
 }  // namespace keywarden
