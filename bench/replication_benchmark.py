@@ -412,8 +412,6 @@ def part_fullsync(args, systems: dict[str, System], failed: dict) -> dict:
                         f"{name:9s} {r['seconds']:.2f} s, primary GET p99 {r['p99_ms']:.2f} ms "
                         f"max {r['max_ms']:.2f} ms, digest same: {r['digest_same']}")
             out[f"{keys}/{mode}"] = {"keys": keys, "mode": mode, "dbsize": counts, "runs": runs}
-        for name, system in systems.items():
-            guarded(failed, name, "FLUSHALL", system.pconn.call, "FLUSHALL")
     return out
 
 
@@ -530,8 +528,6 @@ def part_throughput(args, systems: dict[str, System], failed: dict) -> dict:
     tests, pipelines = ["set", "incr"], [1, 16]
     replica_conns = {name: [] for name in systems}
     requests, out = {}, {}
-    for name, system in systems.items():
-        system.pconn.call("FLUSHALL")
     reference = systems.get("redis") or next(iter(systems.values()))
     for test in tests:
         for p in pipelines:
