@@ -37,8 +37,9 @@ large enough for the break of part 2. Four parts (select with --only, comma sepa
 
 The systems alternate which goes first in each of ``--rounds`` rounds; tables show medians,
 with keywarden ÷ redis ratios. Markdown on stdout, progress on stderr, ``--json FILE`` for
-every figure. While keywarden has no replication (REPLICAOF refused or never coming up with a
-100-key primary), its column reads "n/a" and only redis-server is measured.
+every figure. While keywarden has no replication (REPLICAOF refused), its column reads "n/a"
+and only redis-server is measured; a part that fails for one system (a sync that never ends
+within --timeout, a refused command) prints a FAILED line and keeps the other's figures.
 
     /usr/bin/python3 bench/replication_benchmark.py                    # 1M and 5M keys, ~15 min
     /usr/bin/python3 bench/replication_benchmark.py --keys 200000 --rounds 3
@@ -235,21 +236,16 @@ def digest(conn: Conn) -> bytes:
 
 
 def replication_missing(binary: str, args) -> str | None:
-    """None when `binary` replicates (a replica of a 100-key primary comes up with 100 keys
-    within 15 s), else why not."""
+    """Why `binary` has no replication (REPLICAOF refused), or None. A server that accepts
+    REPLICAOF is measured: if its syncs then fail, the parts say so (FAILED lines) rather than
+    hiding it behind n/a."""
     system = System("probe", binary, args)
     try:
-        system.pconn.call("DEBUG", "POPULATE", 100, "key", 100)
         _, rconn = system.start_replica()
         try:
             rconn.call("REPLICAOF", HOST, system.primary.port)
         except RuntimeError as e:
             return f"REPLICAOF replied -{e}"
-        try:
-            wait_for(lambda: synced(rconn, 100), 15, "the replica")
-        except RuntimeError:
-            link = info(rconn, "replication").get("master_link_status")
-            return f"the replica of a 100-key primary did not sync in 15 s (link: {link})"
         return None
     finally:
         system.cleanup()
@@ -853,7 +849,8 @@ def main() -> int:
     parser.add_argument("--no-verify", dest="verify", action="store_false",
                         help="skip the DEBUG DIGEST comparison after each sync")
     parser.add_argument("--timeout", type=float, default=300.0,
-                        help="give up waiting for a sync after this many seconds")
+                        help="give up waiting for a sync after this many seconds "
+                             "(--quick: at most 30)")
     parser.add_argument("--redis-benchmark", default=shutil.which("redis-benchmark")
                         or "/usr/bin/redis-benchmark")
     parser.add_argument("--json", metavar="FILE", help="also write every figure and round")
@@ -865,6 +862,7 @@ def main() -> int:
         args.keys, args.rounds, args.seconds, args.before = "10000", 1, 1.0, 0.3
         args.psync_keys, args.break_seconds, args.break_rate = 10_000, 1.0, 5_000
         args.requests = args.requests or 5_000
+        args.timeout = min(args.timeout, 30.0)
     args.key_sizes = [int(k) for k in args.keys.split(",") if k.strip()]
     args.modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     parts = [p.strip() for p in args.only.split(",") if p.strip()]
