@@ -850,7 +850,7 @@ def main() -> int:
                         help="skip the DEBUG DIGEST comparison after each sync")
     parser.add_argument("--timeout", type=float, default=300.0,
                         help="give up waiting for a sync after this many seconds "
-                             "(--quick: at most 30)")
+                             "(--quick: at most 15)")
     parser.add_argument("--redis-benchmark", default=shutil.which("redis-benchmark")
                         or "/usr/bin/redis-benchmark")
     parser.add_argument("--json", metavar="FILE", help="also write every figure and round")
@@ -862,7 +862,7 @@ def main() -> int:
         args.keys, args.rounds, args.seconds, args.before = "10000", 1, 1.0, 0.3
         args.psync_keys, args.break_seconds, args.break_rate = 10_000, 1.0, 5_000
         args.requests = args.requests or 5_000
-        args.timeout = min(args.timeout, 30.0)
+        args.timeout = min(args.timeout, 15.0)
     args.key_sizes = [int(k) for k in args.keys.split(",") if k.strip()]
     args.modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     parts = [p.strip() for p in args.only.split(",") if p.strip()]
