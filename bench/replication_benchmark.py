@@ -73,7 +73,7 @@ from _common import (HOST, Server, add_server_arguments, median,  # noqa: E402
                      redis_version, resolve_server_arguments)
 from memory_expiry_benchmark import (DEFAULT_PROBE, Conn, Probe, encode,  # noqa: E402
                                      latency_stats, percentile)
-from redis_benchmark import REPO_ROOT, calibrate, free_port, run_benchmark  # noqa: E402
+from redis_benchmark import REPO_ROOT, calibrate, run_benchmark  # noqa: E402
 
 SYSTEMS = ("keywarden", "redis")
 PARTS = ("fullsync", "psync", "throughput", "lag")
@@ -89,12 +89,8 @@ def log(*a) -> None:
 # servers and INFO
 # --------------------------------------------------------------------------------------------
 
-def info(conn: Conn, section: str) -> dict:
-    return conn.info(section)
-
-
 def db0_keys(conn: Conn) -> int:
-    field = info(conn, "keyspace").get("db0", "")
+    field = conn.info("keyspace").get("db0", "")
     for part in field.split(","):
         if part.startswith("keys="):
             return int(part[5:])
@@ -203,7 +199,7 @@ class System:
         return self.pconn.call("DBSIZE")
 
     def wait_bgsave_done(self) -> None:
-        wait_for(lambda: info(self.pconn, "persistence").get("rdb_bgsave_in_progress") == "0",
+        wait_for(lambda: self.pconn.info("persistence").get("rdb_bgsave_in_progress") == "0",
                  self.args.timeout, f"{self.name}: the primary's snapshot to end")
 
     def cleanup(self) -> None:
@@ -216,15 +212,15 @@ class System:
 
 
 def synced(rconn: Conn, keys: int) -> bool:
-    repl = info(rconn, "replication")
+    repl = rconn.info("replication")
     return repl.get("master_link_status") == "up" and db0_keys(rconn) == keys
 
 
 def caught_up(pconn: Conn, rconns: list[Conn]) -> bool:
     """Every replica's link is up and its offset has reached the primary's."""
-    target = int(info(pconn, "replication")["master_repl_offset"])
+    target = int(pconn.info("replication")["master_repl_offset"])
     for rconn in rconns:
-        repl = info(rconn, "replication")
+        repl = rconn.info("replication")
         if (repl.get("master_link_status") != "up"
                 or int(repl.get("master_repl_offset", -1)) < target):
             return False
@@ -357,7 +353,7 @@ class Proxy:
 
 def fullsync_once(args, system: System, keys: int, mode: str) -> dict:
     system.pconn.call("CONFIG", "SET", "repl-diskless-sync", "yes" if mode == "diskless" else "no")
-    stats_before = info(system.pconn, "stats")
+    stats_before = system.pconn.info("stats")
     replica, rconn = system.start_replica()
     probe = Probe(system.primary.port, *args.probe_command.split())
     try:
@@ -372,7 +368,7 @@ def fullsync_once(args, system: System, keys: int, mode: str) -> dict:
         probe.kill()
     system.wait_bgsave_done()
     cpu = cpu_seconds(system.primary) - cpu_before
-    stats_after = info(system.pconn, "stats")
+    stats_after = system.pconn.info("stats")
     same = digest(system.pconn) == digest(rconn) if args.verify else None
     rconn.close()
     system.stop_replica(replica)
@@ -433,10 +429,10 @@ class PsyncSetup:
 def psync_once(args, setup: PsyncSetup) -> dict:
     system, pconn, rconn = setup.system, setup.system.pconn, setup.rconn
     wait_for(lambda: caught_up(pconn, [rconn]), args.timeout, f"{system.name}: catching up")
-    stats_before = info(pconn, "stats")
-    offset_at_cut = int(info(pconn, "replication")["master_repl_offset"])
+    stats_before = pconn.info("stats")
+    offset_at_cut = int(pconn.info("replication")["master_repl_offset"])
     setup.proxy.cut()
-    wait_for(lambda: info(rconn, "replication").get("master_link_status") == "down",
+    wait_for(lambda: rconn.info("replication").get("master_link_status") == "down",
              args.timeout, f"{system.name}: the replica to see the cut")
     # Writes during the break, spread evenly: batches of 100 SETs.
     t_cut = time.monotonic()
@@ -450,18 +446,18 @@ def psync_once(args, setup: PsyncSetup) -> dict:
             written += n
         else:
             time.sleep(0.005)
-    target = int(info(pconn, "replication")["master_repl_offset"])
+    target = int(pconn.info("replication")["master_repl_offset"])
     t_restore = time.monotonic()
     setup.proxy.restore()
 
     def reached() -> bool:
-        repl = info(rconn, "replication")
+        repl = rconn.info("replication")
         return (repl.get("master_link_status") == "up"
                 and int(repl.get("master_repl_offset", -1)) >= target)
     wait_for(reached, args.timeout, f"{system.name}: the replica to catch up after the break")
     t_done = time.monotonic()
     connected = setup.proxy.connected_at or t_restore
-    stats_after = info(pconn, "stats")
+    stats_after = pconn.info("stats")
     partial = int(stats_after["sync_partial_ok"]) - int(stats_before["sync_partial_ok"])
     full = int(stats_after["sync_full"]) - int(stats_before["sync_full"])
     same = digest(pconn) == digest(rconn) if args.verify else None
@@ -597,21 +593,21 @@ def lag_once(args, system: System, rconn: Conn, replica: Server) -> dict:
     try:
         marker.start()
         time.sleep(0.2)  # let redis-benchmark's clients connect
-        p0 = info(pconn, "replication")
-        c0 = int(info(pconn, "stats")["total_commands_processed"])
+        p0 = pconn.info("replication")
+        c0 = int(pconn.info("stats")["total_commands_processed"])
         t0 = time.monotonic()
         while time.monotonic() - t0 < args.seconds:
-            repl = info(pconn, "replication")
+            repl = pconn.info("replication")
             primary = int(repl["master_repl_offset"])
-            replica_applied = int(info(rconn, "replication")["master_repl_offset"])
+            replica_applied = int(rconn.info("replication")["master_repl_offset"])
             offsets = slave_offsets(repl)
             if offsets:
                 acked.append(primary - offsets[0])
             applied.append(max(0, primary - replica_applied))
             time.sleep(POLL)
         t1 = time.monotonic()
-        p1 = info(pconn, "replication")
-        c1 = int(info(pconn, "stats")["total_commands_processed"])
+        p1 = pconn.info("replication")
+        c1 = int(pconn.info("stats")["total_commands_processed"])
     finally:
         bench.send_signal(signal.SIGINT)
         try:
