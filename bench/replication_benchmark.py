@@ -14,7 +14,8 @@ large enough for the break of part 2. Four parts (select with --only, comma sepa
   Meanwhile a probe (bench/latency_probe, else a Python process) sends ``GET key:1`` to the
   primary in a loop, one at a time: p50/p99/max of its round trips during the sync and in the
   second before. Also the primary's CPU time during the sync (its threads plus reaped fork
-  children, so Redis's RDB child counts), and a check that ``DEBUG DIGEST`` is the same on both.
+  children, so Redis's RDB child counts; serving the probe counts too, hence the GETs row), and
+  a check that ``DEBUG DIGEST`` is the same on both.
 * ``psync``: a replica connected through a TCP proxy of this script. The proxy cuts the link
   (closes both sides and refuses the replica for the break), the driver writes to the primary
   for ``--break`` seconds (SETs of 100 bytes at ``--break-rate`` a second), then the proxy lets
