@@ -380,6 +380,9 @@ def fullsync_once(args, system: System, keys: int, mode: str) -> dict:
             "probes": during["probes"], "before_p99_ms": before["p99_ms"],
             "before_max_ms": before["max_ms"],
             "full_syncs": int(stats_after["sync_full"]) - int(stats_before["sync_full"]),
+            # INFO stats latest_fork_usec, where the server reports one (Redis does)
+            "fork_ms": (int(stats_after["latest_fork_usec"]) / 1000
+                        if "latest_fork_usec" in stats_after else None),
             "digest_same": same}
 
 
@@ -740,6 +743,7 @@ def report(args, results: dict) -> str:
                 both(runs, "before_p99_ms", ",.3f", "primary GET p99 in the second before, ms"),
                 both(runs, "before_max_ms", ",.2f", "primary GET max in the second before, ms"),
                 both(runs, "probes", ",.0f", "GETs answered during the sync"),
+                both(runs, "fork_ms", ",.2f", "INFO latest_fork_usec after the sync, ms"),
             ]))
             out.append(f"\nchecks: DBSIZE {entry['dbsize']}; one full sync per round: "
                        f"{checks(runs, 'full_syncs')}; digest equal: {checks(runs, 'digest_same')}")
