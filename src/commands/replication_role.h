@@ -22,6 +22,9 @@ struct ReplicationRole {
   int64_t min_replicas_to_write = 0;
   int64_t min_replicas_max_lag = 10;
   int64_t good_replicas = 0;
+  // The replication offset (ReplicationIds::offset), mirrored by the replication service so
+  // that the dispatcher can note each client's write offset (ClientSession::write_offset).
+  int64_t offset = 0;
 
   // Whether a write is refused with -NOREPLICAS (Redis's checkGoodReplicasStatus, negated).
   bool too_few_replicas() const {

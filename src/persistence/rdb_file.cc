@@ -46,6 +46,11 @@ void write_image(RdbWriter& out, const Keyspace& keyspace, const RdbSaveOptions&
   aux(out, "redis-bits", sizeof(void*) == 8 ? "64" : "32");
   aux(out, "ctime", std::to_string(options.now_ms / 1000));
   aux(out, "used-mem", std::to_string(options.used_memory));
+  if (options.replication) {
+    aux(out, "repl-stream-db", std::to_string(options.replication->stream_db));
+    aux(out, "repl-id", options.replication->replid);
+    aux(out, "repl-offset", std::to_string(options.replication->offset));
+  }
   aux(out, "aof-base", options.aof_base ? "1" : "0");
   out.raw(options.functions);
   const bool lru = options.maxmemory_policy == kMaxmemoryVolatileLru ||

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,15 @@
 
 namespace keywarden {
 
+// The replication AUX fields (repl-stream-db, repl-id, repl-offset) a primary with a backlog
+// writes, so that a replica loading the image (or the primary itself, restarted) knows where
+// in the replication history the image stands.
+struct RdbReplicationInfo {
+  int stream_db = 0;       // the database the stream had selected at the fork
+  std::string replid;      // the primary's replication ID
+  int64_t offset = 0;      // the stream offset the image corresponds to
+};
+
 struct RdbSaveOptions {
   bool compression = true;   // rdbcompression
   bool checksum = true;      // rdbchecksum (0 written instead of the CRC when off)
@@ -34,6 +44,8 @@ struct RdbSaveOptions {
   int64_t lfu_decay_time = 1;
   uint64_t used_memory = 0;  // the used-mem AUX field
   bool aof_base = false;     // the aof-base AUX field (an AOF base file / preamble)
+  // Written only when set (Redis writes them when it has a replication backlog).
+  std::optional<RdbReplicationInfo> replication;
   // FUNCTION2 records written before the keys (function_libraries.h gathers them in the
   // parent, before any fork).
   std::string functions;

@@ -108,6 +108,7 @@ RdbSaveOptions RdbService::save_options(int64_t now_ms) const {
   options.used_memory = memory_gauge_ ? memory_gauge_() : 0;
   options.key_save_delay_us = settings_.key_save_delay;
   options.functions = function_library_records(state_.services().find<FunctionStore>());
+  if (replication_info_) options.replication = replication_info_();
   return options;
 }
 
@@ -190,6 +191,15 @@ std::string RdbService::background_save() {
 }
 
 void RdbService::background_done(const ForkChild::Exit& exit) {
+  if (socket_child_) {
+    // An image sent to replicas: nothing was saved to disk, the save status stays.
+    socket_child_ = false;
+    log_message(exit.success() ? LogLevel::kNotice : LogLevel::kWarning,
+                exit.success() ? "Background RDB transfer terminated with success"
+                               : "Background transfer error");
+    if (child_listener_) child_listener_(exit);
+    return;
+  }
   last_bgsave_duration_s_ = exit.duration_ms / 1000;
   if (exit.success()) {
     log_message(LogLevel::kNotice, "Background saving terminated with success");
@@ -212,6 +222,7 @@ void RdbService::background_done(const ForkChild::Exit& exit) {
     }
   }
   update_write_refusal();
+  if (child_listener_) child_listener_(exit);
 }
 
 int64_t RdbService::current_bgsave_duration_s(int64_t now_ms) const {
@@ -223,7 +234,16 @@ void RdbService::kill_background_save() {
   if (!bgsave_in_progress()) return;
   const pid_t pid = ForkChild::pid();
   ForkChild::kill_child();
+  socket_child_ = false;
   ::unlink(("temp-" + std::to_string(pid) + ".rdb").c_str());
+  // Replicas waiting for this child's image must learn that it will not come.
+  if (child_listener_) {
+    ForkChild::Exit killed;
+    killed.kind = ForkChild::Kind::kRdb;
+    killed.pid = pid;
+    killed.signal = SIGUSR1;
+    child_listener_(killed);
+  }
 }
 
 void RdbService::start_scheduled_save(int64_t now_ms) {

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,18 @@ class RdbService final : public Service {
   void settings_changed() { update_write_refusal(); }
   // Bytes in use, for the used-mem AUX field (the server's gauge).
   void set_memory_gauge(std::function<uint64_t()> gauge) { memory_gauge_ = std::move(gauge); }
+
+  // Replication's part in every save: the replication AUX fields to write (none when it
+  // returns nullopt), and the end of a child it started for a full sync.
+  void set_replication_info(std::function<std::optional<RdbReplicationInfo>()> provider) {
+    replication_info_ = std::move(provider);
+  }
+  void set_child_listener(std::function<void(const ForkChild::Exit&)> listener) {
+    child_listener_ = std::move(listener);
+  }
+  // A child the replication service forked to write an image to replicas' sockets (diskless
+  // sync): counted as an RDB child (BGSAVE waits for it) but not as a save to disk.
+  void socket_child_started() { socket_child_ = true; }
 
   // Synchronous save to dbfilename (SAVE, SHUTDOWN, DEBUG RELOAD). "" or the error, logged.
   std::string save();
@@ -126,6 +139,9 @@ class RdbService final : public Service {
   uint64_t dirty_at_bgsave_start_ = 0;
   uint64_t saves_ = 0;
   bool bgsave_scheduled_ = false;
+  bool socket_child_ = false;
+  std::function<std::optional<RdbReplicationInfo>()> replication_info_;
+  std::function<void(const ForkChild::Exit&)> child_listener_;
   RdbLoadStats last_load_;
   MigrateConnections migrate_connections_;
 };

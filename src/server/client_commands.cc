@@ -41,10 +41,14 @@ std::string unknown_client_type(std::string_view name) {
   return "ERR Unknown client type '" + std::string(name) + "'";
 }
 
-// A subscribed client is a pub/sub one (in either protocol); every other connection is normal
-// until replication exists, a MONITOR client included, as in Redis.
+// A replica (after SYNC/PSYNC) and the link from this server's primary have their own types; a
+// subscribed client is a pub/sub one (in either protocol); every other connection is normal,
+// a MONITOR client included, as in Redis.
 ClientType client_type(const Connection& connection) {
-  return connection.session().subscribed() ? ClientType::kPubSub : ClientType::kNormal;
+  const ClientSession& session = connection.session();
+  if (session.replica) return ClientType::kReplica;
+  if (session.primary_link) return ClientType::kMaster;
+  return session.subscribed() ? ClientType::kPubSub : ClientType::kNormal;
 }
 
 // PAUSE and UNBLOCK accept a range of argument counts and answer others with this.
@@ -67,7 +71,12 @@ void append_client_info_at(std::string& out, const Connection& connection, int64
   const bool self = running != nullptr;
 
   std::string flags;
-  if (connection.monitor()) flags += 'O';
+  if (connection.monitor()) {
+    flags += 'O';
+  } else if (session.replica) {
+    flags += 'S';
+  }
+  if (session.primary_link) flags += 'M';
   if (session.subscribed()) flags += 'P';
   if (session.transaction.in_multi()) flags += 'x';
   if (session.blocked.blocked() || connection.held_by_pause()) flags += 'b';
