@@ -268,7 +268,8 @@ class DataNode(_Process):
     def info(self, section: str = "replication") -> dict[str, str]:
         return parse_info(self.admin.execute_command("INFO", section))
 
-    def replicaof(self, primary: "DataNode | None") -> None:
+    def replicaof(self, primary) -> None:
+        """REPLICAOF `primary` (anything with .host and .port: a node, a TcpProxy) or NO ONE."""
         if primary is None:
             self.admin.execute_command("REPLICAOF", "NO", "ONE")
         else:
@@ -350,6 +351,13 @@ class Cluster:
     def __init__(self):
         self.nodes: list[DataNode] = []
         self.sentinels: list[SentinelNode] = []
+        self.proxies: list[TcpProxy] = []
+
+    def proxy(self, target) -> "TcpProxy":
+        """A cuttable TCP proxy to `target` (a node); point a replica at it with replicaof."""
+        p = TcpProxy(target.addr)
+        self.proxies.append(p)
+        return p
 
     def node(self, kind: str, *directives: tuple[str, object], replica_of: DataNode | None = None,
              name: str | None = None, start: bool = True) -> DataNode:
@@ -380,6 +388,8 @@ class Cluster:
         raise KeyError(f"no node at {addr}")
 
     def close(self) -> None:
+        for proxy in self.proxies:
+            proxy.close()
         for p in [*self.sentinels, *self.nodes]:
             try:
                 if p.paused and p.alive():
@@ -473,6 +483,55 @@ def wait_new_primary(sentinels: Sequence[SentinelNode], old: tuple[str, int],
 
 
 # --------------------------------------------------------------------------------------------
+# Comparing two keyspaces
+# --------------------------------------------------------------------------------------------
+
+TTL_TOLERANCE_MS = 3000
+
+
+def value_of(c, key: str):
+    kind = c.type(key)
+    kind = kind.decode() if isinstance(kind, bytes) else kind
+    if kind == "string":
+        return kind, c.get(key)
+    if kind == "hash":
+        return kind, c.hgetall(key)
+    if kind == "list":
+        return kind, c.lrange(key, 0, -1)
+    if kind == "set":
+        return kind, sorted(c.smembers(key))
+    if kind == "zset":
+        return kind, c.zrange(key, 0, -1, withscores=True)
+    if kind == "none":
+        return kind, None
+    raise AssertionError(f"unexpected type {kind} of {key}")
+
+
+def differences(primary: DataNode, replica: DataNode, databases=(0,)) -> list[str]:
+    """What differs between the two nodes' keyspaces (values compared by type, TTLs within a
+    tolerance); empty when they hold the same data."""
+    diffs = []
+    for db in databases:
+        # Binary values: compare undecoded bytes.
+        pc = primary.client(db=db, decode_responses=False)
+        rc = replica.client(db=db, decode_responses=False)
+        pkeys = set(pc.scan_iter(count=1000))
+        rkeys = set(rc.scan_iter(count=1000))
+        if pkeys != rkeys:
+            diffs.append(f"db{db} keys: only on primary {sorted(pkeys - rkeys)[:10]}, "
+                         f"only on replica {sorted(rkeys - pkeys)[:10]}")
+        for key in sorted(pkeys & rkeys):
+            k = key.decode(errors="replace")
+            pv, rv = value_of(pc, key), value_of(rc, key)
+            if pv != rv:
+                diffs.append(f"db{db} {k}: primary {str(pv)[:120]} replica {str(rv)[:120]}")
+            pt, rt = pc.pttl(key), rc.pttl(key)
+            if (pt < 0 or rt < 0) and pt != rt or abs(pt - rt) > TTL_TOLERANCE_MS:
+                diffs.append(f"db{db} {k}: pttl primary {pt} replica {rt}")
+    return diffs
+
+
+# --------------------------------------------------------------------------------------------
 # Support probe
 # --------------------------------------------------------------------------------------------
 
@@ -502,3 +561,92 @@ def replication_unsupported(kind: str) -> str | None:
         node.cleanup()
     _SUPPORT[kind] = reason
     return reason
+
+
+# --------------------------------------------------------------------------------------------
+# A TCP proxy whose link can be cut
+# --------------------------------------------------------------------------------------------
+
+class TcpProxy:
+    """Forwards 127.0.0.1:<port> to a target address, so that a test can cut a replication
+    link and hold it down (``cut()``: every connection closed, new ones closed at once) and
+    then ``restore()`` it. A replica pointed at the proxy sees its primary vanish and come
+    back; the primary sees a replica that disconnected."""
+
+    def __init__(self, target: tuple[str, int]):
+        import threading
+        self.target = target
+        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._listener.bind((HOST, 0))
+        self._listener.listen(16)
+        self.port = self._listener.getsockname()[1]
+        self.host = HOST
+        self.name = f"proxy:{self.port}->{target[1]}"
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self._down = False
+        self._closed = False
+        self._threading = threading
+        threading.Thread(target=self._accept_loop, daemon=True).start()
+
+    @property
+    def addr(self) -> tuple[str, int]:
+        return (self.host, self.port)
+
+    def _accept_loop(self) -> None:
+        while not self._closed:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            with self._lock:
+                down = self._down
+            if down:
+                client.close()
+                continue
+            try:
+                upstream = socket.create_connection(self.target, timeout=5)
+                upstream.settimeout(None)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._sockets += [client, upstream]
+            for src, dst in ((client, upstream), (upstream, client)):
+                self._threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def cut(self) -> None:
+        with self._lock:
+            self._down = True
+            sockets, self._sockets = self._sockets, []
+        for s in sockets:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+                s.close()
+            except OSError:
+                pass
+
+    def restore(self) -> None:
+        with self._lock:
+            self._down = False
+
+    def close(self) -> None:
+        self._closed = True
+        self.cut()
+        self._listener.close()

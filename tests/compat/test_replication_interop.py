@@ -19,11 +19,10 @@ import time
 import pytest
 
 from conftest import summary_set
-from replication_cluster import (Cluster, DataNode, replication_unsupported, wait_link_up,
-                                 wait_offsets_equal, wait_until)
+from replication_cluster import (Cluster, DataNode, differences, replication_unsupported,
+                                 wait_link_up, wait_offsets_equal, wait_until)
 
 DATABASES = (0, 1, 2)
-TTL_TOLERANCE_MS = 3000
 
 
 @pytest.fixture
@@ -79,53 +78,11 @@ def load_dataset(node: DataNode) -> None:
         p.execute()
 
 
-def value_of(c, key: str):
-    kind = c.type(key)
-    kind = kind.decode() if isinstance(kind, bytes) else kind
-    if kind == "string":
-        return kind, c.get(key)
-    if kind == "hash":
-        return kind, c.hgetall(key)
-    if kind == "list":
-        return kind, c.lrange(key, 0, -1)
-    if kind == "set":
-        return kind, sorted(c.smembers(key))
-    if kind == "zset":
-        return kind, c.zrange(key, 0, -1, withscores=True)
-    if kind == "none":
-        return kind, None
-    raise AssertionError(f"unexpected type {kind} of {key}")
-
-
-def differences(primary: DataNode, replica: DataNode) -> list[str]:
-    """What differs between the two nodes' keyspaces (values compared by type, TTLs within a
-    tolerance); empty when they hold the same data."""
-    diffs = []
-    for db in DATABASES:
-        # Binary values: compare undecoded bytes.
-        pc = primary.client(db=db, decode_responses=False)
-        rc = replica.client(db=db, decode_responses=False)
-        pkeys = set(pc.scan_iter(count=1000))
-        rkeys = set(rc.scan_iter(count=1000))
-        if pkeys != rkeys:
-            diffs.append(f"db{db} keys: only on primary {sorted(pkeys - rkeys)[:10]}, "
-                         f"only on replica {sorted(rkeys - pkeys)[:10]}")
-        for key in sorted(pkeys & rkeys):
-            k = key.decode(errors="replace")
-            pv, rv = value_of(pc, key), value_of(rc, key)
-            if pv != rv:
-                diffs.append(f"db{db} {k}: primary {str(pv)[:120]} replica {str(rv)[:120]}")
-            pt, rt = pc.pttl(key), rc.pttl(key)
-            if (pt < 0 or rt < 0) and pt != rt or abs(pt - rt) > TTL_TOLERANCE_MS:
-                diffs.append(f"db{db} {k}: pttl primary {pt} replica {rt}")
-    return diffs
-
-
 def wait_same_data(primary: DataNode, replica: DataNode, chain=()) -> None:
     """Waits for the replica (through `chain`, its upstream replicas) to catch up, then the
     data must match."""
     wait_same_data_offsets(primary, replica, chain)
-    diffs = differences(primary, replica)
+    diffs = differences(primary, replica, DATABASES)
     assert not diffs, "\n".join(diffs[:30])
 
 
@@ -272,7 +229,7 @@ def test_mixed_chain(cluster, kinds):
     check_replica_state(tail, middle)
     live_stream(head, tail, chain=(middle,))
     wait_same_data(head, tail, chain=(middle,))
-    assert differences(head, middle) == []
+    assert differences(head, middle, DATABASES) == []
     summary_set("replication chains", row, "ok")
 
 
