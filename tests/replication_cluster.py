@@ -32,9 +32,11 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+import pytest
 import redis
 
-from conftest import HOST, RawConnection, _die_with_parent, free_port, keywarden_binary, redis_binary
+from conftest import (HOST, SANITIZER_MARKERS, RawConnection, _die_with_parent, free_port,
+                      keywarden_binary, redis_binary)
 
 SENTINEL_BINARY = os.environ.get("REDIS_SENTINEL") or shutil.which("redis-sentinel") or \
     "/usr/bin/redis-sentinel"
@@ -388,15 +390,26 @@ class Cluster:
         raise KeyError(f"no node at {addr}")
 
     def close(self) -> None:
+        """Stops everything (SIGTERM, so that a sanitizer build prints its leak report), then
+        fails the test if any data node's log holds a sanitizer report."""
         for proxy in self.proxies:
             proxy.close()
+        reports = []
         for p in [*self.sentinels, *self.nodes]:
             try:
                 if p.paused and p.alive():
                     p.resume()
+                p.stop()
             except OSError:
                 pass
+            text = p.log(limit=10**9)
+            found = [text.find(m) for m in SANITIZER_MARKERS if m in text]
+            if found:
+                reports.append(f"{p.name}:\n{text[max(0, min(found) - 2000):min(found) + 20000]}")
             p.cleanup()
+        if reports:
+            pytest.fail("sanitizer report(s) in the servers' output:\n" + "\n".join(reports),
+                        pytrace=False)
 
     def logs(self) -> str:
         return "\n".join(f"==== {p.name} :{p.port}\n{p.log(3000)}"
