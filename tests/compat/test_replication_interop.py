@@ -203,6 +203,8 @@ def test_interop_matrix(cluster, primary_kind, replica_kind, sync):
 
     live_stream(primary, replica)
     wait_same_data(primary, replica)
+    # WAIT works across kinds (REPLCONF GETACK from the primary, REPLCONF ACK back).
+    assert primary.client().execute_command("WAIT", 1, 30000) == 1
     # The live stream needed no second full sync.
     assert int(primary.info("stats")["sync_full"]) == full_syncs
     summary_set("replication interop", row, "ok")
@@ -230,6 +232,7 @@ def test_mixed_chain(cluster, kinds):
     live_stream(head, tail, chain=(middle,))
     wait_same_data(head, tail, chain=(middle,))
     assert differences(head, middle, DATABASES) == []
+    assert head.client().execute_command("WAIT", 1, 30000) == 1
     summary_set("replication chains", row, "ok")
 
 

@@ -6,7 +6,8 @@ keywarden-server or redis-server (the redis rows always run and validate the tes
 * the primary is killed (kill -9) or paused (SIGSTOP): a replica is promoted, the other
   follows it, and the old primary, when it comes back, is turned into a replica of the new one
   by Sentinel itself (SLAVEOF + CONFIG REWRITE inside MULTI, so its config file must say so);
-  redis-py's Sentinel client discovers the new topology. The time to promote is printed.
+  redis-py's Sentinel client discovers the new topology. The time to promote is printed. A
+  "mixed" group (keywarden primary, one redis and one keywarden replica) fails over too.
 * a primary stuck in a script answers -BUSY; Sentinel sends SCRIPT KILL.
 * a writer does SET + WAIT 1 through the Sentinel-discovered primary while SENTINEL FAILOVER
   moves the primary at least 20 times (KW_FAILOVERS); every write WAIT acknowledged must be on
@@ -52,8 +53,11 @@ def sentinel_client(sentinels) -> redis.sentinel.Sentinel:
 
 
 def start_group(cluster, kind: str, replicas: int):
-    primary = cluster.node(kind)
-    nodes = [cluster.node(kind, replica_of=primary) for _ in range(replicas)]
+    """A primary with `replicas` replicas and three sentinels that agree on them. `kind` "mixed"
+    is a keywarden primary with a redis and a keywarden replica (a migration's state)."""
+    kinds = ["keywarden", "redis", "keywarden"] if kind == "mixed" else [kind] * 3
+    primary = cluster.node(kinds[0])
+    nodes = [cluster.node(kinds[1 + i], replica_of=primary) for i in range(replicas)]
     for r in nodes:
         wait_link_up(r, primary)
     sentinels = cluster.sentinel_group(primary)
@@ -61,10 +65,16 @@ def start_group(cluster, kind: str, replicas: int):
     return primary, nodes, sentinels
 
 
-@pytest.mark.parametrize("how", ["kill", "pause"])
-@pytest.mark.parametrize("kind", KINDS)
+FAILOVER_CASES = [(kind, how) for kind in KINDS for how in ("kill", "pause")] + [("mixed", "kill")]
+
+
+@pytest.mark.parametrize("kind,how", FAILOVER_CASES, ids=[f"{k}-{h}" for k, h in FAILOVER_CASES])
 def test_failover_and_rejoin(cluster, kind, how):
-    require(kind)
+    if kind == "mixed":
+        require("redis")
+        require("keywarden")
+    else:
+        require(kind)
     primary, replicas, sentinels = start_group(cluster, kind, 2)
     api = sentinel_client(sentinels)
     assert api.discover_master(MASTER_NAME) == primary.addr
