@@ -548,32 +548,37 @@ def differences(primary: DataNode, replica: DataNode, databases=(0,)) -> list[st
 # Support probe
 # --------------------------------------------------------------------------------------------
 
-_SUPPORT: dict[str, str | None] = {}
+# The commands a server needs to act as a primary / as a replica.
+ROLE_COMMANDS = {
+    "primary": ("PSYNC", "SYNC", "REPLCONF", "WAIT"),
+    "replica": ("REPLICAOF", "SLAVEOF", "ROLE"),
+}
+_MISSING: dict[str, list[str]] = {}
 
 
-def replication_unsupported(kind: str) -> str | None:
-    """None when servers of `kind` implement replication; otherwise why not (a skip reason).
+def replication_unsupported(kind: str, roles: Sequence[str] = ("primary", "replica")) -> str | None:
+    """None when servers of `kind` can take every one of `roles`; otherwise why not (a skip
+    reason).
 
-    A keywarden without the replication commands (main before issue 17's two halves landed)
-    is reported, not failed; the probe asks COMMAND INFO of the commands a primary and a
-    replica need, on a throw-away server.
+    A keywarden without the replication commands (main before issue 17's primary and replica
+    halves were merged; or one half alone) is reported, not failed. The probe asks COMMAND INFO
+    on a throw-away server, once per kind and run; a binary that does not start is an error.
     """
-    if kind in _SUPPORT:
-        return _SUPPORT[kind]
-    reason = None
-    node = DataNode(kind, name=f"probe-{kind}")
-    try:
-        node.start()  # a missing or broken binary is an error, not a skip
-        needed = ("PSYNC", "REPLCONF", "REPLICAOF", "SLAVEOF", "ROLE", "WAIT")
-        with RawConnection(node.host, node.port) as conn:
-            missing = [name for name in needed if conn.execute("COMMAND", "INFO", name) == [None]]
-        if missing:
-            reason = (f"{kind} at {node.binary} lacks the replication commands "
-                      f"{', '.join(missing)} (issue 17's primary and replica halves not merged)")
-    finally:
-        node.cleanup()
-    _SUPPORT[kind] = reason
-    return reason
+    if kind not in _MISSING:
+        node = DataNode(kind, name=f"probe-{kind}")
+        try:
+            node.start()
+            with RawConnection(node.host, node.port) as conn:
+                _MISSING[kind] = [name for names in ROLE_COMMANDS.values() for name in names
+                                  if conn.execute("COMMAND", "INFO", name) == [None]]
+        finally:
+            node.cleanup()
+    missing = [name for role in roles for name in ROLE_COMMANDS[role]
+               if name in _MISSING[kind]]
+    if not missing:
+        return None
+    return (f"{kind} at {binary_for(kind)} lacks {', '.join(missing)} needed as "
+            f"{' and '.join(roles)} (issue 17's replication halves not merged yet)")
 
 
 # --------------------------------------------------------------------------------------------

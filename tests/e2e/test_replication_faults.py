@@ -1,7 +1,7 @@
 """Replication under faults (issue 17): kills, pauses, cut links, overruns, huge values, restarts.
 
-Each scenario runs with a primary and a replica of one kind (keywarden or redis; the redis rows
-always run and validate the test). Links are cut through a Python TCP proxy (TcpProxy) that
+Each scenario runs with a primary and a replica of each pair of kinds (keywarden or redis; the
+redis-to-redis rows always run and validate the test). Links are cut through a Python TCP proxy (TcpProxy) that
 the replica is pointed at, so that a cut can be held down while the primary takes writes.
 Every test ends with the replica holding exactly the primary's data; whether a reconnection
 was a partial or a full resync is read from the primary's INFO stats (sync_partial_ok,
@@ -25,9 +25,15 @@ def cluster():
     c.close()
 
 
-@pytest.fixture(params=KINDS)
-def kind(request):
-    reason = replication_unsupported(request.param)
+PAIRS = [(p, r) for p in KINDS for r in KINDS]
+
+
+@pytest.fixture(params=PAIRS, ids=[f"{p}-to-{r}" for p, r in PAIRS])
+def kinds(request):
+    """(primary kind, replica kind): both same-kind pairs and both mixed ones."""
+    primary_kind, replica_kind = request.param
+    reason = (replication_unsupported(primary_kind, ["primary"]) or
+              replication_unsupported(replica_kind, ["replica"]))
     if reason:
         pytest.skip(reason)
     return request.param
@@ -57,17 +63,17 @@ def assert_same(primary, replica) -> None:
 
 
 @pytest.mark.parametrize("phase", ["transfer", "load"])
-def test_replica_killed_during_full_sync(cluster, kind, phase):
+def test_replica_killed_during_full_sync(cluster, kinds, phase):
     """kill -9 of the replica while the RDB is being produced/sent (rdb-key-save-delay on the
     primary) or loaded (key-load-delay on the replica); the restarted replica syncs fully and
     the primary is unharmed."""
     primary_directives = [("rdb-key-save-delay", 500)] if phase == "transfer" else []
     replica_directives = [("key-load-delay", 500)] if phase == "load" else []
-    primary = cluster.node(kind, *primary_directives)
+    primary = cluster.node(kinds[0], *primary_directives)
     # ~6 MB of RDB: a loading server answers clients only between chunks of its input (Redis:
     # every loading-process-events-interval-bytes, 2 MB), so the test can see it loading.
     fill(primary, 3000, size=2000, random=True)
-    replica = cluster.node(kind, *replica_directives, replica_of=primary)
+    replica = cluster.node(kinds[1], *replica_directives, replica_of=primary)
     if phase == "transfer":  # the primary is producing the RDB for this replica
         wait_until(lambda: replica.info().get("master_sync_in_progress") == "1" and
                    "state=wait_bgsave" in primary.info().get("slave0", ""),
@@ -91,15 +97,17 @@ def test_replica_killed_during_full_sync(cluster, kind, phase):
     assert_same(primary, replica)
 
 
-def test_primary_killed_mid_stream(cluster, kind):
+def test_primary_killed_mid_stream(cluster, kinds):
     """kill -9 of the primary while it streams writes: the replica reports the link down,
     keeps serving (stale) reads, and resynchronises when the primary is back."""
-    primary = cluster.node(kind)
-    replica = cluster.node(kind, replica_of=primary)
+    primary = cluster.node(kinds[0])
+    replica = cluster.node(kinds[1], replica_of=primary)
     wait_link_up(replica, primary)
     fill(primary, 1000)
     wait_offsets_equal(primary, [replica])
-    primary.client().save()  # the restarted primary comes back with this data
+    # The restarted primary comes back with this data. (SAVE is refused while the child that
+    # produced the replica's RDB is still being reaped.)
+    wait_until(lambda: primary.client().save(), "SAVE on the primary")
     c = primary.client()
     for i in range(2000):
         c.set(f"stream:{i}", i)
@@ -116,12 +124,12 @@ def test_primary_killed_mid_stream(cluster, kind):
     assert r.get("after-restart") == "1"
 
 
-def test_link_cut_partial_resync(cluster, kind):
+def test_link_cut_partial_resync(cluster, kinds):
     """The link cut and held down while the primary takes writes that fit in its backlog:
     the replica comes back with a partial resync."""
-    primary = cluster.node(kind)
+    primary = cluster.node(kinds[0])
     proxy = cluster.proxy(primary)
-    replica = cluster.node(kind, replica_of=proxy)
+    replica = cluster.node(kinds[1], replica_of=proxy)
     wait_link_up(replica, proxy)
     fill(primary, 1000)
     wait_offsets_equal(primary, [replica])
@@ -144,11 +152,11 @@ def test_link_cut_partial_resync(cluster, kind):
     assert stats(primary)[0] == full
 
 
-def test_backlog_overrun_full_resync(cluster, kind):
+def test_backlog_overrun_full_resync(cluster, kinds):
     """More written during a cut than the backlog holds: the replica must sync fully."""
-    primary = cluster.node(kind, ("repl-backlog-size", "16kb"))
+    primary = cluster.node(kinds[0], ("repl-backlog-size", "16kb"))
     proxy = cluster.proxy(primary)
-    replica = cluster.node(kind, replica_of=proxy)
+    replica = cluster.node(kinds[1], replica_of=proxy)
     wait_link_up(replica, proxy)
     fill(primary, 100)
     wait_offsets_equal(primary, [replica])
@@ -162,11 +170,11 @@ def test_backlog_overrun_full_resync(cluster, kind):
     assert stats(primary) == (full + 1, partial)
 
 
-def test_slow_replica_output_buffer_limit(cluster, kind):
+def test_slow_replica_output_buffer_limit(cluster, kinds):
     """A paused replica's output buffer passes client-output-buffer-limit replica: the primary
     drops it; once resumed it resyncs and catches up."""
-    primary = cluster.node(kind, ("client-output-buffer-limit", "replica 256kb 0 0"))
-    replica = cluster.node(kind, replica_of=primary)
+    primary = cluster.node(kinds[0], ("client-output-buffer-limit", "replica 256kb 0 0"))
+    replica = cluster.node(kinds[1], replica_of=primary)
     wait_link_up(replica, primary)
     wait_until(lambda: int(primary.info()["connected_slaves"]) == 1, "replica registered")
     replica.pause()
@@ -186,10 +194,10 @@ def test_slow_replica_output_buffer_limit(cluster, kind):
     assert_same(primary, replica)
 
 
-def test_100mb_value_in_stream(cluster, kind):
+def test_100mb_value_in_stream(cluster, kinds):
     """A 100 MB string goes through the live stream (not the RDB) intact."""
-    primary = cluster.node(kind)
-    replica = cluster.node(kind, replica_of=primary)
+    primary = cluster.node(kinds[0])
+    replica = cluster.node(kinds[1], replica_of=primary)
     wait_link_up(replica, primary)
     size = 100 * 1024 * 1024
     pattern = bytes(range(256)) * 4096  # 1 MB
@@ -209,12 +217,12 @@ def test_100mb_value_in_stream(cluster, kind):
     assert replica.info()["master_link_status"] == "up"
 
 
-def test_replica_restart_from_rdb_partial_resync(cluster, kind):
+def test_replica_restart_from_rdb_partial_resync(cluster, kinds):
     """SHUTDOWN SAVE on the replica and a restart: the RDB carries the replication ID and
     offset, so the replica continues with a partial resync, writes made while it was down
     included."""
-    primary = cluster.node(kind)
-    replica = cluster.node(kind, replica_of=primary)
+    primary = cluster.node(kinds[0])
+    replica = cluster.node(kinds[1], replica_of=primary)
     wait_link_up(replica, primary)
     fill(primary, 1000)
     wait_offsets_equal(primary, [replica])
