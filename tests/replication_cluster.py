@@ -28,6 +28,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -592,7 +593,6 @@ class TcpProxy:
     back; the primary sees a replica that disconnected."""
 
     def __init__(self, target: tuple[str, int]):
-        import threading
         self.target = target
         self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -605,7 +605,6 @@ class TcpProxy:
         self._sockets: list[socket.socket] = []
         self._down = False
         self._closed = False
-        self._threading = threading
         threading.Thread(target=self._accept_loop, daemon=True).start()
 
     @property
@@ -632,7 +631,7 @@ class TcpProxy:
             with self._lock:
                 self._sockets += [client, upstream]
             for src, dst in ((client, upstream), (upstream, client)):
-                self._threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
 
     def _pump(self, src: socket.socket, dst: socket.socket) -> None:
         try:
