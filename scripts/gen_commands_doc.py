@@ -20,6 +20,13 @@ REPO = Path(__file__).resolve().parent.parent
 
 # Commands whose behaviour differs from Redis 7.0 in a way a user could notice.
 NOTES = {
+    "wait": "Counts replicas that acknowledged the client's last write offset, as Redis 7.0.",
+    "psync": "PSYNC2 (current or previous replication ID within the backlog); full syncs "
+             "diskless (EOF-mark framing, for replicas with capa eof) or from the RDB file. "
+             "PSYNC ... FAILOVER is refused (no FAILOVER yet).",
+    "sync": "The pre-PSYNC full sync: the image as a plain bulk from the RDB file.",
+    "replconf": "rdb-only and rdb-filter-only are accepted but the whole image and stream "
+                "are sent.",
     "client": "CLIENT SETINFO and CLIENT NO-TOUCH answered as Redis 7.2 does (7.0 lacks them); "
               "TRACKING and CACHING not yet.",
     "unlink": "A set of 65-128 strings is a listpack here (7.2's encoding), one allocation, so "

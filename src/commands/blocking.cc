@@ -58,6 +58,8 @@ void BlockingRegistry::unblock(ClientSession& session) {
   }
   if (blocked.deadline_ms_ != 0) deadlines_.erase(blocked.deadline_entry_);
   blocked.registry_ = nullptr;
+  blocked.reply_on_timeout_ = false;
+  blocked.timing_out_ = false;
   blocked.args_.clear();
   blocked.keys_.clear();
   --blocked_count_;

@@ -59,6 +59,12 @@ class BlockedCommand {
   // several keys from the one that became ready, not from the first in argument order).
   const std::string& serving_key() const { return serving_key_; }
   void set_serving_key(std::string_view key) { serving_key_.assign(key); }
+  // The command replies itself when its deadline passes (it runs again with timing_out()),
+  // instead of the null array of the commands blocked on keys.
+  bool reply_on_timeout() const { return reply_on_timeout_; }
+  void set_reply_on_timeout(bool on) { reply_on_timeout_ = on; }
+  bool timing_out() const { return timing_out_; }
+  void set_timing_out(bool on) { timing_out_ = on; }
 
  private:
   friend class BlockingRegistry;
@@ -73,6 +79,8 @@ class BlockedCommand {
   int64_t deadline_ms_ = 0;
   int64_t since_ms_ = 0;
   std::string serving_key_;
+  bool reply_on_timeout_ = false;
+  bool timing_out_ = false;
   std::multimap<int64_t, ClientSession*>::iterator deadline_entry_;
 };
 

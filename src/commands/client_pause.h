@@ -29,7 +29,7 @@ class ClientPause {
     if (deadline_ms <= now_ms) return;
     deadline_ms_ = deadline_ms;
     write_only_ = write_only;
-    keyspace_.set_expiry_held(true);
+    keyspace_.hold_expiry(Keyspace::kHoldForPause, true);
   }
   // Ends the pause (CLIENT UNPAUSE, or its deadline passed). The held clients are to run
   // again: take_ended() says so once.
@@ -37,7 +37,7 @@ class ClientPause {
     deadline_ms_ = 0;
     write_only_ = false;
     ended_ = true;
-    keyspace_.set_expiry_held(false);
+    keyspace_.hold_expiry(Keyspace::kHoldForPause, false);
   }
   // Ends the pause when its deadline has passed at `now_ms`.
   void end_if_due(int64_t now_ms) {

@@ -41,6 +41,8 @@ struct ClientSession {
   // A replica of this server, once it sent SYNC or PSYNC (Redis's CLIENT_SLAVE): it may not
   // touch the keyspace, and CLIENT PAUSE does not hold it.
   bool replica = false;
+  // The replication offset after this client's latest command (WAIT waits for it).
+  int64_t write_offset = 0;
   ReplyMode reply_mode = ReplyMode::kOn;
   std::string name;
   std::string library_name;

@@ -181,7 +181,11 @@ class CommandContext {
 
   // Blocking commands (BLPOP, BZPOPMIN…). A command may block only when it runs on its own:
   // inside MULTI/EXEC or a script it answers as if its timeout had passed.
-  bool may_block() const { return !session.transaction.in_multi() && !session.script_client; }
+  bool may_block() const {
+    // What the server must apply (a primary's stream, the AOF) never waits: it is served
+    // at once or gets the timeout reply.
+    return !session.transaction.in_multi() && !session.script_client && !session.must_obey;
+  }
   // Parks the client on `keys` of its database until one holds a `type` value, then runs this
   // command again; or until `deadline_ms` (0: never), then replies a null array. The handler
   // replies nothing after calling this. When the command is being run again for a client
@@ -193,6 +197,20 @@ class CommandContext {
     }
     server.blocking().block(session, command, args, session.db, keys, type, deadline_ms, now_ms);
   }
+  // Parks the client without keys until `deadline_ms` (0: never): WAIT, which the replication
+  // service runs again as replicas acknowledge (ReplicationHost::retry_blocked_client), and
+  // which the deadline runs again once more with timed_out() set, so that it replies itself.
+  void block_until_woken(int64_t deadline_ms) {
+    if (session.blocked.blocked()) {
+      blocked_again_ = true;
+      return;
+    }
+    server.blocking().block(session, command, args, session.db, {}, ValueType::kString,
+                            deadline_ms, now_ms);
+    session.blocked.set_reply_on_timeout(true);
+  }
+  // The run of a block_until_woken() command after its deadline passed: it must reply.
+  bool timed_out() const { return session.blocked.timing_out(); }
   bool blocked_again() const { return blocked_again_; }
   // The keys a blocking command should try to serve from: all of `keys` on a first run; only
   // the key that became ready when the command runs again for a blocked client.

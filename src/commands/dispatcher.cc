@@ -70,7 +70,9 @@ std::string Dispatcher::check(ClientSession& session, Command* command,
   // belongs here, once there are users other than the default one.
 
   // maxmemory. With no maxmemory this is the whole cost: one comparison.
-  if (server_.eviction().enabled() && !admit_under_maxmemory(session, command, args)) {
+  // What the server must apply (a primary's stream, the AOF) evicts but is never refused.
+  if (server_.eviction().enabled() && !admit_under_maxmemory(session, command, args) &&
+      !session.must_obey) {
     return std::string(errors::kOom);
   }
   // The dataset cannot be persisted (-MISCONF): writes are refused, and PING so that health
@@ -192,6 +194,9 @@ ExecutionResult Dispatcher::execute(ClientSession& session, std::span<const std:
   ++server_.stats().total_commands_processed;
   session.last_command = command;
   server_.propagator().flush();
+  // Where the replication stream stood after the client's latest command (Redis's woff): what
+  // WAIT waits for replicas to acknowledge.
+  session.write_offset = server_.replication().offset;
   result.outcome = session.blocked.blocked() ? ExecutionResult::Outcome::kBlocked
                                              : ExecutionResult::Outcome::kRan;
   result.duration_us = elapsed_us;
@@ -293,6 +298,11 @@ void Dispatcher::end_blocked(ClientSession& session, ReplyWriter& reply, std::st
   BlockedCommand& blocked = session.blocked;
   if (!blocked.blocked()) return;
   const Command& command = *blocked.command();
+  if (error.empty() && blocked.reply_on_timeout()) {
+    blocked.set_timing_out(true);
+    retry_blocked(session, reply);
+    return;
+  }
   if (!error.empty()) {
     server_.count_error(error);
     reply.error(error);

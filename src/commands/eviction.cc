@@ -38,8 +38,11 @@ uint64_t Evictor::time_limit_us(int64_t tenacity) {
 
 Evictor::Result Evictor::perform() {
   // CLIENT PAUSE keeps the dataset still: no eviction, and no refusal either (Redis 7.0 skips
-  // the whole check as if memory were under the limit).
-  if (state_.keyspace().expiry_held()) return Result::kOk;
+  // the whole check as if memory were under the limit). So does a replica under
+  // replica-ignore-maxmemory: it is an exact copy of its primary, which evicts for both.
+  if (state_.client_pause().active()) return Result::kOk;
+  const ReplicationRole& role = state_.replication();
+  if (role.replica && role.ignore_maxmemory) return Result::kOk;
   Result result = Result::kOk;
   const int64_t maxmemory = settings_.maxmemory;
   if (maxmemory <= 0 || counted_memory() <= static_cast<size_t>(maxmemory)) {

@@ -18,6 +18,8 @@ class FunctionStore {
   // Installs a library from its code, replacing one of the same name. "" or the reason it was
   // refused (FUNCTION LOAD's error text, without the "ERR " code).
   virtual std::string load_library(std::string_view code) = 0;
+  // Removes every library (a replica's full synchronization replaces them with its primary's).
+  virtual void clear_libraries() = 0;
 };
 
 }  // namespace keywarden

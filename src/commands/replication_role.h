@@ -17,11 +17,15 @@ struct ReplicationRole {
   bool link_up = false;
   bool read_only = true;          // replica-read-only
   bool serve_stale_data = true;   // replica-serve-stale-data
+  bool ignore_maxmemory = true;   // replica-ignore-maxmemory: a replica does not evict
   // min-replicas-to-write / min-replicas-max-lag, and the replicas whose last ACK is no older
   // than the lag (counted by the primary side once a second).
   int64_t min_replicas_to_write = 0;
   int64_t min_replicas_max_lag = 10;
   int64_t good_replicas = 0;
+  // The replication offset (ReplicationIds::offset), mirrored by the replication service so
+  // that the dispatcher can note each client's write offset (ClientSession::write_offset).
+  int64_t offset = 0;
 
   // Whether a write is refused with -NOREPLICAS (Redis's checkGoodReplicasStatus, negated).
   bool too_few_replicas() const {

@@ -19,6 +19,7 @@
 #include "commands/function_store.h"
 #include "persistence/function_libraries.h"
 #include "persistence/rdb_file.h"
+#include "resp/command_encoding.h"
 #include "resp/reply_writer.h"
 
 namespace keywarden {
@@ -538,23 +539,6 @@ void AofLog::report_write_error() {
   if (write_error_listener_) write_error_listener_(error);
 }
 
-void AofLog::append_command(std::span<const std::string> args) {
-  char header[32];
-  int length = std::snprintf(header, sizeof(header), "*%zu\r\n", args.size());
-  buffer_.append(header, static_cast<size_t>(length));
-  for (const std::string& arg : args) {
-    length = std::snprintf(header, sizeof(header), "$%zu\r\n", arg.size());
-    buffer_.append(header, static_cast<size_t>(length));
-    buffer_.append(arg);
-    buffer_.append("\r\n", 2);
-  }
-}
-
-void AofLog::append_command(std::initializer_list<std::string_view> args) {
-  std::vector<std::string> copy(args.begin(), args.end());
-  append_command(copy);
-}
-
 void AofLog::write_batch(std::span<const PropagatedCommand> batch) {
   if (fd_ < 0) return;
   for (const PropagatedCommand& command : batch) {
@@ -568,10 +552,10 @@ void AofLog::write_batch(std::span<const PropagatedCommand> batch) {
     }
     if (command.db != selected_db_) {
       const std::string db = std::to_string(command.db);
-      append_command({"SELECT", db});
+      append_resp_command(buffer_, {"SELECT", db});
       selected_db_ = command.db;
     }
-    append_command(command.args);
+    append_resp_command(buffer_, command.args);
   }
 }
 

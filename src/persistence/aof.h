@@ -193,9 +193,6 @@ class AofLog final : public PropagationSink {
   }
 
  private:
-  // Appends `args` in RESP to the buffer.
-  void append_command(std::span<const std::string> args);
-  void append_command(std::initializer_list<std::string_view> args);
   // Sum of the base and incremental files' sizes.
   int64_t files_size() const;
   // Tells the write-error listener when the error it last heard of (none when closed) changed.

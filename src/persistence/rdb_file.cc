@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/crc64.h"
+#include "common/number.h"
 #include "common/version.h"
 #include "persistence/rdb_codec.h"
 #include "persistence/rdb_format.h"
@@ -32,6 +33,34 @@ bool write_all(int fd, std::string_view bytes) {
   return true;
 }
 
+// The replication AUX fields seen so far in an image; they count once all three are there
+// and well formed (Redis reads them with strtol and ignores a repl-id that is not 40
+// characters long).
+struct ReplicationAux {
+  int stream_db = -1;
+  std::string replid;
+  int64_t offset = -1;
+};
+
+void read_replication_aux(std::string_view name, std::string_view value, ReplicationAux& seen,
+                          RdbLoadStats* stats) {
+  int64_t number;
+  if (name == "repl-stream-db") {
+    if (parse_int64(value, &number) && number >= 0 && number <= INT32_MAX) {
+      seen.stream_db = static_cast<int>(number);
+    }
+  } else if (name == "repl-id") {
+    if (value.size() == 40) seen.replid = value;
+  } else if (name == "repl-offset") {
+    if (parse_int64(value, &number) && number >= 0) seen.offset = number;
+  } else {
+    return;
+  }
+  if (seen.stream_db >= 0 && !seen.replid.empty() && seen.offset >= 0) {
+    stats->replication = RdbReplicationInfo{seen.stream_db, seen.replid, seen.offset};
+  }
+}
+
 void aux(RdbWriter& out, std::string_view key, std::string_view value) {
   out.byte(rdb::kOpAux);
   out.string(key);
@@ -46,6 +75,11 @@ void write_image(RdbWriter& out, const Keyspace& keyspace, const RdbSaveOptions&
   aux(out, "redis-bits", sizeof(void*) == 8 ? "64" : "32");
   aux(out, "ctime", std::to_string(options.now_ms / 1000));
   aux(out, "used-mem", std::to_string(options.used_memory));
+  if (options.replication) {
+    aux(out, "repl-stream-db", std::to_string(options.replication->stream_db));
+    aux(out, "repl-id", options.replication->replid);
+    aux(out, "repl-offset", std::to_string(options.replication->offset));
+  }
   aux(out, "aof-base", options.aof_base ? "1" : "0");
   out.raw(options.functions);
   const bool lru = options.maxmemory_policy == kMaxmemoryVolatileLru ||
@@ -201,6 +235,7 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
   stats->version = version;
 
   int db_index = 0;
+  ReplicationAux replication_aux;
   int64_t expire_ms = -1;
   int64_t idle_seconds = -1;
   int freq = -1;
@@ -260,6 +295,7 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
       case rdb::kOpAux: {
         std::string name, value;
         if (!in.string(&name) || !in.string(&value)) return corrupt("truncated");
+        read_replication_aux(name, value, replication_aux, stats);
         continue;
       }
       case rdb::kOpModuleAux:
@@ -293,7 +329,7 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
           continue;
         }
         // A primary does not load keys that are already expired.
-        if (deadline != -1 && deadline < now_ms) {
+        if (deadline != -1 && deadline < now_ms && !hooks.keep_expired) {
           ++stats->keys_expired;
           continue;
         }

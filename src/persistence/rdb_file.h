@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,15 @@
 
 namespace keywarden {
 
+// The replication AUX fields (repl-stream-db, repl-id, repl-offset) a primary with a backlog
+// writes, so that a replica loading the image (or the primary itself, restarted) knows where
+// in the replication history the image stands.
+struct RdbReplicationInfo {
+  int stream_db = 0;       // the database the stream had selected at the fork
+  std::string replid;      // the primary's replication ID
+  int64_t offset = 0;      // the stream offset the image corresponds to
+};
+
 struct RdbSaveOptions {
   bool compression = true;   // rdbcompression
   bool checksum = true;      // rdbchecksum (0 written instead of the CRC when off)
@@ -34,6 +44,8 @@ struct RdbSaveOptions {
   int64_t lfu_decay_time = 1;
   uint64_t used_memory = 0;  // the used-mem AUX field
   bool aof_base = false;     // the aof-base AUX field (an AOF base file / preamble)
+  // Written only when set (Redis writes them when it has a replication backlog).
+  std::optional<RdbReplicationInfo> replication;
   // FUNCTION2 records written before the keys (function_libraries.h gathers them in the
   // parent, before any fork).
   std::string functions;
@@ -60,6 +72,10 @@ struct RdbLoadStats {
   // The code of each FUNCTION2 library, in file order: the caller installs them once the keys
   // are in (load_function_libraries), and a refusal fails the load.
   std::vector<std::string> function_libraries;
+  // The replication AUX fields, when the image has all three (a 40-character repl-id): where
+  // the saving server stood in its replication history, so that after a restart it can
+  // continue it (a replica sends PSYNC <replid> <offset + 1>).
+  std::optional<RdbReplicationInfo> replication;
 };
 
 // Serializes the whole keyspace to `fd` (already open). Returns "" or the error.
@@ -84,6 +100,9 @@ struct RdbLoadHooks {
   // DEBUG RELOAD MERGE: a key already in the keyspace is replaced by the image's (otherwise a
   // duplicate refuses the whole image).
   bool replace_existing = false;
+  // Keys whose deadline has passed are loaded too: a replica keeps them until its primary's
+  // DEL arrives, as Redis loads them when it is not a primary.
+  bool keep_expired = false;
 };
 
 // Loads an image into `keyspace`, whose databases should be empty. `settings` gives the

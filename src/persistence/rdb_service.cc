@@ -108,6 +108,7 @@ RdbSaveOptions RdbService::save_options(int64_t now_ms) const {
   options.used_memory = memory_gauge_ ? memory_gauge_() : 0;
   options.key_save_delay_us = settings_.key_save_delay;
   options.functions = function_library_records(state_.services().find<FunctionStore>());
+  if (replication_info_) options.replication = replication_info_();
   return options;
 }
 
@@ -190,6 +191,15 @@ std::string RdbService::background_save() {
 }
 
 void RdbService::background_done(const ForkChild::Exit& exit) {
+  if (socket_child_) {
+    // An image sent to replicas: nothing was saved to disk, the save status stays.
+    socket_child_ = false;
+    log_message(exit.success() ? LogLevel::kNotice : LogLevel::kWarning,
+                exit.success() ? "Background RDB transfer terminated with success"
+                               : "Background transfer error");
+    if (child_listener_) child_listener_(exit);
+    return;
+  }
   last_bgsave_duration_s_ = exit.duration_ms / 1000;
   if (exit.success()) {
     log_message(LogLevel::kNotice, "Background saving terminated with success");
@@ -212,6 +222,7 @@ void RdbService::background_done(const ForkChild::Exit& exit) {
     }
   }
   update_write_refusal();
+  if (child_listener_) child_listener_(exit);
 }
 
 int64_t RdbService::current_bgsave_duration_s(int64_t now_ms) const {
@@ -223,7 +234,16 @@ void RdbService::kill_background_save() {
   if (!bgsave_in_progress()) return;
   const pid_t pid = ForkChild::pid();
   ForkChild::kill_child();
+  socket_child_ = false;
   ::unlink(("temp-" + std::to_string(pid) + ".rdb").c_str());
+  // Replicas waiting for this child's image must learn that it will not come.
+  if (child_listener_) {
+    ForkChild::Exit killed;
+    killed.kind = ForkChild::Kind::kRdb;
+    killed.pid = pid;
+    killed.signal = SIGUSR1;
+    child_listener_(killed);
+  }
 }
 
 void RdbService::start_scheduled_save(int64_t now_ms) {
@@ -247,10 +267,13 @@ void RdbService::check_save_points(int64_t now_ms) {
   }
 }
 
-std::string RdbService::load_at_startup(const RdbLoadHooks& hooks) {
+std::string RdbService::load_at_startup(const RdbLoadHooks& given_hooks) {
   const int64_t now_ms = state_.clock().wall_ms();
   bool missing = false;
   const int64_t started_ms = now_ms;
+  // A replica (replicaof in the config) keeps expired keys for its primary to delete.
+  RdbLoadHooks hooks = given_hooks;
+  hooks.keep_expired = state_.replication().replica;
   std::string error = rdb_load_file(settings_.dbfilename, state_.keyspace(), state_.settings(),
                                     now_ms, &last_load_, &missing, hooks);
   if (!error.empty()) return error;
@@ -262,6 +285,28 @@ std::string RdbService::load_at_startup(const RdbLoadHooks& hooks) {
           " seconds (" + std::to_string(last_load_.keys_loaded) + " keys, " +
           std::to_string(last_load_.keys_expired) + " expired keys skipped)");
   return "";
+}
+
+std::string RdbService::load_from_primary(std::string_view image,
+                                          const RdbLoadHooks& given_hooks) {
+  RdbLoadHooks hooks = given_hooks;
+  hooks.keep_expired = true;
+  std::string error = rdb_load(image, state_.keyspace(), state_.settings(),
+                               state_.clock().wall_ms(), &last_load_, hooks);
+  if (error.empty()) error = install_functions();
+  return error;
+}
+
+std::string RdbService::load_file_from_primary(const std::string& path,
+                                               const RdbLoadHooks& given_hooks) {
+  RdbLoadHooks hooks = given_hooks;
+  hooks.keep_expired = true;
+  bool missing = false;
+  std::string error = rdb_load_file(path, state_.keyspace(), state_.settings(),
+                                    state_.clock().wall_ms(), &last_load_, &missing, hooks);
+  if (missing) error = "the received RDB file vanished before it could be loaded";
+  if (error.empty()) error = install_functions();
+  return error;
 }
 
 std::string RdbService::reload(bool save_first, bool flush, bool merge, bool* save_failed) {

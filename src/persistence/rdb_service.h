@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,18 @@ class RdbService final : public Service {
   // Bytes in use, for the used-mem AUX field (the server's gauge).
   void set_memory_gauge(std::function<uint64_t()> gauge) { memory_gauge_ = std::move(gauge); }
 
+  // Replication's part in every save: the replication AUX fields to write (none when it
+  // returns nullopt), and the end of a child it started for a full sync.
+  void set_replication_info(std::function<std::optional<RdbReplicationInfo>()> provider) {
+    replication_info_ = std::move(provider);
+  }
+  void set_child_listener(std::function<void(const ForkChild::Exit&)> listener) {
+    child_listener_ = std::move(listener);
+  }
+  // A child the replication service forked to write an image to replicas' sockets (diskless
+  // sync): counted as an RDB child (BGSAVE waits for it) but not as a save to disk.
+  void socket_child_started() { socket_child_ = true; }
+
   // Synchronous save to dbfilename (SAVE, SHUTDOWN, DEBUG RELOAD). "" or the error, logged.
   std::string save();
   // Starts a background save. "" when started, else the error reply text (without "ERR ").
@@ -84,6 +97,14 @@ class RdbService final : public Service {
 
   // Loads dbfilename into the (empty) keyspace. "" when loaded or when there is no file.
   std::string load_at_startup(const RdbLoadHooks& hooks = {});
+  // A full synchronization from this server's primary: loads `image` (already received
+  // whole) into the emptied keyspace, expired keys included, then its function libraries.
+  // "" or the error; on an error the keyspace is empty.
+  std::string load_from_primary(std::string_view image, const RdbLoadHooks& hooks);
+  // The same from a file (the received image written to disk first).
+  std::string load_file_from_primary(const std::string& path, const RdbLoadHooks& hooks);
+  // What the last load found (its repl-* AUX fields among others).
+  const RdbLoadStats& last_load() const { return last_load_; }
   // DEBUG RELOAD: save (unless !save), empty the keyspace (unless !flush), load the file back
   // (with `merge`, its keys replace those already there). "" or the error, and *save_failed
   // tells which step failed.
@@ -126,6 +147,9 @@ class RdbService final : public Service {
   uint64_t dirty_at_bgsave_start_ = 0;
   uint64_t saves_ = 0;
   bool bgsave_scheduled_ = false;
+  bool socket_child_ = false;
+  std::function<std::optional<RdbReplicationInfo>()> replication_info_;
+  std::function<void(const ForkChild::Exit&)> child_listener_;
   RdbLoadStats last_load_;
   MigrateConnections migrate_connections_;
 };

@@ -9,8 +9,10 @@
 #include "commands/config_registry.h"
 #include "commands/info_text.h"
 #include "common/ascii.h"
+#include "common/log.h"
 #include "common/number.h"
 #include "replication/primary.h"
+#include "persistence/rdb_service.h"
 #include "replication/replica.h"
 #include "resp/split_arguments.h"
 
@@ -32,11 +34,21 @@ ReplicationService::ReplicationService(ServerState& state, Dispatcher& dispatche
   primary_ = std::make_unique<PrimarySide>(*this);
   replica_ = std::make_unique<ReplicaSide>(*this);
   settings_changed();
+  // Every save records where this server stands in replication (Redis's rdbPopulateSaveInfo):
+  // a replica linked or with a history to resume; a primary while it has a backlog.
+  rdb_.set_replication_info([this]() -> std::optional<RdbReplicationInfo> {
+    int stream_db = 0;
+    const bool known =
+        is_replica() ? replica_->save_info(&stream_db) : primary_->save_info(&stream_db);
+    if (!known) return std::nullopt;
+    return RdbReplicationInfo{stream_db, ids_.replid, ids_.offset};
+  });
 }
 
 ReplicationService::~ReplicationService() = default;
 
 void ReplicationService::install(ServiceSetup& setup) {
+  config_ = &setup.config;
   register_config(setup.config);
   primary_->install(setup);
   replica_->install(setup);
@@ -62,8 +74,30 @@ void ReplicationService::settings_changed() {
   role.replica = !settings_.primary_host.empty();
   role.read_only = settings_.read_only;
   role.serve_stale_data = settings_.serve_stale_data;
+  role.ignore_maxmemory = settings_.ignore_maxmemory;
+  if (!role.replica) role.link_up = false;
+  // A replica never deletes a key by expiry: it hides it until its primary's DEL arrives.
+  state_.keyspace().hold_expiry(Keyspace::kHoldForReplica, role.replica);
+  set_log_role(role.replica ? 'S' : 'M');
   role.min_replicas_to_write = settings_.min_replicas_to_write;
   role.min_replicas_max_lag = settings_.min_replicas_max_lag;
+}
+
+int64_t ReplicationService::listening_port() const {
+  if (listening_port_ >= 0) return listening_port_;
+  if (config_ != nullptr) {
+    if (const ConfigDirective* port = config_->find("port")) {
+      int64_t value;
+      if (parse_int64(port->get(), &value)) return value;
+    }
+  }
+  return 6379;
+}
+
+std::string ReplicationService::bind_source_addr() const {
+  if (config_ == nullptr) return "";
+  const ConfigDirective* directive = config_->find("bind-source-addr");
+  return directive != nullptr && directive->get ? directive->get() : "";
 }
 
 void ReplicationService::write_info(InfoText& info) {
@@ -137,7 +171,7 @@ void ReplicationService::register_config(ConfigRegistry& c) {
               {"on-empty-db", kDisklessLoadOnEmptyDb},
               {"swapdb", kDisklessLoadSwapDb}});
   c.add_bool("replica-ignore-disk-write-errors", &s.ignore_disk_write_errors);
-  c.add_bool("replica-ignore-maxmemory", &s.ignore_maxmemory);
+  c.add_bool("replica-ignore-maxmemory", &s.ignore_maxmemory, 0, changed);
   c.add_alias("replica-ignore-maxmemory", "slave-ignore-maxmemory");
 
   c.add_integer("min-replicas-to-write", &s.min_replicas_to_write, 0, kIntMax, 0, changed);

@@ -16,11 +16,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "commands/service.h"
 #include "commands/server_state.h"
+#include "persistence/rdb_file.h"
 #include "replication/replication_ids.h"
 #include "replication/replication_settings.h"
 
@@ -67,6 +69,32 @@ class ReplicationService final : public Service {
   // INFO replication, as Redis 7.0 writes it.
   void write_info(InfoText& info);
 
+  // ---- what the server layer lends the replica side (replication may not include it) ----
+  // The port this server really listens on (REPLCONF listening-port, unless
+  // replica-announce-port is set). Until set, the port directive's value is used.
+  void set_listening_port(int64_t port) { listening_port_ = port; }
+  int64_t listening_port() const;
+  // bind-source-addr, read from the config registry (ServerSettings owns it).
+  std::string bind_source_addr() const;
+  // How a full sync is loaded as the start-up load is: the loading flag with its INFO
+  // bookkeeping (Server::set_loading) and the load hooks that answer clients meanwhile
+  // (progress → Server::serve_while_loading, loading-process-events-interval-bytes,
+  // key-load-delay). Without them only ServerState's loading flag is set.
+  struct LoadingSupport {
+    std::function<void(bool loading)> set_loading;
+    std::function<RdbLoadHooks()> hooks;
+  };
+  void set_loading_support(LoadingSupport support) { loading_support_ = std::move(support); }
+  const LoadingSupport& loading_support() const { return loading_support_; }
+  // Called after the replica applied commands from its primary, so that clients blocked on
+  // keys the primary filled are served (ClientRegistry::serve_blocked_clients).
+  void set_commands_applied_hook(std::function<void()> hook) {
+    commands_applied_hook_ = std::move(hook);
+  }
+  void commands_applied() {
+    if (commands_applied_hook_) commands_applied_hook_();
+  }
+
  private:
   void register_config(ConfigRegistry& config);
 
@@ -76,6 +104,10 @@ class ReplicationService final : public Service {
   RdbService& rdb_;
   ReplicationSettings settings_;
   ReplicationIds ids_;
+  ConfigRegistry* config_ = nullptr;
+  int64_t listening_port_ = -1;
+  LoadingSupport loading_support_;
+  std::function<void()> commands_applied_hook_;
   std::unique_ptr<PrimarySide> primary_;
   std::unique_ptr<ReplicaSide> replica_;
 };

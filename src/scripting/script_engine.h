@@ -104,6 +104,7 @@ class ScriptEngine final : public FunctionStore, public Service {
   // FunctionStore, for persistence.
   std::vector<std::string> library_codes() const override;
   std::string load_library(std::string_view code) override;
+  void clear_libraries() override { function_flush(); }
   size_t function_count() const { return functions_.size(); }
   // Bytes of library code and names (INFO used_memory_functions).
   size_t functions_bytes() const;

@@ -13,6 +13,8 @@
 #include "commands/errors.h"
 #include "common/ascii.h"
 #include "common/number.h"
+#include "replication/replica.h"
+#include "replication/replication_service.h"
 #include "server/client_registry.h"
 #include "server/server_families.h"
 
@@ -41,10 +43,14 @@ std::string unknown_client_type(std::string_view name) {
   return "ERR Unknown client type '" + std::string(name) + "'";
 }
 
-// A subscribed client is a pub/sub one (in either protocol); every other connection is normal
-// until replication exists, a MONITOR client included, as in Redis.
+// A replica (after SYNC/PSYNC) and the link from this server's primary have their own types; a
+// subscribed client is a pub/sub one (in either protocol); every other connection is normal,
+// a MONITOR client included, as in Redis.
 ClientType client_type(const Connection& connection) {
-  return connection.session().subscribed() ? ClientType::kPubSub : ClientType::kNormal;
+  const ClientSession& session = connection.session();
+  if (session.replica) return ClientType::kReplica;
+  if (session.primary_link) return ClientType::kMaster;
+  return session.subscribed() ? ClientType::kPubSub : ClientType::kNormal;
 }
 
 // PAUSE and UNBLOCK accept a range of argument counts and answer others with this.
@@ -67,7 +73,12 @@ void append_client_info_at(std::string& out, const Connection& connection, int64
   const bool self = running != nullptr;
 
   std::string flags;
-  if (connection.monitor()) flags += 'O';
+  if (connection.monitor()) {
+    flags += 'O';
+  } else if (session.replica) {
+    flags += 'S';
+  }
+  if (session.primary_link) flags += 'M';
   if (session.subscribed()) flags += 'P';
   if (session.transaction.in_multi()) flags += 'x';
   if (session.blocked.blocked() || connection.held_by_pause()) flags += 'b';
@@ -283,6 +294,12 @@ void client_kill_command(CommandContext& ctx) {
       connection->close();
     }
     ++killed;
+  }
+  // The link to this server's primary is not a registered connection: TYPE master reaches it
+  // through the replication service (it reconnects and offers a partial resync).
+  if (has_type && type == ClientType::kMaster && !has_address && !has_local_address && id == 0) {
+    ReplicationService* replication = ctx.server.services().find<ReplicationService>();
+    if (replication != nullptr && replication->replica().kill_link()) ++killed;
   }
   if (old_form) {
     if (killed == 0) return ctx.error(errors::kNoSuchClient);

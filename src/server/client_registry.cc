@@ -2,6 +2,9 @@
 // the clients' directives, INFO clients and the CLIENT command.
 #include "server/client_registry.h"
 
+#include "replication/primary.h"
+#include "replication/replication_service.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -94,6 +97,8 @@ void ClientRegistry::install(ServiceSetup& setup) {
   aof_ = state_.services().find<AofService>();
   diagnostics_ = state_.services().find<Diagnostics>();
   scripting_ = state_.services().find<ScriptEngine>();
+  replication_ = state_.services().find<ReplicationService>();
+  state_.services().provide<ReplicationHost>(this);
   register_client_commands(setup.commands);
   register_config(setup.config);
   setup.info.add("clients", 0, [this](InfoText& info) {
@@ -267,6 +272,21 @@ void ClientRegistry::connection_closed(Connection* connection) {
     diagnostics_->remove_monitor(connection->id());
   }
   if (connection->held_by_pause()) --clients_held_by_pause_;
+  if (connection->session().replica && replication_ != nullptr) {
+    replication_->primary().replica_closed(connection->id());
+  }
+}
+
+ReplicaChannel* ClientRegistry::replica_channel(uint64_t client_id) {
+  Connection* found = connection(client_id);
+  return found != nullptr && !found->closed() ? found : nullptr;
+}
+
+void ClientRegistry::retry_blocked_client(uint64_t client_id) {
+  Connection* found = connection(client_id);
+  if (found != nullptr && !found->closed() && found->session().blocked.blocked()) {
+    found->retry_blocked();
+  }
 }
 
 void ClientRegistry::serve_blocked_clients() {
@@ -346,7 +366,8 @@ void ClientRegistry::cron(int64_t now_ms) {
 void ClientRegistry::close_idle_clients(int64_t now_ms) {
   if (settings_.timeout <= 0) return;
   for (auto& [id, connection] : connections_) {
-    if (connection->closed() || connection->monitor()) continue;
+    // Replicas are watched by repl-timeout instead, as in Redis.
+    if (connection->closed() || connection->monitor() || connection->session().replica) continue;
     if (now_ms - connection->last_interaction_ms() > settings_.timeout * 1000) connection->close();
   }
 }

@@ -25,12 +25,14 @@
 
 #include "commands/service.h"
 #include "server/connection.h"
+#include "replication/replica_channel.h"
 #include "server/connection_host.h"
 
 namespace keywarden {
 
 class AofService;
 class Diagnostics;
+class ReplicationService;
 class ScriptEngine;
 
 struct ClientSettings {
@@ -49,7 +51,7 @@ struct ClientStats : TrafficStats {
   uint64_t evicted_clients = 0;  // closed by client eviction (maxmemory-clients)
 };
 
-class ClientRegistry final : public Service, public ConnectionHost {
+class ClientRegistry final : public Service, public ConnectionHost, public ReplicationHost {
  public:
   // `hz` is the server's, read at each cron (it sizes the slice of clients visited per tick).
   ClientRegistry(ServerState& state, Dispatcher& dispatcher, EventLoop& loop, const int& hz);
@@ -122,6 +124,10 @@ class ClientRegistry final : public Service, public ConnectionHost {
   void pause_hold_changed(int delta) override { clients_held_by_pause_ += delta; }
   void connection_closed(Connection* connection) override;
 
+  // ReplicationHost (replication/replica_channel.h).
+  ReplicaChannel* replica_channel(uint64_t client_id) override;
+  void retry_blocked_client(uint64_t client_id) override;
+
  private:
   void close_idle_clients(int64_t now_ms);
   // Per-client cron work (buffer resizing), for a slice of the clients at a time.
@@ -139,6 +145,7 @@ class ClientRegistry final : public Service, public ConnectionHost {
   AofService* aof_ = nullptr;
   Diagnostics* diagnostics_ = nullptr;
   ScriptEngine* scripting_ = nullptr;
+  ReplicationService* replication_ = nullptr;
   ClientSettings settings_;
   ClientLimits limits_;
   ClientStats stats_;

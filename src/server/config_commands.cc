@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "commands/context.h"
+#include "replication/primary.h"
 #include "commands/errors.h"
 #include "server/server.h"
 #include "server/server_families.h"
@@ -36,6 +37,7 @@ void config_resetstat_command(CommandContext& ctx) {
   server.state().keyspace().lazy_free().reset_stats();
   server.network_stats() = {};
   server.clients().stats() = {};
+  server.replication().primary().stats() = {};
   server.diagnostics().reset_stats();
   ctx.reply.simple_string("OK");
 }

@@ -334,7 +334,17 @@ ExecutionResult::Outcome Connection::execute_one(std::span<const std::string_vie
   const size_t mark = output_.size();
   const bool was_authenticated = session_.authenticated;
   hold_pushes_ = session_.reply_mode != ReplyMode::kOn;
+  // A replica's replies are never sent (Redis's prepareClientToWrite); PSYNC's own answer is
+  // sent on the channel.
+  const bool drop_reply = session_.replica;
+  executing_ = true;
   const ExecutionResult result = server_.dispatcher().execute(session_, args, writer_, command);
+  executing_ = false;
+  if (session_.replica) {
+    if (drop_reply) output_.resize(mark);
+    output_ += held_stream_;
+    held_stream_.clear();
+  }
   if (result.outcome == ExecutionResult::Outcome::kPostponed) {
     // Nothing ran and nothing was replied: the command is offered again when the pause ends,
     // in whatever reply mode is in force then.
@@ -410,8 +420,34 @@ size_t Connection::output_memory() const {
 }
 
 const OutputBufferLimit& Connection::output_limit() const {
+  if (session_.replica) return server_.client_limits().output[kOutputClassReplica];
   return server_.client_limits().output[session_.subscribed() ? kOutputClassPubSub
                                                                        : kOutputClassNormal];
+}
+
+std::string Connection::channel_peer_ip() const {
+  // "ip:port", or "[v6]:port": everything before the last colon, without brackets.
+  const size_t colon = peer_.rfind(':');
+  std::string ip = colon == std::string::npos ? peer_ : peer_.substr(0, colon);
+  if (ip.size() >= 2 && ip.front() == '[' && ip.back() == ']') ip = ip.substr(1, ip.size() - 2);
+  return ip;
+}
+
+void Connection::channel_send(std::string_view bytes) {
+  if (closed() || close_asap_) return;
+  if (executing_) {
+    held_stream_.append(bytes);
+    return;
+  }
+  output_.append(bytes);
+  server_.queue_write(this);
+  enforce_output_limit();
+}
+
+void Connection::channel_close_async() {
+  if (closed()) return;
+  close_asap_ = true;
+  server_.queue_write(this);
 }
 
 void Connection::watch_output_limit() {

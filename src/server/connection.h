@@ -16,6 +16,7 @@
 #include "commands/dispatcher.h"
 #include "resp/reply_writer.h"
 #include "resp/request_parser.h"
+#include "replication/replica_channel.h"
 #include "server/connection_host.h"
 #include "common/event_loop.h"
 
@@ -55,7 +56,14 @@ class ByteBuffer {
 // size at which a limit is reached, so a huge reply is cut off as it is produced), after each
 // command and delivery, and from the cron, so a soft limit ends a client that stopped reading
 // even when nothing more is sent to it.
-class Connection final : public EventHandler, public Subscriber, public ReplyOverflowHandler {
+//
+// A replica's connection (SYNC/PSYNC) is also the ReplicaChannel the replication service writes
+// the stream to: its replies to the replica's own commands are dropped (a replica reads only
+// the stream), and its output limits are the replica class's.
+class Connection final : public EventHandler,
+                         public Subscriber,
+                         public ReplyOverflowHandler,
+                         public ReplicaChannel {
  public:
   Connection(ConnectionHost& server, int fd, uint64_t id, std::string peer, std::string local,
              bool unix_socket);
@@ -130,6 +138,16 @@ class Connection final : public EventHandler, public Subscriber, public ReplyOve
 
   bool pending_write = false;  // queued on the server's write list
 
+  // ReplicaChannel (replication/replica_channel.h).
+  uint64_t channel_client_id() const override { return id(); }
+  std::string channel_peer_ip() const override;
+  void channel_send(std::string_view bytes) override;
+  size_t channel_unsent_bytes() const override { return output_size() + held_stream_.size(); }
+  void channel_close_async() override;
+  int64_t channel_output_hard_limit() const override {
+    return server_.client_limits().output[kOutputClassReplica].hard;
+  }
+
  private:
   void set_held_by_pause(bool held);
   void read_from_socket();
@@ -184,6 +202,10 @@ class Connection final : public EventHandler, public Subscriber, public ReplyOve
   // its (un)subscriptions wait here: Redis delivers them whatever the reply mode.
   bool hold_pushes_ = false;
   std::string held_pushes_;
+  // Stream bytes sent to this replica while its own command runs (its reply is dropped after
+  // the command, the stream must not be): appended once the command is done.
+  bool executing_ = false;
+  std::string held_stream_;
   ReplyWriter held_writer_{&held_pushes_};
 };
 

@@ -21,6 +21,7 @@
 #include "common/number.h"
 #include "common/version.h"
 #include "scripting/script_engine.h"
+#include "replication/primary.h"
 #include "server/server.h"
 #include "server/server_families.h"
 #include "storage/memory_accounting.h"
@@ -215,8 +216,9 @@ void memory_section(InfoText& info, Server& server) {
   info.fixed2("mem_fragmentation_ratio", ratio(rss, used));
   info.field("mem_fragmentation_bytes", difference(rss, used));
   info.field("mem_not_counted_for_evict", 0);
-  info.field("mem_replication_backlog", 0);
-  info.field("mem_total_replication_buffers", 0);
+  const int64_t backlog = server.replication().primary().backlog_memory();
+  info.field("mem_replication_backlog", backlog);
+  info.field("mem_total_replication_buffers", backlog);
   info.field("mem_clients_slaves", 0);
   info.field("mem_clients_normal", clients_memory);
   info.field("mem_cluster_links", 0);
@@ -250,7 +252,8 @@ void stats_section(InfoText& info, Server& server) {
   info.field("total_net_input_bytes", clients.net_input_bytes);
   info.field("total_net_output_bytes", clients.net_output_bytes);
   info.field("total_net_repl_input_bytes", 0);
-  info.field("total_net_repl_output_bytes", 0);
+  info.field("total_net_repl_output_bytes",
+             server.replication().primary().stats().net_repl_output_bytes);
   info.fixed2("instantaneous_input_kbps",
               static_cast<float>(average_sample(network.input_samples)) / 1024);
   info.fixed2("instantaneous_output_kbps",
@@ -258,9 +261,10 @@ void stats_section(InfoText& info, Server& server) {
   info.field("instantaneous_input_repl_kbps", "0.00");
   info.field("instantaneous_output_repl_kbps", "0.00");
   info.field("rejected_connections", clients.rejected_connections);
-  info.field("sync_full", 0);
-  info.field("sync_partial_ok", 0);
-  info.field("sync_partial_err", 0);
+  const ReplicationStats& replication = server.replication().primary().stats();
+  info.field("sync_full", replication.sync_full);
+  info.field("sync_partial_ok", replication.sync_partial_ok);
+  info.field("sync_partial_err", replication.sync_partial_err);
   info.field("expired_keys", expiry.expired_keys);
   info.fixed2("expired_stale_perc", expiry.stale_percent);
   info.field("expired_time_cap_reached_count", expiry.time_cap_reached_count);

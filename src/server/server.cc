@@ -115,6 +115,20 @@ Server::Server() : state_(clock_, 16), dispatcher_(state_) {
   scripting_ = std::make_unique<ScriptEngine>(state_);
   clients_ = std::make_unique<ClientRegistry>(state_, dispatcher_, loop_, settings_.hz);
   scripting_->set_busy_handler([this] { process_while_busy(); });
+  // A replica loads its primary's full sync as it loads at start-up, and serves clients
+  // blocked on keys its primary's stream filled.
+  replication_->set_loading_support(
+      {[this](bool loading) { set_loading(loading); },
+       [this] {
+         RdbLoadHooks hooks;
+         hooks.key_load_delay = settings_.key_load_delay;
+         hooks.progress_interval_bytes = settings_.loading_process_events_interval_bytes;
+         hooks.progress = [this](size_t loaded, size_t total) {
+           serve_while_loading(static_cast<int64_t>(loaded), static_cast<int64_t>(total));
+         };
+         return hooks;
+       }});
+  replication_->set_commands_applied_hook([this] { clients_->serve_blocked_clients(); });
   scripting_->set_monitor_feed(
       [this](const ClientSession& client, std::span<const std::string_view> args) {
         diagnostics_->feed_monitors_from_script(client, args);
@@ -415,6 +429,7 @@ std::string Server::open_tcp_listeners(std::vector<std::unique_ptr<Listener>>& o
       return problem;
     }
     actual_port_ = bound_port(fd);
+    replication_->set_listening_port(actual_port_);
     out.push_back(std::make_unique<Listener>(*this, fd, false, ""));
   }
   return "";

@@ -109,6 +109,7 @@ Entry* Database::find_raw(std::string_view key) { return table_.find(key); }
 Entry* Database::lookup(std::string_view key, int64_t now_ms) {
   Entry* entry = table_.find(key);
   if (entry != nullptr && is_expired(entry, now_ms)) {
+    if (expired_visible_) return entry;
     expire(entry);
     return nullptr;
   }

@@ -8,7 +8,9 @@
 //
 // While expiry is held (CLIENT PAUSE keeps the dataset still, as Redis 7.0 does), lookup()
 // hides an expired key without deleting it, and expire() leaves it in place; a write that
-// adds the same key (add, move_entry) deletes the hidden one first, as expired.
+// adds the same key (add, move_entry) deletes the hidden one first, as expired. A replica
+// holds expiry too; while its primary's commands run, expired keys are even visible
+// (set_expired_visible): lookup() returns them as if alive.
 //
 // Invariants: every entry is in the table; an entry is in the expiry index exactly when it
 // has a deadline; the Database owns its entries and frees them on removal.
@@ -116,6 +118,8 @@ class Database {
   // Holds (true) or allows again deletions by expiry (see the header comment).
   void set_expiry_held(bool held) { expiry_held_ = held; }
   bool expiry_held() const { return expiry_held_; }
+  // Lookups return expired entries as alive (the primary's commands on a replica).
+  void set_expired_visible(bool visible) { expired_visible_ = visible; }
 
   // The one way a value that has left the keyspace is freed: on the lazy-free thread when
   // `lazy` and the value is big enough to be worth it (see free_effort()), in place otherwise.
@@ -165,6 +169,7 @@ class Database {
   EntryTable table_;
   ExpiryIndex expiry_;
   bool expiry_held_ = false;
+  bool expired_visible_ = false;
 };
 
 }  // namespace keywarden

@@ -22,7 +22,8 @@ void Keyspace::set_database_count(int count) {
   for (int i = 0; i < count; ++i) {
     databases_.push_back(
         std::make_unique<Database>(i, this, &new_entry_access_clock_, &lazy_free_));
-    databases_.back()->set_expiry_held(expiry_held_);
+    databases_.back()->set_expiry_held(expiry_held());
+    databases_.back()->set_expired_visible(expired_visible_);
   }
   next_cycle_db_ = 0;
 }
@@ -55,20 +56,25 @@ int64_t Keyspace::slice_budget_us() const {
   return kSliceUs * (4 + effort) / 4;
 }
 
-void Keyspace::set_expiry_held(bool held) {
-  expiry_held_ = held;
-  for (auto& db : databases_) db->set_expiry_held(held);
+void Keyspace::hold_expiry(ExpiryHold reason, bool held) {
+  expiry_holds_ = held ? (expiry_holds_ | reason) : (expiry_holds_ & ~reason);
+  for (auto& db : databases_) db->set_expiry_held(expiry_holds_ != 0);
+}
+
+void Keyspace::set_expired_visible(bool visible) {
+  expired_visible_ = visible;
+  for (auto& db : databases_) db->set_expired_visible(visible);
 }
 
 int64_t Keyspace::next_expiry_deadline_ms() const {
-  if (!expiry_settings_.active_expire_enabled || expiry_held_) return INT64_MAX;
+  if (!expiry_settings_.active_expire_enabled || expiry_held()) return INT64_MAX;
   int64_t earliest = INT64_MAX;
   for (const auto& db : databases_) earliest = std::min(earliest, db->expiry_index().front_deadline());
   return earliest;
 }
 
 bool Keyspace::active_expire_slice() {
-  if (!expiry_settings_.active_expire_enabled || expiry_held_) return false;
+  if (!expiry_settings_.active_expire_enabled || expiry_held()) return false;
   const int64_t start_us = clock_.monotonic_us();
   const int64_t budget_us = slice_budget_us();
   const int64_t now_ms = clock_.wall_ms();

@@ -66,10 +66,17 @@ class Keyspace final : public KeyspaceListener {
   // True when some database has a key due at `now_ms` (cheap: one look at each index front).
   bool has_due_keys(int64_t now_ms) const;
 
-  // CLIENT PAUSE holds deletions by expiry: lookups hide expired keys without deleting them,
-  // and active expiry does not run (see Database). Eviction consults it too.
-  void set_expiry_held(bool held);
-  bool expiry_held() const { return expiry_held_; }
+  // Deletions by expiry are held while any reason holds them: lookups hide expired keys
+  // without deleting them, and active expiry does not run (see Database). CLIENT PAUSE holds
+  // them while a pause is in force; a replica holds them for as long as it is one (only its
+  // primary's DEL removes a key, which keeps the two identical).
+  enum ExpiryHold : uint8_t { kHoldForPause = 1, kHoldForReplica = 2 };
+  void hold_expiry(ExpiryHold reason, bool held);
+  bool expiry_held() const { return expiry_holds_ != 0; }
+  // While set, lookups return keys whose deadline has passed as if alive: the commands of a
+  // replica's primary run so (Redis's expireIfNeeded answers "not expired" for the master
+  // client), because the primary decides when they go and says so with a DEL.
+  void set_expired_visible(bool visible);
 
   ExpiryStats& expiry_stats() { return expiry_stats_; }
   ExpirySettings& expiry_settings() { return expiry_settings_; }
@@ -92,7 +99,8 @@ class Keyspace final : public KeyspaceListener {
   ExpirySettings expiry_settings_;
   std::mt19937_64 rng_;
   uint32_t new_entry_access_clock_ = 0;
-  bool expiry_held_ = false;
+  uint8_t expiry_holds_ = 0;  // ExpiryHold bits
+  bool expired_visible_ = false;
   int next_cycle_db_ = 0;
 };
 

@@ -233,17 +233,40 @@ TEST(DatabaseTest, HeldExpiryHidesExpiredKeysWithoutDeletingThem) {
   EXPECT_EQ(listener.expired.size(), 2u);
 }
 
+TEST(KeyspaceTest, ExpiryStaysHeldWhileAnyReasonHoldsIt) {
+  // A replica holds expiry for as long as it is one; a CLIENT PAUSE ending meanwhile must not
+  // release it.
+  ManualClock clock(kNow);
+  Keyspace keyspace(1, clock);
+  Entry* entry = keyspace.db(0).add("k", string_value("v"));
+  keyspace.db(0).set_expiry(entry, kNow - 10);
+  keyspace.hold_expiry(Keyspace::kHoldForReplica, true);
+  keyspace.hold_expiry(Keyspace::kHoldForPause, true);
+  keyspace.hold_expiry(Keyspace::kHoldForPause, false);
+  EXPECT_TRUE(keyspace.expiry_held());
+  EXPECT_EQ(keyspace.db(0).lookup("k", kNow), nullptr);
+  EXPECT_EQ(keyspace.db(0).size(), 1u);
+  // The primary's commands see it as alive.
+  keyspace.set_expired_visible(true);
+  EXPECT_EQ(keyspace.db(0).lookup("k", kNow), entry);
+  keyspace.set_expired_visible(false);
+  keyspace.hold_expiry(Keyspace::kHoldForReplica, false);
+  EXPECT_FALSE(keyspace.expiry_held());
+  EXPECT_EQ(keyspace.db(0).lookup("k", kNow), nullptr);
+  EXPECT_EQ(keyspace.db(0).size(), 0u);
+}
+
 TEST(KeyspaceTest, HeldExpiryStopsTheActiveCycle) {
   ManualClock clock(kNow);
   Keyspace keyspace(2, clock);
   Entry* entry = keyspace.db(1).add("k", string_value("v"));
   keyspace.db(1).set_expiry(entry, kNow - 10);
-  keyspace.set_expiry_held(true);
+  keyspace.hold_expiry(Keyspace::kHoldForPause, true);
   EXPECT_TRUE(keyspace.db(1).expiry_held());
   EXPECT_EQ(keyspace.next_expiry_deadline_ms(), INT64_MAX);
   EXPECT_FALSE(keyspace.active_expire_slice());
   EXPECT_EQ(keyspace.db(1).size(), 1u);
-  keyspace.set_expiry_held(false);
+  keyspace.hold_expiry(Keyspace::kHoldForPause, false);
   keyspace.active_expire_slice();
   EXPECT_EQ(keyspace.db(1).size(), 0u);
 }
