@@ -876,3 +876,26 @@ def make_server(request, server_factory):
         return server_factory(*directives, binary=binary)
 
     return make
+
+
+# --------------------------------------------------------------------------------------------
+# Result summaries printed at the end of the run
+# --------------------------------------------------------------------------------------------
+
+# Tables that tests fill while they run (e.g. the replication interoperation matrix) and that
+# the terminal summary prints as one line each, so that a run's outcome can be pasted as is.
+# table name -> row name -> result text; insertion order is kept.
+RUN_SUMMARY: dict[str, dict[str, str]] = {}
+
+
+def summary_set(table: str, row: str, result: str) -> None:
+    RUN_SUMMARY.setdefault(table, {})[row] = result
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not RUN_SUMMARY:
+        return
+    terminalreporter.section("keywarden run summary")
+    for table, rows in RUN_SUMMARY.items():
+        cells = "  ".join(f"{row}={result}" for row, result in rows.items())
+        terminalreporter.write_line(f"{table}: {cells}")
