@@ -78,9 +78,5 @@ def test_redis_side(run):
 
 def test_keywarden_side(run):
     out, data = run
-    if NOT_AVAILABLE in out:
-        reason = data["meta"]["keywarden_missing_replication"]
-        assert all(re.fullmatch(r"n/a", cells[1]) for rows in tables(out).values()
-                   for cells in rows), out
-        pytest.skip(f"keywarden has no replication yet: {reason}")
+    assert NOT_AVAILABLE not in out, out
     check_side(out, data, "keywarden", 1)
