@@ -592,6 +592,7 @@ bool PrimarySide::start_child(bool to_socket) {
 void PrimarySide::read_pipe() {
   if (!pipe_->is_open()) return;
   char buffer[kPipeReadBytes];
+  bool forwarded = false;
   for (;;) {
     // Backpressure: no faster than the slowest replica of the transfer takes it.
     for (auto& replica : replicas_) {
@@ -601,6 +602,7 @@ void PrimarySide::read_pipe() {
           service_.loop().unwatch(pipe_->fd());
           pipe_->watched = false;
         }
+        if (forwarded) wake_soon();
         return;
       }
     }
@@ -634,6 +636,7 @@ void PrimarySide::read_pipe() {
         send_to(*replica, bytes);
       }
     }
+    forwarded = true;
   }
 }
 
@@ -685,7 +688,10 @@ void PrimarySide::child_done(bool success) {
   }
 }
 
+void PrimarySide::wake_soon() { service_.loop().wake_by(monotonic_now_us()); }
+
 void PrimarySide::send_file_chunks() {
+  bool queued = false;
   for (auto& replica_pointer : replicas_) {
     Replica& replica = *replica_pointer;
     if (replica.state != ReplicaState::kSendBulk || replica.channel == nullptr) continue;
@@ -706,6 +712,7 @@ void PrimarySide::send_file_chunks() {
       chunk.resize(static_cast<size_t>(count));
       send_to(replica, chunk);
       replica.file_sent += count;
+      queued = true;
     }
     if (replica.state == ReplicaState::kSendBulk && replica.file_sent >= replica.file_size) {
       ::close(replica.file_fd);
@@ -713,6 +720,7 @@ void PrimarySide::send_file_chunks() {
       put_online(replica);
     }
   }
+  if (queued) wake_soon();
 }
 
 void PrimarySide::put_online(Replica& replica) {

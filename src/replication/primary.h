@@ -113,6 +113,12 @@ class PrimarySide {
   class PipeReader;
 
   Replica* find(uint64_t client_id);
+  // An image's transfer made progress and is throttled on what the replicas' connections
+  // hold: come back right after this iteration's flush instead of sleeping. The flush may
+  // empty those buffers and then nothing would wake the loop (no socket stays writable-
+  // watched once its output is gone); when it cannot, no progress is made next time and the
+  // loop waits for the socket as usual, so this never spins.
+  void wake_soon();
   ReplicationHost* host();
   void free_backlog();
   bool try_partial_resync(CommandContext& ctx, Replica& replica);
