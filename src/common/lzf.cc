@@ -1,8 +1,8 @@
 #include "common/lzf.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
-#include <vector>
 
 namespace keywarden {
 
@@ -50,11 +50,15 @@ namespace {
 constexpr size_t kLzfMaxLiteral = 32;         // a literal run holds 1..32 bytes
 constexpr size_t kLzfMaxOffset = 8192;        // a back reference reaches 1..8192 bytes back
 constexpr size_t kLzfMaxMatch = 7 + 255 + 2;  // length field 7, extension byte, +2 implied
-constexpr int kLzfHashBits = 14;
+// The hash table of three-byte sequences has up to 2^14 slots, fewer for short inputs: it is
+// cleared for every input, and clearing 64 KiB to compress a 100-byte value cost four times
+// the compression itself (an RDB of a million such values took 2 s to write, Redis 0.8 s).
+constexpr int kLzfMaxHashBits = 14;
+constexpr int kLzfMinHashBits = 8;
 
-uint32_t lzf_hash(const unsigned char* p) {
+uint32_t lzf_hash(const unsigned char* p, int bits) {
   const uint32_t v = (uint32_t{p[0]} << 16) | (uint32_t{p[1]} << 8) | p[2];
-  return (v * 2654435761u) >> (32 - kLzfHashBits);
+  return (v * 2654435761u) >> (32 - bits);
 }
 
 }  // namespace
@@ -64,8 +68,12 @@ bool lzf_compress(std::string_view input, size_t max_output, std::string* output
   output->reserve(std::min(max_output, input.size() + input.size() / 32 + 1));
   const auto* in = reinterpret_cast<const unsigned char*>(input.data());
   const size_t size = input.size();
-  // Positions + 1 of the last sighting of each hashed three-byte sequence (0: none).
-  std::vector<uint32_t> last_seen(size_t{1} << kLzfHashBits, 0);
+  // Positions + 1 of the last sighting of each hashed three-byte sequence (0: none): about
+  // two slots per input byte.
+  const int bits = std::clamp(static_cast<int>(std::bit_width(size)) + 1, kLzfMinHashBits,
+                              kLzfMaxHashBits);
+  uint32_t last_seen[size_t{1} << kLzfMaxHashBits];
+  std::fill_n(last_seen, size_t{1} << bits, 0u);
   size_t literal_start = 0;  // first byte of the pending literal run
   size_t pos = 0;
 
@@ -81,7 +89,7 @@ bool lzf_compress(std::string_view input, size_t max_output, std::string* output
   };
 
   while (pos + 2 < size) {
-    const uint32_t hash = lzf_hash(in + pos);
+    const uint32_t hash = lzf_hash(in + pos, bits);
     const size_t candidate = last_seen[hash];
     last_seen[hash] = static_cast<uint32_t>(pos + 1);
     if (candidate != 0) {
@@ -106,7 +114,7 @@ bool lzf_compress(std::string_view input, size_t max_output, std::string* output
         // Index the positions the match covered, so later data can refer into it.
         const size_t end = pos + length;
         for (size_t p = pos + 1; p + 2 < size && p < end; ++p) {
-          last_seen[lzf_hash(in + p)] = static_cast<uint32_t>(p + 1);
+          last_seen[lzf_hash(in + p, bits)] = static_cast<uint32_t>(p + 1);
         }
         pos = end;
         literal_start = pos;
