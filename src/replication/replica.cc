@@ -22,6 +22,7 @@
 #include "common/ascii.h"
 #include "common/log.h"
 #include "common/number.h"
+#include "persistence/aof_service.h"
 #include "persistence/rdb_service.h"
 #include "replication/primary.h"
 #include "replication/replication_service.h"
@@ -806,6 +807,13 @@ void ReplicaSide::finish_full_sync() {
   // A new history: this server's own replicas must sync again.
   service_.primary().disconnect_replicas();
 
+  // An AOF holds the old dataset: it stops while the image replaces it and starts again
+  // afterwards, which rewrites it from the new data (Redis's restartAOFAfterSYNC), so that a
+  // crash meanwhile leaves the old, consistent files.
+  AofService* aof = state.services().find<AofService>();
+  const bool restart_aof = aof != nullptr && aof->settings().appendonly;
+  if (restart_aof) aof->stop();
+
   log_notice("MASTER <-> REPLICA sync: Flushing old data");
   Keyspace& keyspace = state.keyspace();
   const bool lazy = keyspace.lazy_free().settings().replica_lazy_flush;
@@ -837,6 +845,11 @@ void ReplicaSide::finish_full_sync() {
   loading_ = false;
   transfer_image_.clear();
   transfer_image_.shrink_to_fit();
+  if (restart_aof) {
+    if (std::string problem = aof->start(); !problem.empty()) {
+      log_warning("Failed enabling the AOF after successful master synchronization: " + problem);
+    }
+  }
   if (fd_ < 0) return;  // the link went away meanwhile (REPLICAOF from a client while loading)
   if (!error.empty()) {
     log_warning("Failed trying to load the MASTER synchronization DB from " +

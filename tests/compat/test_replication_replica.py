@@ -342,6 +342,28 @@ def test_partial_resync_after_restart(server_factory, primary):
     assert dataset(replica, (0, 2)) == dataset(primary, (0, 2))
 
 
+def test_full_sync_rewrites_the_replicas_aof(server_factory, primary):
+    # A replica with an AOF holding its own old data: after the full sync the AOF is rewritten
+    # from the new dataset, so a restart from the AOF alone gives the primary's data.
+    replica = server_factory(("appendonly", "yes"))
+    replica.client().set("old", "data")
+    client = primary.client()
+    fill_every_type(client)
+    assert replica.admin().execute("REPLICAOF", primary.host, str(primary.port)) == b"OK"
+    wait_synced(primary, replica)
+    assert wait_until(lambda: replica.client().info("persistence")["aof_rewrite_in_progress"] == 0
+                      and replica.client().info("persistence")["aof_rewrite_scheduled"] == 0,
+                      timeout=DEADLINE)
+    client.set("after", "sync")
+    wait_synced(primary, replica)
+    expected = dataset(primary)
+    assert b"old" not in expected and dataset(replica) == expected
+    # Restarted (as a primary: REPLICAOF came at run time), it loads the AOF alone.
+    replica.stop()
+    replica.start()
+    assert dataset(replica) == expected
+
+
 # ---- chained replication ----
 
 def test_chained_replication(server_factory, primary):
