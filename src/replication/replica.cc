@@ -25,6 +25,7 @@
 #include "persistence/aof_service.h"
 #include "persistence/rdb_service.h"
 #include "replication/primary.h"
+#include "replication/replica_channel.h"
 #include "replication/replication_service.h"
 #include "resp/reply_writer.h"
 
@@ -201,6 +202,12 @@ void ReplicaSide::start() {
 
 void ReplicaSide::follow(const std::string& host, int64_t port) {
   const bool was_primary = !service_.is_replica();
+  // Clients blocked here (BLPOP, WAIT…) wait for writes that can no longer come from them.
+  if (ReplicationHost* clients = service_.state().services().find<ReplicationHost>()) {
+    clients->end_blocked_clients(
+        "UNBLOCKED force unblock from blocking operation, instance state changed (master -> "
+        "replica?)");
+  }
   // The link to the former primary, if up, is kept as the history to offer the new one: a
   // promoted sibling continues it (PSYNC2).
   close_link(true);

@@ -40,6 +40,9 @@ class ReplicationHost {
   virtual ReplicaChannel* replica_channel(uint64_t client_id) = 0;
   // A client blocked in WAIT may be satisfied now: run its command again.
   virtual void retry_blocked_client(uint64_t client_id) = 0;
+  // Ends every client's blocking command (not a CLIENT PAUSE hold) with `error`: the server
+  // became a replica, and what they wait for can no longer come from their writes.
+  virtual void end_blocked_clients(std::string_view error) = 0;
 };
 
 }  // namespace keywarden

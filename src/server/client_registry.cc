@@ -289,6 +289,14 @@ void ClientRegistry::retry_blocked_client(uint64_t client_id) {
   }
 }
 
+void ClientRegistry::end_blocked_clients(std::string_view error) {
+  for (auto& [id, connection] : connections_) {
+    if (!connection->closed() && connection->session().blocked.blocked()) {
+      connection->end_blocked(error);
+    }
+  }
+}
+
 void ClientRegistry::serve_blocked_clients() {
   dispatcher_.serve_ready_keys([this](ClientSession& waiter) {
     if (Connection* blocked = connection(waiter.id)) blocked->retry_blocked();

@@ -127,6 +127,7 @@ class ClientRegistry final : public Service, public ConnectionHost, public Repli
   // ReplicationHost (replication/replica_channel.h).
   ReplicaChannel* replica_channel(uint64_t client_id) override;
   void retry_blocked_client(uint64_t client_id) override;
+  void end_blocked_clients(std::string_view error) override;
 
  private:
   void close_idle_clients(int64_t now_ms);

@@ -364,6 +364,21 @@ def test_full_sync_rewrites_the_replicas_aof(server_factory, primary):
     assert dataset(replica) == expected
 
 
+def test_replicaof_ends_blocked_clients_as_redis(server_factory, primary):
+    def attempt(binary):
+        server = server_factory(binary=binary)
+        blocked = server.raw()
+        blocked.send_command("BLPOP", "list", "0")
+        assert wait_until(lambda: server.client().info("clients")["blocked_clients"] == 1,
+                          timeout=DEADLINE)
+        assert server.admin().execute("REPLICAOF", primary.host, str(primary.port)) == b"OK"
+        return blocked.read_reply()
+    reply = attempt(None)
+    assert reply == attempt(redis_binary())
+    assert reply == ReplyError(b"UNBLOCKED force unblock from blocking operation, instance "
+                               b"state changed (master -> replica?)")
+
+
 # ---- chained replication ----
 
 def test_chained_replication(server_factory, primary):
