@@ -892,6 +892,29 @@ def summary_set(table: str, row: str, result: str) -> None:
     RUN_SUMMARY.setdefault(table, {})[row] = result
 
 
+def _reference_only(item) -> bool:
+    """Whether a parametrised test runs stock Redis alone: every server kind among its
+    parameters (a "redis"/"keywarden" string, or a tuple of them) is "redis"."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return False
+    kinds = []
+    for value in callspec.params.values():
+        values = value if isinstance(value, tuple) else (value,)
+        kinds += [v for v in values if v in ("redis", "keywarden", "mixed")]
+    return bool(kinds) and all(kind == "redis" for kind in kinds)
+
+
+def pytest_collection_modifyitems(config, items):
+    # scripts/test.sh --sanitize: the rows that start no keywarden run in the release pass only.
+    if not os.environ.get("KEYWARDEN_SKIP_REFERENCE_ROWS"):
+        return
+    skip = pytest.mark.skip(reason="stock Redis alone: run in the release pass")
+    for item in items:
+        if _reference_only(item):
+            item.add_marker(skip)
+
+
 def pytest_terminal_summary(terminalreporter):
     if not RUN_SUMMARY:
         return
