@@ -17,6 +17,11 @@ inline constexpr std::string_view kNoSuchKey = "ERR no such key";
 inline constexpr std::string_view kOverflow = "ERR increment or decrement would overflow";
 inline constexpr std::string_view kIncrFloatNaNOrInf = "ERR increment would produce NaN or Infinity";
 inline constexpr std::string_view kStringTooLong = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+// IFDEQ/IFDNE's digest (Redis 8.4).
+inline constexpr std::string_view kDigestLength = "ERR must be exactly 16 hexadecimal characters";
+// MSETEX's numkeys (Redis 8.4).
+inline constexpr std::string_view kMsetexNumkeys = "ERR invalid numkeys value";
+inline constexpr std::string_view kMsetexPairs = "ERR wrong number of key-value pairs";
 inline constexpr std::string_view kOffsetOutOfRange = "ERR offset is out of range";
 inline constexpr std::string_view kDbIndexOutOfRange = "ERR DB index is out of range";
 inline constexpr std::string_view kInvalidDbIndex = "ERR invalid DB index";
