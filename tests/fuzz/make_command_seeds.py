@@ -14,7 +14,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # "k" plus a couple of generic forms.
 EXAMPLES = {
     'set': [['k', 'v', 'EX', '10'], ['k', 'v', 'NX', 'GET'],
-            ['k', 'v', 'PXAT', '1800000000000', 'XX']],
+            ['k', 'v', 'PXAT', '1800000000000', 'XX'], ['k', 'v', 'IFEQ', '10', 'KEEPTTL'],
+            ['k', 'v', 'IFDNE', '0123456789abcdef', 'GET', 'PX', '100']],
+    'delex': [['k', 'IFEQ', '10'], ['k', 'IFDEQ', '0123456789ABCDEF'], ['l']],
+    'delifeq': [['k', '10']], 'digest': [['k']],
+    'msetex': [['2', 'k', '1', 'k2', '2', 'NX', 'EX', '10'], ['1', 'k', 'v', 'XX', 'KEEPTTL']],
     'getex': [['k', 'PERSIST'], ['k', 'EX', '5']],
     'setrange': [['k', '3', 'abc']], 'getrange': [['k', '0', '-1']],
     'incrbyfloat': [['k', '1.5']], 'incrby': [['k', '5']], 'decrby': [['k', '5']],
