@@ -88,6 +88,26 @@ void overwrite_string(Database& db, Entry* entry, std::string_view bytes, bool k
   if (!keep_ttl && entry->has_expiry()) db.set_expiry(entry, kNoExpiry);
 }
 
+// Stores `value` at `key` as SET does: over `entry` (the key's live entry, or nullptr) keeping
+// or dropping its TTL, or in a new entry; fires "set" (and "expire" for a deadline other than
+// kNoExpiry, which it applies). Returns the entry.
+Entry* store_string(CommandContext& ctx, Entry* entry, std::string_view key,
+                    std::string_view value, bool keep_ttl, int64_t deadline) {
+  Database& db = ctx.db();
+  if (entry != nullptr) {
+    overwrite_string(db, entry, value, keep_ttl, ctx.server.settings().lazyfree_lazy_server_del);
+  } else {
+    entry = db.add(key, Value::make_string(value));
+    ctx.created(key);
+  }
+  ctx.changed(key, kNotifyString, "set");
+  if (deadline != kNoExpiry) {
+    db.set_expiry(entry, deadline);
+    ctx.also_notify(kNotifyGeneric, "expire", key);
+  }
+  return entry;
+}
+
 // --- SET / GETEX options -------------------------------------------------------------------
 
 enum class ExpireKind : uint8_t { kNone, kEx, kPx, kExAt, kPxAt };
@@ -273,19 +293,7 @@ void set_generic(CommandContext& ctx, const StringOptions& options, std::string_
     return;
   }
 
-  Database& db = ctx.db();
-  if (found) {
-    overwrite_string(db, entry, value, options.keep_ttl,
-                     ctx.server.settings().lazyfree_lazy_server_del);
-  } else {
-    entry = db.add(key, Value::make_string(value));
-    ctx.created(key);
-  }
-  ctx.changed(key, kNotifyString, "set");
-  if (deadline != kNoExpiry) {
-    db.set_expiry(entry, deadline);
-    ctx.also_notify(kNotifyGeneric, "expire", key);
-  }
+  store_string(ctx, entry, key, value, options.keep_ttl, deadline);
   if (!options.get) {
     if (replies == SetReplies::kOneOrZero) {
       ctx.reply.integer(1);
@@ -480,17 +488,9 @@ void mset_generic(CommandContext& ctx, bool only_if_none_exist) {
       if (ctx.lookup_write(ctx.args[i]) != nullptr) return ctx.reply.integer(0);
     }
   }
-  Database& db = ctx.db();
   for (size_t i = 1; i < ctx.args.size(); i += 2) {
-    Entry* entry = ctx.lookup_write(ctx.args[i]);
-    if (entry != nullptr) {
-      overwrite_string(db, entry, ctx.args[i + 1], /*keep_ttl=*/false,
-                       ctx.server.settings().lazyfree_lazy_server_del);
-    } else {
-      db.add(ctx.args[i], Value::make_string(ctx.args[i + 1]));
-      ctx.created(ctx.args[i]);
-    }
-    ctx.changed(ctx.args[i], kNotifyString, "set");
+    store_string(ctx, ctx.lookup_write(ctx.args[i]), ctx.args[i], ctx.args[i + 1],
+                 /*keep_ttl=*/false, kNoExpiry);
   }
   if (only_if_none_exist) return ctx.reply.integer(1);
   ctx.reply.simple_string("OK");
@@ -545,24 +545,13 @@ void msetex_command(CommandContext& ctx) {
       if ((ctx.lookup_write(ctx.args[i]) != nullptr) != options.xx) return ctx.reply.integer(0);
     }
   }
-  Database& db = ctx.db();
   char digits[kMaxInt64Chars];
   const std::string_view when(digits, deadline == kNoExpiry ? 0 : int64_to_chars(deadline, digits));
   for (size_t i = 2; i < options_at; i += 2) {
     const std::string_view key = ctx.args[i];
     const std::string_view value = ctx.args[i + 1];
-    Entry* entry = ctx.lookup_write(key);
-    if (entry != nullptr) {
-      overwrite_string(db, entry, value, options.keep_ttl,
-                       ctx.server.settings().lazyfree_lazy_server_del);
-    } else {
-      entry = db.add(key, Value::make_string(value));
-      ctx.created(key);
-    }
-    ctx.changed(key, kNotifyString, "set");
+    store_string(ctx, ctx.lookup_write(key), key, value, options.keep_ttl, deadline);
     if (deadline != kNoExpiry) {
-      db.set_expiry(entry, deadline);
-      ctx.also_notify(kNotifyGeneric, "expire", key);
       ctx.propagate({"SET", key, value, "PXAT", when});
     } else if (options.keep_ttl) {
       ctx.propagate({"SET", key, value, "KEEPTTL"});
