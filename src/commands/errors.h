@@ -18,6 +18,18 @@ inline constexpr std::string_view kOverflow = "ERR increment or decrement would 
 inline constexpr std::string_view kIncrFloatNaNOrInf = "ERR increment would produce NaN or Infinity";
 inline constexpr std::string_view kStringTooLong = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 inline constexpr std::string_view kOffsetOutOfRange = "ERR offset is out of range";
+// Bitmaps (SETBIT, GETBIT, BITPOS, BITOP, BITFIELD).
+inline constexpr std::string_view kBitOffsetInvalid = "ERR bit offset is not an integer or out of range";
+inline constexpr std::string_view kBitValueInvalid = "ERR bit is not an integer or out of range";
+inline constexpr std::string_view kBitArgumentInvalid = "ERR The bit argument must be 1 or 0.";
+inline constexpr std::string_view kBitopNotSingleKey =
+    "ERR BITOP NOT must be called with a single source key.";
+inline constexpr std::string_view kBitfieldTypeInvalid =
+    "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 "
+    "is.";
+inline constexpr std::string_view kBitfieldOverflowInvalid = "ERR Invalid OVERFLOW type specified";
+inline constexpr std::string_view kBitfieldReadOnly =
+    "ERR BITFIELD_RO only supports the GET subcommand";
 inline constexpr std::string_view kDbIndexOutOfRange = "ERR DB index is out of range";
 inline constexpr std::string_view kInvalidDbIndex = "ERR invalid DB index";
 inline constexpr std::string_view kSameObject = "ERR source and destination objects are the same";
