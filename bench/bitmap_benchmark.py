@@ -151,6 +151,7 @@ def main() -> int:
     data = build_data(bitmap_bytes, source_bytes)
     plan = measurements(bitmap_bytes, source_bytes)
 
+    print("## Bitmap commands: keywarden vs redis-server\n")
     print(f"machine: {os.cpu_count()} CPUs, {platform.platform()}")
     print(f"redis-server {redis_version(args.redis)} ({args.redis}); keywarden {args.keywarden}")
     print(f"rounds {args.rounds} x {args.reps} calls per command; milliseconds per call "

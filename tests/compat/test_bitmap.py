@@ -655,3 +655,25 @@ def test_bitmap_survives_save_and_restart(server_factory, tmp_path):
         wait_until(lambda: conn.execute("DBSIZE") == 1)
         assert conn.execute("GET", "bm") == value
         assert conn.execute("BITFIELD_RO", "bm", "GET", "i64", "#3") == [-12345]
+
+
+# --------------------------------------------------------------------------------------------
+# Replication: what keywarden propagates, a stock Redis replica and a keywarden one apply
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("replica_kind", ["redis", "keywarden"])
+def test_bitmap_writes_reach_a_replica(server_factory, replica_kind):
+    from conftest import redis_binary
+    primary = server_factory()
+    replica = (server_factory(binary=redis_binary()) if replica_kind == "redis"
+               else server_factory())
+    with primary.raw() as p, replica.raw() as r:
+        assert r.execute("REPLICAOF", "127.0.0.1", str(primary.port)) == b"OK"
+        wait_until(lambda: b"master_link_status:up" in r.execute("INFO", "replication"))
+        rng = random.Random(5)
+        for _ in range(400):
+            p.execute(*_random_command(rng))
+        p.execute("SET", "marker", "done")
+        wait_until(lambda: r.execute("GET", "marker") == b"done")
+        for key in RANDOM_KEYS:
+            assert r.execute_raw("GET", key) == p.execute_raw("GET", key), key
