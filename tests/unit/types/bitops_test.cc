@@ -86,7 +86,7 @@ TEST(BitopsTest, CountOnesMatchesModelAtEveryLengthAndAlignment) {
 }
 
 TEST(BitopsTest, FindFirstFindsEveryPositionOfALoneBit) {
-  for (size_t length : {1u, 7u, 8u, 9u, 31u, 32u, 33u, 64u, 100u}) {
+  for (size_t length : {1u, 7u, 8u, 9u, 31u, 32u, 33u, 63u, 64u, 65u, 100u, 127u, 128u, 1000u}) {
     for (size_t position = 0; position < length * 8; ++position) {
       std::string zeros(length, '\0');
       zeros[position >> 3] = static_cast<char>(0x80 >> (position & 7));
