@@ -238,7 +238,7 @@ void bitop_command(CommandContext& ctx) {
     return ctx.reply.integer(0);
   }
   Value result = Value::make_raw({});
-  bitops::combine(op, sources, reinterpret_cast<uint8_t*>(result.zero_extend(longest)));
+  bitops::combine(op, sources, reinterpret_cast<uint8_t*>(result.extend_for_overwrite(longest)));
   if (Entry* entry = ctx.lookup_write(destination)) {
     db.overwrite(entry, std::move(result), /*keep_ttl=*/false,
                  ctx.server.settings().lazyfree_lazy_server_del);
