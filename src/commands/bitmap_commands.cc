@@ -8,7 +8,6 @@
 // when they changed a bit or grew the string, as Redis 7.0.15 does.
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <string_view>
 #include <vector>
