@@ -23,6 +23,18 @@ inline constexpr std::string_view kDigestLength = "ERR must be exactly 16 hexade
 inline constexpr std::string_view kMsetexNumkeys = "ERR invalid numkeys value";
 inline constexpr std::string_view kMsetexPairs = "ERR wrong number of key-value pairs";
 inline constexpr std::string_view kOffsetOutOfRange = "ERR offset is out of range";
+// Bitmaps (SETBIT, GETBIT, BITPOS, BITOP, BITFIELD).
+inline constexpr std::string_view kBitOffsetInvalid = "ERR bit offset is not an integer or out of range";
+inline constexpr std::string_view kBitValueInvalid = "ERR bit is not an integer or out of range";
+inline constexpr std::string_view kBitArgumentInvalid = "ERR The bit argument must be 1 or 0.";
+inline constexpr std::string_view kBitopNotSingleKey =
+    "ERR BITOP NOT must be called with a single source key.";
+inline constexpr std::string_view kBitfieldTypeInvalid =
+    "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 "
+    "is.";
+inline constexpr std::string_view kBitfieldOverflowInvalid = "ERR Invalid OVERFLOW type specified";
+inline constexpr std::string_view kBitfieldReadOnly =
+    "ERR BITFIELD_RO only supports the GET subcommand";
 inline constexpr std::string_view kDbIndexOutOfRange = "ERR DB index is out of range";
 inline constexpr std::string_view kInvalidDbIndex = "ERR invalid DB index";
 inline constexpr std::string_view kSameObject = "ERR source and destination objects are the same";

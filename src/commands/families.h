@@ -9,6 +9,7 @@ namespace keywarden {
 
 void register_connection_commands(CommandTable& table);
 void register_string_commands(CommandTable& table);
+void register_bitmap_commands(CommandTable& table);
 void register_key_commands(CommandTable& table);
 void register_expire_commands(CommandTable& table);
 void register_hash_commands(CommandTable& table);
@@ -31,6 +32,7 @@ void register_keyspace_config(ConfigRegistry& config, ServerState& state);
 inline void register_data_commands(CommandTable& table) {
   register_connection_commands(table);
   register_string_commands(table);
+  register_bitmap_commands(table);
   register_key_commands(table);
   register_expire_commands(table);
   register_hash_commands(table);

@@ -73,6 +73,12 @@ EXAMPLES = {
     'watch': [['k']], 'echo': [['hi']], 'ping': [[], ['x']], 'dump': [['z']],
     'append': [['k', 'xyz']], 'getdel': [['k']], 'strlen': [['k']], 'touch': [['k', 'l']],
     'unlink': [['k', 's']], 'del': [['k', 'z']], 'randomkey': [[]], 'dbsize': [[]],
+    'setbit': [['b', '100', '1'], ['k', '7', '0']], 'getbit': [['b', '100'], ['k', '-1']],
+    'bitcount': [['b', '0', '-1', 'BIT'], ['k', '-2', '-1']],
+    'bitpos': [['b', '1', '2', '-1', 'BIT'], ['k', '0', '1']],
+    'bitop': [['AND', 'd', 'b', 'k'], ['NOT', 'd', 'k']],
+    'bitfield': [['b', 'OVERFLOW', 'SAT', 'INCRBY', 'i5', '#3', '100', 'GET', 'u63', '1']],
+    'bitfield_ro': [['b', 'GET', 'i64', '#2', 'GET', 'u1', '0']],
 }
 SUB_EXAMPLES = {
     ('command', 'info'): [['get', 'set']],

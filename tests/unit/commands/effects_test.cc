@@ -168,6 +168,10 @@ Outcome check_form(std::string_view line, bool forced = false) {
 // Forms of every write command: at least one changes the keyspace; others change nothing.
 constexpr std::string_view kWriteForms[] = {
     "APPEND s x", "APPEND new x",
+    "BITFIELD s SET u8 0 1", "BITFIELD s SET u8 0 1 SET u8 0 1", "BITFIELD new INCRBY u4 0 1",
+    "BITFIELD s GET u8 0", "BITFIELD s OVERFLOW FAIL INCRBY u8 0 999",
+    "BITOP OR d s s2", "BITOP AND s nokey", "BITOP AND d nokey",
+    "SETBIT s 0 1", "SETBIT s 0 1", "SETBIT new 9 0",
     "BLMOVE l d LEFT RIGHT 0", "BLMPOP 0 1 l LEFT COUNT 2", "BLPOP nokey l 0", "BRPOP l 0",
     "BRPOPLPUSH l d 0", "BZMPOP 0 1 z MIN", "BZPOPMAX z 0", "BZPOPMIN nokey z 0",
     "COPY s s2", "COPY s s DB 1", "COPY s st REPLACE", "COPY nokey s2",
