@@ -137,21 +137,34 @@ void pfmerge_command(CommandContext& ctx) {
   }
   const std::string_view key = ctx.args[1];
   Entry* entry = ctx.lookup_write(key);
-  // The target was one of the inputs, so an existing one is a valid HLL.
-  hll::EditBuffer work{entry != nullptr ? std::string(bytes_of(entry)) : hll::make_empty()};
-  if (entry == nullptr) {
-    entry = ctx.db().add(key, Value());
-    ctx.created(key);
+  if (entry != nullptr && hll::encoding(bytes_of(entry)) == hll::kEncodingDense) {
+    // The target was one of the inputs, so the union is at least its registers everywhere:
+    // the union is its new registers, written over the old ones in place.
+    char* bytes = entry->value.mutable_bytes();
+    hll::store_dense_registers(reinterpret_cast<uint8_t*>(bytes) + hll::kHeaderSize, max);
+    hll::invalidate_cache(bytes);
+  } else {
+    // The target was one of the inputs, so an existing one is a valid HLL.
+    hll::EditBuffer work{entry != nullptr ? std::string(bytes_of(entry)) : hll::make_empty()};
+    if (entry == nullptr) {
+      entry = ctx.db().add(key, Value());
+      ctx.created(key);
+    }
+    if (use_dense) {
+      hll::sparse_to_dense(work.bytes);
+      hll::store_dense_registers(reinterpret_cast<uint8_t*>(work.bytes.data()) + hll::kHeaderSize,
+                                 max);
+    } else {
+      // Register by register, as Redis writes the union into a sparse target: the order of
+      // the edits decides its bytes (and may promote it).
+      const int64_t max_bytes = sparse_max_bytes(ctx);
+      for (uint32_t i = 0; i < hll::kRegisters; ++i) {
+        if (max[i] != 0) hll::raise_register(work, i, max[i], max_bytes);
+      }
+    }
+    hll::invalidate_cache(work.bytes.data());
+    entry->value = Value::make_raw(work.bytes);
   }
-  if (use_dense) hll::sparse_to_dense(work.bytes);
-  // Register by register, as Redis writes the union into the target: for a sparse target the
-  // order of the edits decides its bytes.
-  const int64_t max_bytes = sparse_max_bytes(ctx);
-  for (uint32_t i = 0; i < hll::kRegisters; ++i) {
-    if (max[i] != 0) hll::raise_register(work, i, max[i], max_bytes);
-  }
-  hll::invalidate_cache(work.bytes.data());
-  entry->value = Value::make_raw(work.bytes);
   ctx.changed(key, kNotifyString, "pfadd");
   ctx.reply.simple_string("OK");
 }

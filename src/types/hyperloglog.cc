@@ -420,10 +420,15 @@ Update add(EditBuffer& hll, std::string_view element, int64_t sparse_max_bytes) 
 
 bool merge_into(std::string_view hll, uint8_t* max) {
   if (encoding(hll) == kEncodingDense) {
-    const uint8_t* registers = reinterpret_cast<const uint8_t*>(hll.data()) + kHeaderSize;
-    for (uint32_t i = 0; i < kRegisters; ++i) {
-      const uint8_t value = dense_get(registers, i);
-      if (value > max[i]) max[i] = value;
+    const uint8_t* r = reinterpret_cast<const uint8_t*>(hll.data()) + kHeaderSize;
+    // Four registers per three bytes, unpacked a group at a time (PFCOUNT of several keys and
+    // PFMERGE spend their time here).
+    for (uint32_t i = 0; i < kRegisters; i += 4, r += 3) {
+      const uint8_t values[4] = {static_cast<uint8_t>(r[0] & 63),
+                                 static_cast<uint8_t>((r[0] >> 6 | r[1] << 2) & 63),
+                                 static_cast<uint8_t>((r[1] >> 4 | r[2] << 4) & 63),
+                                 static_cast<uint8_t>(r[2] >> 2)};
+      for (int j = 0; j < 4; ++j) max[i + j] = std::max(max[i + j], values[j]);
     }
     return true;
   }
@@ -438,6 +443,16 @@ bool merge_into(std::string_view hll, uint8_t* max) {
     return true;
   });
   return covered == kRegisters;
+}
+
+void store_dense_registers(uint8_t* registers, const uint8_t* values) {
+  for (uint32_t i = 0; i < kRegisters; i += 4, registers += 3) {
+    const unsigned a = values[i] & 63u, b = values[i + 1] & 63u, c = values[i + 2] & 63u,
+                   d = values[i + 3] & 63u;
+    registers[0] = static_cast<uint8_t>(a | b << 6);
+    registers[1] = static_cast<uint8_t>(b >> 2 | c << 4);
+    registers[2] = static_cast<uint8_t>(c >> 4 | d << 2);
+  }
 }
 
 bool cached_cardinality(std::string_view hll, uint64_t* cardinality) {

@@ -85,6 +85,9 @@ bool sparse_to_dense(std::string& hll);
 // its sparse opcodes are corrupt (max may then hold part of it).
 bool merge_into(std::string_view hll, uint8_t* max);
 
+// Writes one register per byte, values[kRegisters], as dense registers.
+void store_dense_registers(uint8_t* registers, const uint8_t* values);
+
 // The cached cardinality when it is valid.
 bool cached_cardinality(std::string_view hll, uint64_t* cardinality);
 void store_cardinality(char* header, uint64_t cardinality);
