@@ -172,8 +172,8 @@ def main() -> int:
                          f"{entry['keywarden_rps']:,.0f}", f"{entry['rps_ratio']:.2f}",
                          f"{entry['redis_cpu_us']:.2f}", f"{entry['keywarden_cpu_us']:.2f}",
                          f"{entry['cpu_ratio']:.2f}"])
-    print(f"### HyperLogLog throughput, redis-server {version}, {args.clients} clients, "
-          f"median of {args.rounds} round(s)")
+    print(f"### HyperLogLog throughput, keywarden vs redis-server {version}, "
+          f"{args.clients} clients, median of {args.rounds} round(s)")
     print(f"machine: {os.cpu_count()} CPUs, {datetime.date.today()}")
     print()
     print(markdown_table(["test", "-P", "redis req/s", "keywarden req/s", "ratio",

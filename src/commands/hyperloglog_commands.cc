@@ -225,7 +225,9 @@ constexpr CommandSpec kHyperLogLogCommands[] = {
     {"pfadd", -2, kWrite | kDenyOom | kFast, 1, 1, 1, kAclHyperLogLog, pfadd_command,
      "hyperloglog", "2.8.9", "Adds the specified elements to the specified HyperLogLog.",
      "O(1) to add every element."},
-    {"pfcount", -2, kReadonly, 1, -1, 1, kAclHyperLogLog, pfcount_command, "hyperloglog",
+    // May replicate: refreshing the cache writes the value (read-only scripts and CLIENT PAUSE
+    // WRITE refuse it as a write, as Redis does; COMMAND INFO does not show the flag).
+    {"pfcount", -2, kReadonly | kMayReplicate, 1, -1, 1, kAclHyperLogLog, pfcount_command, "hyperloglog",
      "2.8.9",
      "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
      "O(1) with a very small average constant time when called with a single key. O(N) with N "

@@ -396,6 +396,23 @@ def test_pfcount_cache_refresh_is_a_write(keywarden, reference_redis):
     assert results[0] == results[1]
 
 
+@pytest.mark.parametrize("script", [
+    "return redis.call('pfcount', KEYS[1])",
+    "return redis.call('pfcount', KEYS[1], KEYS[1])",
+    "return redis.call('pfadd', KEYS[1], 'x')",
+    "return redis.call('pfmerge', KEYS[1], KEYS[1])",
+])
+def test_read_only_scripts_refuse_pfcount_as_redis(keywarden, reference_redis, script):
+    kw, ref = both(keywarden, reference_redis)
+    same(kw, ref, "PFADD", "h", "a")
+    for command in ("EVAL_RO", "EVAL"):
+        a = kw.execute(command, script, "1", "h")
+        b = ref.execute(command, script, "1", "h")
+        # The error names the script's SHA1, the same on both.
+        assert a == b, (command, script, a, b)
+        count_case(command)
+
+
 def test_pfadd_dirty_counts_match(keywarden, reference_redis):
     results = []
     for server in (keywarden, reference_redis):
