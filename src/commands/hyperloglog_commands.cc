@@ -180,7 +180,9 @@ void pfdebug_command(CommandContext& ctx) {
   const bool sparse = hll::encoding(bytes) == hll::kEncodingSparse;
 
   // Converts a sparse value to dense in place; false after an INVALIDOBJ reply. Redis counts
-  // the conversion as a change (so it propagates) without signalling the key.
+  // the conversion as a change (so it propagates) but does not signal the key; keywarden also
+  // tells WATCH, since the value's bytes did change (a transaction watching it fails here,
+  // and succeeds on Redis).
   auto make_dense = [&]() -> bool {
     std::string work(bytes);
     if (!hll::sparse_to_dense(work)) {
@@ -188,7 +190,7 @@ void pfdebug_command(CommandContext& ctx) {
       return false;
     }
     entry->value = Value::make_raw(work);
-    ctx.changed_without_key(1);
+    ctx.changed_without_event(key);
     return true;
   };
 
