@@ -30,6 +30,13 @@ NOTES = {
                 "sent.",
     "client": "CLIENT SETINFO and CLIENT NO-TOUCH answered as Redis 7.2 does (7.0 lacks them); "
               "TRACKING and CACHING not yet.",
+    "pfadd": "Redis 7.0's bytes, sparse and dense (tests/compat/test_hyperloglog.py). One "
+             "corner of corrupt values differs: on a sparse value ending in a truncated XZERO, "
+             "Redis keeps the byte an edit writes past the string's end and reads it again on "
+             "a later command's edit; keywarden keeps it only within the command.",
+    "pfdebug": "TODENSE and GETREG of a sparse value tell WATCH that the key changed (its "
+               "bytes do); Redis 7.0 counts and propagates the conversion without signalling "
+               "the key.",
     "script|debug": "NO is accepted; the Lua debugger (YES, SYNC) is not built.",
     "function|dump": "Library code is written uncompressed (Redis LZF-compresses long code), "
                      "in payloads as in RDB files; both servers load either.",

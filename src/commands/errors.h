@@ -152,6 +152,12 @@ inline constexpr std::string_view kZLimitNegative = "ERR LIMIT can't be negative
 inline constexpr std::string_view kZNoInputKeyPrefix = "ERR at least 1 input key is needed for '";
 inline constexpr std::string_view kZNoInputKeySuffix = "' command";
 
+// --- HyperLogLog (PFADD, PFCOUNT, PFMERGE, PFDEBUG, PFSELFTEST) ---
+inline constexpr std::string_view kNotHll = "WRONGTYPE Key is not a valid HyperLogLog string value.";
+inline constexpr std::string_view kCorruptHll = "INVALIDOBJ Corrupted HLL object detected";
+inline constexpr std::string_view kPfdebugNoKey = "ERR The specified key does not exist";
+inline constexpr std::string_view kHllNotSparse = "ERR HLL encoding is not sparse";
+
 // --- SORT and SORT_RO (add their texts here) ---
 inline constexpr std::string_view kSortScoreNotDouble =
     "ERR One or more scores can't be converted into double";

@@ -17,6 +17,7 @@ void register_list_commands(CommandTable& table);
 void register_zset_commands(CommandTable& table);
 void register_set_commands(CommandTable& table);
 void register_sort_commands(CommandTable& table);
+void register_hyperloglog_commands(CommandTable& table);
 void register_pubsub_commands(CommandTable& table);
 // COMMAND and its subcommands, answered from the table itself.
 void register_introspection_commands(CommandTable& table);
@@ -40,6 +41,7 @@ inline void register_data_commands(CommandTable& table) {
   register_zset_commands(table);
   register_set_commands(table);
   register_sort_commands(table);
+  register_hyperloglog_commands(table);
   register_pubsub_commands(table);
   register_introspection_commands(table);
   register_transaction_commands(table);

@@ -72,6 +72,9 @@ EXAMPLES = {
     'psubscribe': [['c*']], 'ssubscribe': [['ch']], 'spublish': [['ch', 'x']],
     'watch': [['k']], 'echo': [['hi']], 'ping': [[], ['x']], 'dump': [['z']],
     'append': [['k', 'xyz']], 'getdel': [['k']], 'strlen': [['k']], 'touch': [['k', 'l']],
+    'pfadd': [['p', 'x', 'y'], ['k', 'a']], 'pfcount': [['p'], ['p', 'p2', 'missing']],
+    'pfmerge': [['p2', 'p', 'missing'], ['p', 'p']],
+    'pfdebug': [['GETREG', 'p'], ['DECODE', 'p'], ['TODENSE', 'p'], ['ENCODING', 'p']],
     'unlink': [['k', 's']], 'del': [['k', 'z']], 'randomkey': [[]], 'dbsize': [[]],
     'setbit': [['b', '100', '1'], ['k', '7', '0']], 'getbit': [['b', '100'], ['k', '-1']],
     'bitcount': [['b', '0', '-1', 'BIT'], ['k', '-2', '-1']],
@@ -99,7 +102,7 @@ SUB_EXAMPLES = {
 }
 SETUP = [['SET', 'k', '10'], ['RPUSH', 'l', 'a', 'b', 'c'], ['HSET', 'h', 'f', 'v', 'g', '1'],
          ['SADD', 's', 'a', 'b', '1'], ['ZADD', 'z', '1', 'a', '2', 'b', '3', 'c'],
-         ['SET', 'w_a', '3']]
+         ['SET', 'w_a', '3'], ['PFADD', 'p', 'a', 'b', 'c']]
 
 
 def encode_command(index, args, client=0):

@@ -42,6 +42,7 @@ constexpr std::string_view kDataset[] = {
     "ZADD z 1 a 2 b 3 c",
     "ZADD z2 2 b 3 c 4 d",
     "HSET h f 1 g 2",
+    "PFADD hll a b c",
 };
 
 // (database, key) -> type, deadline and contents, sets and hashes in sorted order.
@@ -198,6 +199,9 @@ constexpr std::string_view kWriteForms[] = {
     "DELIFEQ s 10", "DELIFEQ s 9", "DELIFEQ nokey 1",
     "SET s v IFEQ 10", "SET s v IFEQ 11", "SET new v IFNE x", "SET tmp v IFNE y KEEPTTL",
     "SET s v IFDNE 0000000000000000 PX 5000",
+    "PFADD hll d", "PFADD hll a", "PFADD hll", "PFADD new x", "PFADD new", "PFADD s x",
+    "PFMERGE hll hll", "PFMERGE d hll nokey", "PFMERGE d nokey", "PFMERGE d s",
+    "PFDEBUG TODENSE hll", "PFDEBUG GETREG hll", "PFDEBUG ENCODING hll", "PFDEBUG TODENSE nokey",
     "PSETEX a 100000 v", "SETEX a 100 v", "SETNX a v", "SETNX s v",
     "SET a v", "SET s v GET", "SET a v EX 100", "SET s v NX", "SET s v KEEPTTL XX",
     "SETRANGE s 1 xx", "SETRANGE new 2 xx", "SETRANGE s 1 \"\"",
