@@ -16,6 +16,8 @@ void register_list_commands(CommandTable& table);
 void register_zset_commands(CommandTable& table);
 void register_set_commands(CommandTable& table);
 void register_sort_commands(CommandTable& table);
+// GEOADD, GEOSEARCH… on sorted sets (geo_commands.cc).
+void register_geo_commands(CommandTable& table);
 void register_pubsub_commands(CommandTable& table);
 // COMMAND and its subcommands, answered from the table itself.
 void register_introspection_commands(CommandTable& table);
@@ -38,6 +40,7 @@ inline void register_data_commands(CommandTable& table) {
   register_zset_commands(table);
   register_set_commands(table);
   register_sort_commands(table);
+  register_geo_commands(table);
   register_pubsub_commands(table);
   register_introspection_commands(table);
   register_transaction_commands(table);
