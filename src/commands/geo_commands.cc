@@ -220,8 +220,8 @@ void geoadd_command(CommandContext& ctx) {
       const bool skiplist =
           limits.max_listpack_entries == 0 ||
           limits.max_listpack_value < static_cast<int64_t>(ctx.args[longitude_index + 2].size());
-      entry = ctx.db().add(key, Value::make_aggregate(ValueType::kZSet,
-                                                      std::make_unique<ZSetValue>(skiplist)));
+      entry = ctx.db().add(
+          key, Value::make_aggregate(ValueType::kZSet, std::make_unique<ZSetValue>(skiplist)));
       ctx.created(key);
     }
     const uint8_t flags = static_cast<uint8_t>((nx ? ZSetValue::kAddNx : ZSetValue::kAddNone) |
@@ -258,8 +258,8 @@ void geoadd_command(CommandContext& ctx) {
 
 void geopos_command(CommandContext& ctx) {
   bool wrong_type;
-  const ZSetValue* zset = ctx.read_collection<ZSetValue>(ctx.args[1], ValueType::kZSet,
-                                                         &wrong_type);
+  const ZSetValue* zset =
+      ctx.read_collection<ZSetValue>(ctx.args[1], ValueType::kZSet, &wrong_type);
   if (wrong_type) return;
   ctx.reply.array_header(ctx.args.size() - 2);
   for (size_t i = 2; i < ctx.args.size(); ++i) {
@@ -275,8 +275,8 @@ void geopos_command(CommandContext& ctx) {
 
 void geohash_command(CommandContext& ctx) {
   bool wrong_type;
-  const ZSetValue* zset = ctx.read_collection<ZSetValue>(ctx.args[1], ValueType::kZSet,
-                                                         &wrong_type);
+  const ZSetValue* zset =
+      ctx.read_collection<ZSetValue>(ctx.args[1], ValueType::kZSet, &wrong_type);
   if (wrong_type) return;
   ctx.reply.array_header(ctx.args.size() - 2);
   for (size_t i = 2; i < ctx.args.size(); ++i) {
@@ -299,8 +299,8 @@ void geodist_command(CommandContext& ctx) {
     return ctx.error(errors::kSyntax);
   }
   bool wrong_type;
-  const ZSetValue* zset = ctx.read_collection<ZSetValue>(ctx.args[1], ValueType::kZSet,
-                                                         &wrong_type);
+  const ZSetValue* zset =
+      ctx.read_collection<ZSetValue>(ctx.args[1], ValueType::kZSet, &wrong_type);
   if (wrong_type) return;
   double longitude1;
   double latitude1;
@@ -520,8 +520,7 @@ void search_generic(CommandContext& ctx, size_t source_index, uint8_t flags) {
                !from_coordinates) {
       // Without a source the member cannot be looked up: parsing goes on, and the missing
       // key is answered at the end.
-      if (zset != nullptr &&
-          !member_position(*zset, rest[0], &shape.longitude, &shape.latitude)) {
+      if (zset != nullptr && !member_position(*zset, rest[0], &shape.longitude, &shape.latitude)) {
         return ctx.error(kCouldNotDecodeMember);
       }
       from_member = true;
@@ -613,9 +612,7 @@ void georadiusbymember_ro_command(CommandContext& ctx) {
   search_generic(ctx, 1, kAroundMember | kNoStore);
 }
 void geosearch_command(CommandContext& ctx) { search_generic(ctx, 1, kSearch); }
-void geosearchstore_command(CommandContext& ctx) {
-  search_generic(ctx, 2, kSearch | kSearchStore);
-}
+void geosearchstore_command(CommandContext& ctx) { search_generic(ctx, 2, kSearch | kSearchStore); }
 
 // COMMAND GETKEYS for GEORADIUS/GEORADIUSBYMEMBER (Redis's georadiusGetKeys): the source, and
 // the last STORE/STOREDIST destination, looked for from the fifth argument on.
@@ -655,20 +652,40 @@ constexpr CommandSpec kGeoCommands[] = {
     {"geopos", -2, kReadonly, 1, 1, 1, kAclGeo, geopos_command, "geo", "3.2.0",
      "Returns longitude and latitude of members of a geospatial index",
      "O(N) where N is the number of members requested."},
-    {"georadius", -6, kWrite | kDenyOom | kMovableKeys, 1, 1, 1, kAclGeo, georadius_command,
-     "geo", "3.2.0",
+    {"georadius",
+     -6,
+     kWrite | kDenyOom | kMovableKeys,
+     1,
+     1,
+     1,
+     kAclGeo,
+     georadius_command,
+     "geo",
+     "3.2.0",
      "Query a sorted set representing a geospatial index to fetch members matching a given "
      "maximum distance from a point",
-     kSearchComplexity, {}, georadius_keys},
+     kSearchComplexity,
+     {},
+     georadius_keys},
     {"georadius_ro", -6, kReadonly, 1, 1, 1, kAclGeo, georadius_ro_command, "geo", "3.2.10",
      "A read-only variant for GEORADIUS", kSearchComplexity},
-    {"georadiusbymember", -5, kWrite | kDenyOom | kMovableKeys, 1, 1, 1, kAclGeo,
-     georadiusbymember_command, "geo", "3.2.0",
+    {"georadiusbymember",
+     -5,
+     kWrite | kDenyOom | kMovableKeys,
+     1,
+     1,
+     1,
+     kAclGeo,
+     georadiusbymember_command,
+     "geo",
+     "3.2.0",
      "Query a sorted set representing a geospatial index to fetch members matching a given "
      "maximum distance from a member",
-     kSearchComplexity, {}, georadius_keys},
-    {"georadiusbymember_ro", -5, kReadonly, 1, 1, 1, kAclGeo, georadiusbymember_ro_command,
-     "geo", "3.2.10", "A read-only variant for GEORADIUSBYMEMBER", kSearchComplexity},
+     kSearchComplexity,
+     {},
+     georadius_keys},
+    {"georadiusbymember_ro", -5, kReadonly, 1, 1, 1, kAclGeo, georadiusbymember_ro_command, "geo",
+     "3.2.10", "A read-only variant for GEORADIUSBYMEMBER", kSearchComplexity},
     {"geosearch", -7, kReadonly, 1, 1, 1, kAclGeo, geosearch_command, "geo", "6.2.0",
      "Query a sorted set representing a geospatial index to fetch members inside an area of a "
      "box or a circle.",

@@ -92,8 +92,8 @@ bool encode(Range longitude_range, Range latitude_range, double longitude, doubl
   // [0, 2^step]: the top edge gets an index one past the grid, as in Redis.
   latitude_offset *= static_cast<double>(uint64_t{1} << step);
   longitude_offset *= static_cast<double>(uint64_t{1} << step);
-  out->bits = interleave(static_cast<uint32_t>(latitude_offset),
-                         static_cast<uint32_t>(longitude_offset));
+  out->bits =
+      interleave(static_cast<uint32_t>(latitude_offset), static_cast<uint32_t>(longitude_offset));
   return true;
 }
 
@@ -164,7 +164,8 @@ double distance(double longitude1, double latitude1, double longitude2, double l
   const double lon2 = to_radians(longitude2);
   const double u = std::sin((lat2 - lat1) / 2);
   const double v = std::sin((lon2 - lon1) / 2);
-  return 2.0 * kEarthRadiusMeters * std::asin(std::sqrt(u * u + std::cos(lat1) * std::cos(lat2) * v * v));
+  return 2.0 * kEarthRadiusMeters *
+         std::asin(std::sqrt(u * u + std::cos(lat1) * std::cos(lat2) * v * v));
 }
 
 bool distance_if_in_box(double width_m, double height_m, double longitude1, double latitude1,
@@ -198,8 +199,7 @@ uint8_t estimate_steps_by_radius(double radius_meters, double latitude) {
   return static_cast<uint8_t>(step);
 }
 
-bool Shape::contains(double point_longitude, double point_latitude,
-                     double* distance_meters) const {
+bool Shape::contains(double point_longitude, double point_latitude, double* distance_meters) const {
   if (kind == Kind::kCircle) {
     *distance_meters = distance(longitude, latitude, point_longitude, point_latitude);
     return !(*distance_meters > radius * conversion);
@@ -216,10 +216,10 @@ std::array<double, 4> bounding_box(const Shape& shape) {
   const double latitude_delta = to_degrees(height / kEarthRadiusMeters);
   // A parallel is shorter the nearer the pole, so the box's edge nearer the pole spans more
   // longitude: the top edge in the north, the bottom one in the south.
-  const double longitude_delta_top =
-      to_degrees(width / kEarthRadiusMeters / std::cos(to_radians(shape.latitude + latitude_delta)));
-  const double longitude_delta_bottom =
-      to_degrees(width / kEarthRadiusMeters / std::cos(to_radians(shape.latitude - latitude_delta)));
+  const double longitude_delta_top = to_degrees(
+      width / kEarthRadiusMeters / std::cos(to_radians(shape.latitude + latitude_delta)));
+  const double longitude_delta_bottom = to_degrees(
+      width / kEarthRadiusMeters / std::cos(to_radians(shape.latitude - latitude_delta)));
   const bool southern = shape.latitude < 0;
   const double longitude_delta = southern ? longitude_delta_bottom : longitude_delta_top;
   return {shape.longitude - longitude_delta, shape.latitude - latitude_delta,
@@ -229,10 +229,10 @@ std::array<double, 4> bounding_box(const Shape& shape) {
 std::array<HashBits, 9> search_cells(const Shape& shape) {
   const auto [min_longitude, min_latitude, max_longitude, max_latitude] = bounding_box(shape);
   // A box is searched like the circle through its corners.
-  double radius_meters =
-      shape.kind == Shape::Kind::kCircle
-          ? shape.radius
-          : std::sqrt((shape.width / 2) * (shape.width / 2) + (shape.height / 2) * (shape.height / 2));
+  double radius_meters = shape.kind == Shape::Kind::kCircle
+                             ? shape.radius
+                             : std::sqrt((shape.width / 2) * (shape.width / 2) +
+                                         (shape.height / 2) * (shape.height / 2));
   radius_meters *= shape.conversion;
 
   uint8_t steps = estimate_steps_by_radius(radius_meters, shape.latitude);
@@ -278,8 +278,15 @@ std::array<HashBits, 9> search_cells(const Shape& shape) {
       around.east = around.south_east = around.north_east = HashBits{};
     }
   }
-  return {hash,        around.north,      around.south,      around.east,      around.west,
-          around.north_east, around.north_west, around.south_east, around.south_west};
+  return {hash,
+          around.north,
+          around.south,
+          around.east,
+          around.west,
+          around.north_east,
+          around.north_west,
+          around.south_east,
+          around.south_west};
 }
 
 std::array<char, 11> standard_geohash(double longitude, double latitude) {
