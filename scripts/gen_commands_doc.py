@@ -79,12 +79,7 @@ NOTES = {
     "command": "INFO and DOCS answer with Redis 7.0's metadata (key specifications, tips, argument "
                "trees) byte for byte, except ZRANK/ZREVRANK's arity (-3, Redis 7.2's WITHSCORE); "
                "tests/compat/test_command_parity.py compares every shared command.",
-    "geosearch": "With COUNT (without ANY), members at exactly the same distance may come in "
-                 "another order than Redis's (its partial quicksort is not stable; keywarden's "
-                 "order is the scan order); everything else digit for digit.",
     "geoadd": "Propagated as the ZADD it amounts to, as Redis 7.0.",
-    "georadius": "As GEOSEARCH (ties under COUNT); STORE/STOREDIST as 7.0.",
-    "georadiusbymember": "As GEOSEARCH (ties under COUNT); STORE/STOREDIST as 7.0.",
     "command|getkeys": "Driven by the key specifications, falling back to the command's own key "
                        "finder as Redis does; MIGRATE's finder does not yet step over AUTH/AUTH2 "
                        "values.",

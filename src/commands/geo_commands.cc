@@ -370,34 +370,118 @@ void collect_points(const ZSetValue& zset, const geo::Shape& shape, size_t limit
   }
 }
 
-// Orders the points by distance. Redis sorts with qsort (glibc's merge sort: stable) and, when
-// COUNT keeps fewer than all, with a partial quicksort of the first `keep`; a stable partial
-// sort gives the same `keep` points in the same order except among equal distances.
-void sort_points(std::vector<GeoPoint>& points, SortOrder order, size_t keep) {
-  auto ascending = [](const GeoPoint& a, const GeoPoint& b) { return a.distance < b.distance; };
-  auto descending = [](const GeoPoint& a, const GeoPoint& b) { return a.distance > b.distance; };
-  if (keep >= points.size()) {
-    if (order == SortOrder::kAscending) {
-      std::stable_sort(points.begin(), points.end(), ascending);
-    } else {
-      std::stable_sort(points.begin(), points.end(), descending);
+// Distance order as Redis's comparators give it: -1, 0 or 1 (descending negates).
+int compare_distance(const GeoPoint& a, const GeoPoint& b, bool descending) {
+  const int order = a.distance > b.distance ? 1 : a.distance == b.distance ? 0 : -1;
+  return descending ? -order : order;
+}
+
+// Redis's pqsort: Bentley and McIlroy's quicksort (median of three, or ninther above 40
+// elements; three-way partition; insertion sort below 7 elements or when a pass swapped
+// nothing) that only descends into the parts holding ranks [0, last]. Equal distances end up in
+// an order no stable sort gives, so COUNT's ties come out as Redis's only by the same steps:
+// the same pivots, the same swaps, in the same order.
+// Sorts enough of [a, a + n) that every position up to `last_wanted` holds its element.
+void partial_quicksort(GeoPoint* a, size_t n, const GeoPoint* last_wanted, bool descending) {
+  auto cmp = [descending](const GeoPoint& a, const GeoPoint& b) {
+    return compare_distance(a, b, descending);
+  };
+  auto median_of_three = [&](GeoPoint* a, GeoPoint* b, GeoPoint* c) {
+    return cmp(*a, *b) < 0 ? (cmp(*b, *c) < 0 ? b : (cmp(*a, *c) < 0 ? c : a))
+                           : (cmp(*b, *c) > 0 ? b : (cmp(*a, *c) < 0 ? a : c));
+  };
+  auto insertion_sort = [&](GeoPoint* a, size_t n) {
+    for (GeoPoint* m = a + 1; m < a + n; ++m) {
+      for (GeoPoint* l = m; l > a && cmp(l[-1], *l) > 0; --l) std::swap(l[-1], *l);
+    }
+  };
+  auto swap_ranges = [](GeoPoint* a, GeoPoint* b, size_t n) {
+    for (size_t i = 0; i < n; ++i) std::swap(a[i], b[i]);
+  };
+  // Whether a part starting at `first` holds a wanted position (the wanted ones are a prefix of
+  // the whole array, which starts at or before any part).
+  auto wanted = [last_wanted](const GeoPoint* first) { return first <= last_wanted; };
+
+  for (;;) {
+    if (n < 7) return insertion_sort(a, n);
+    GeoPoint* pivot = a + n / 2;
+    if (n > 7) {
+      GeoPoint* low = a;
+      GeoPoint* high = a + n - 1;
+      if (n > 40) {
+        const size_t d = n / 8;
+        low = median_of_three(low, low + d, low + 2 * d);
+        pivot = median_of_three(pivot - d, pivot, pivot + d);
+        high = median_of_three(high - 2 * d, high - d, high);
+      }
+      pivot = median_of_three(low, pivot, high);
+    }
+    std::swap(*a, *pivot);
+    // [a+1, pa) and (pd, a+n) hold elements equal to the pivot, [pa, pb) smaller ones, (pc, pd]
+    // larger ones.
+    GeoPoint* pa = a + 1;
+    GeoPoint* pb = a + 1;
+    GeoPoint* pc = a + n - 1;
+    GeoPoint* pd = a + n - 1;
+    bool swapped = false;
+    for (;;) {
+      int result;
+      while (pb <= pc && (result = cmp(*pb, *a)) <= 0) {
+        if (result == 0) {
+          swapped = true;
+          std::swap(*pa, *pb);
+          ++pa;
+        }
+        ++pb;
+      }
+      while (pb <= pc && (result = cmp(*pc, *a)) >= 0) {
+        if (result == 0) {
+          swapped = true;
+          std::swap(*pc, *pd);
+          --pd;
+        }
+        --pc;
+      }
+      if (pb > pc) break;
+      std::swap(*pb, *pc);
+      swapped = true;
+      ++pb;
+      --pc;
+    }
+    if (!swapped) return insertion_sort(a, n);
+
+    GeoPoint* const end = a + n;
+    // Move the equal elements from the ends to the middle.
+    size_t r = std::min(static_cast<size_t>(pa - a), static_cast<size_t>(pb - pa));
+    swap_ranges(a, pb - r, r);
+    r = std::min(static_cast<size_t>(pd - pc), static_cast<size_t>(end - pd - 1));
+    swap_ranges(pb, end - r, r);
+    // The smaller part recursively, the larger part by iteration, each only when it holds a
+    // wanted rank.
+    if ((r = static_cast<size_t>(pb - pa)) > 1 && wanted(a)) {
+      partial_quicksort(a, r, last_wanted, descending);
+    }
+    if ((r = static_cast<size_t>(pd - pc)) > 1) {
+      a = end - r;
+      n = r;
+      if (wanted(a)) continue;
     }
     return;
   }
-  // Ties broken by position make the partial sort stable.
-  std::vector<uint32_t> order_index(points.size());
-  for (uint32_t i = 0; i < order_index.size(); ++i) order_index[i] = i;
-  const bool desc = order == SortOrder::kDescending;
-  std::partial_sort(order_index.begin(), order_index.begin() + static_cast<ptrdiff_t>(keep),
-                    order_index.end(), [&](uint32_t a, uint32_t b) {
-                      const double da = points[a].distance;
-                      const double db = points[b].distance;
-                      if (da != db) return desc ? da > db : da < db;
-                      return a < b;
-                    });
-  std::vector<GeoPoint> kept(keep);
-  for (size_t i = 0; i < keep; ++i) kept[i] = points[order_index[i]];
-  points.swap(kept);
+}
+
+// Orders the points by distance for the first `keep` of them, as Redis does: qsort (glibc's
+// merge sort, stable) when all are kept, its partial quicksort otherwise.
+void sort_points(std::vector<GeoPoint>& points, SortOrder order, size_t keep) {
+  const bool descending = order == SortOrder::kDescending;
+  if (keep >= points.size()) {
+    std::stable_sort(points.begin(), points.end(),
+                     [descending](const GeoPoint& a, const GeoPoint& b) {
+                       return compare_distance(a, b, descending) < 0;
+                     });
+    return;
+  }
+  partial_quicksort(points.data(), points.size(), points.data() + (keep - 1), descending);
 }
 
 // Replaces `destination` with `result` (deleting it when empty) and replies the count, as the

@@ -11,9 +11,8 @@ Two parts:
   their options and STORE/STOREDIST, GEODIST/GEOPOS/GEOHASH of random members — every reply
   compared byte for byte.
 
-Sets are built so that no two members share a position: with COUNT, Redis orders members at
-the same distance by its partial quicksort, which keywarden does not reproduce (see
-docs/commands.md).
+and members sharing positions, so that COUNT's partial sort meets equal distances (Redis's
+pqsort puts ties in an order of its own, which keywarden reproduces).
 """
 
 from __future__ import annotations
@@ -437,3 +436,29 @@ def test_geo_randomized_matches_redis(keywarden, reference_redis, seed, size, qu
                        commands)
     print(f"\ngeo randomized run (seed {seed}): {size} points, {compared} commands compared, "
           f"all identical")
+
+
+def test_geo_equal_distances_order_as_redis(keywarden, reference_redis):
+    """Members at a handful of shared positions: every COUNT, ASC/DESC/none, radius and box,
+    across pqsort's insertion-sort (< 7), median-of-three and ninther (> 40) sizes."""
+    rng = random.Random(5)
+    positions = [("1", "1"), ("1.01", "1"), ("1", "1.01"), ("0.99", "0.99"), ("1.02", "1.02"),
+                 ("1.0", "1.005")]
+    setup = []
+    args: list[str] = []
+    for i in range(300):
+        args += [*rng.choice(positions), f"m{i}"]
+        if len(args) >= 90:
+            setup.append(("GEOADD", "dup", *args))
+            args = []
+    commands = []
+    for count in (1, 2, 3, 5, 6, 7, 8, 10, 20, 40, 41, 50, 100, 150, 299, 300, 400):
+        for order in (["ASC"], ["DESC"], []):
+            commands.append(("GEOSEARCH", "dup", "FROMLONLAT", "1", "1", "BYRADIUS", "10", "km",
+                             "COUNT", str(count), *order))
+            commands.append(("GEOSEARCH", "dup", "FROMLONLAT", "1.003", "1.004", "BYBOX", "10",
+                             "10", "km", "COUNT", str(count), *order, "WITHDIST"))
+            commands.append(("GEORADIUSBYMEMBER", "dup", "m7", "3", "km", "COUNT", str(count),
+                             *order))
+    compared = compare(keywarden, reference_redis, 2, setup, commands)
+    print(f"\ngeo equal distances: {compared} commands compared, all identical")
