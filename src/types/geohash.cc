@@ -157,24 +157,30 @@ Neighbors neighbors_of(HashBits hash) {
   return n;
 }
 
+double latitude_distance(double latitude1, double latitude2) {
+  return kEarthRadiusMeters * std::fabs(to_radians(latitude2) - to_radians(latitude1));
+}
+
 double distance(double longitude1, double latitude1, double longitude2, double latitude2) {
-  const double lat1 = to_radians(latitude1);
   const double lon1 = to_radians(longitude1);
-  const double lat2 = to_radians(latitude2);
   const double lon2 = to_radians(longitude2);
-  const double u = std::sin((lat2 - lat1) / 2);
   const double v = std::sin((lon2 - lon1) / 2);
-  return 2.0 * kEarthRadiusMeters *
-         std::asin(std::sqrt(u * u + std::cos(lat1) * std::cos(lat2) * v * v));
+  // On one meridian the haversine reduces to the latitude arc; Redis 7.0.15 takes that
+  // shortcut, and its rounding differs from the full formula's in the last bits.
+  if (v == 0.0) return latitude_distance(latitude1, latitude2);
+  const double lat1 = to_radians(latitude1);
+  const double lat2 = to_radians(latitude2);
+  const double u = std::sin((lat2 - lat1) / 2);
+  const double a = u * u + std::cos(lat1) * std::cos(lat2) * v * v;
+  return 2.0 * kEarthRadiusMeters * std::asin(std::sqrt(a));
 }
 
 bool distance_if_in_box(double width_m, double height_m, double longitude1, double latitude1,
                         double longitude2, double latitude2, double* distance_out) {
-  // Along the point's parallel to the centre's meridian, and along the point's meridian to the
-  // centre's parallel.
-  const double longitude_distance = distance(longitude2, latitude2, longitude1, latitude2);
-  const double latitude_distance = distance(longitude2, latitude2, longitude2, latitude1);
-  if (longitude_distance > width_m / 2 || latitude_distance > height_m / 2) return false;
+  // The latitude arc first (cheap), then the distance along the point's parallel to the
+  // centre's meridian; the great-circle distance only for a point inside.
+  if (latitude_distance(latitude2, latitude1) > height_m / 2) return false;
+  if (distance(longitude2, latitude2, longitude1, latitude2) > width_m / 2) return false;
   *distance_out = distance(longitude1, latitude1, longitude2, latitude2);
   return true;
 }

@@ -92,11 +92,14 @@ struct Neighbors {
 };
 Neighbors neighbors_of(HashBits hash);
 
-// The great-circle distance in metres (haversine on kEarthRadiusMeters).
+// The great-circle distance in metres (haversine on kEarthRadiusMeters; the plain latitude arc
+// when the longitudes are the same, as Redis 7.0.15 computes it).
 double distance(double longitude1, double latitude1, double longitude2, double latitude2);
+// The arc between two latitudes along a meridian, in metres.
+double latitude_distance(double latitude1, double latitude2);
 // Whether (lon2, lat2) is within an axis-aligned box of width_m × height_m metres centred on
-// (lon1, lat1), measured along the parallel and the meridian; when it is, *distance gets the
-// great-circle distance between the two.
+// (lon1, lat1), measured along the centre's meridian and the point's parallel; when it is,
+// *distance gets the great-circle distance between the two.
 bool distance_if_in_box(double width_m, double height_m, double longitude1, double latitude1,
                         double longitude2, double latitude2, double* distance_out);
 

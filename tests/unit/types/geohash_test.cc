@@ -98,6 +98,11 @@ TEST(GeohashTest, DistanceMatchesRedis) {
   std::snprintf(text, sizeof(text), "%.4f", distance(lon1, lat1, lon2, lat2));
   EXPECT_STREQ(text, "166274.1516");
   EXPECT_EQ(distance(lon1, lat1, lon1, lat1), 0);
+  // On one meridian, the latitude arc (Redis 7.0.15's shortcut), bit for bit.
+  EXPECT_EQ(distance(lon1, 10.5, lon1, -33.25),
+            kEarthRadiusMeters * std::fabs(-33.25 * (std::numbers::pi / 180.0) -
+                                           10.5 * (std::numbers::pi / 180.0)));
+  EXPECT_EQ(distance(lon1, 10.5, lon1, -33.25), latitude_distance(-33.25, 10.5));
   // Half a great circle.
   EXPECT_NEAR(distance(0, 0, 180, 0), std::numbers::pi * kEarthRadiusMeters, 1e-6);
 }
