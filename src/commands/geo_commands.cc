@@ -355,6 +355,7 @@ void collect_points(const ZSetValue& zset, const geo::Shape& shape, size_t limit
     geo::score_range_of_cell(cells[i], &min, &max);
     const ScoreRange range{static_cast<double>(min), static_cast<double>(max), false, true};
     for (ZSetValue::Cursor cursor = zset.first_in(range); cursor.valid(); cursor.next()) {
+      cursor.prefetch_next();
       const double score = cursor.score();
       if (!range.below_max(score)) break;
       GeoPoint point;
