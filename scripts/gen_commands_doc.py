@@ -117,6 +117,13 @@ NEWER = {
                             "Redis 7.0 replicas apply it; the texts of its numkeys errors are our "
                             "own (the 8.4 source was not at hand)."),
     "delifeq": ("Valkey 9.0", "Propagated as DEL."),
+    "command": "INFO and DOCS answer with Redis 7.0's metadata (key specifications, tips, argument "
+               "trees) byte for byte, except ZRANK/ZREVRANK's arity (-3, Redis 7.2's WITHSCORE); "
+               "tests/compat/test_command_parity.py compares every shared command.",
+    "geoadd": "Propagated as the ZADD it amounts to, as Redis 7.0.",
+    "command|getkeys": "Driven by the key specifications, falling back to the command's own key "
+                       "finder as Redis does; MIGRATE's finder does not yet step over AUTH/AUTH2 "
+                       "values.",
 }
 
 # Where single commands that are not here yet are planned.
