@@ -102,6 +102,7 @@ NOTES = {
                  "whole; swapdb cannot restore the old data if that load fails. No fallback to "
                  "SYNC for primaries older than PSYNC. Refused from the primary's own stream.",
     "slaveof": "As `REPLICAOF`.",
+    "geoadd": "Propagated as the ZADD it amounts to, as Redis 7.0.",
     "set": "IFEQ, IFNE, IFDEQ and IFDNE as Redis 8.4 (a SET whose condition held propagates "
            "without it; COMMAND DOCS still shows 7.0's argument tree).",
 }
@@ -117,13 +118,6 @@ NEWER = {
                             "Redis 7.0 replicas apply it; the texts of its numkeys errors are our "
                             "own (the 8.4 source was not at hand)."),
     "delifeq": ("Valkey 9.0", "Propagated as DEL."),
-    "command": "INFO and DOCS answer with Redis 7.0's metadata (key specifications, tips, argument "
-               "trees) byte for byte, except ZRANK/ZREVRANK's arity (-3, Redis 7.2's WITHSCORE); "
-               "tests/compat/test_command_parity.py compares every shared command.",
-    "geoadd": "Propagated as the ZADD it amounts to, as Redis 7.0.",
-    "command|getkeys": "Driven by the key specifications, falling back to the command's own key "
-                       "finder as Redis does; MIGRATE's finder does not yet step over AUTH/AUTH2 "
-                       "values.",
 }
 
 # Where single commands that are not here yet are planned.
