@@ -258,7 +258,10 @@ void geoadd_command(CommandContext& ctx) {
 
 // --- GEOPOS, GEOHASH, GEODIST --------------------------------------------------------------
 
-void geopos_command(CommandContext& ctx) {
+// GEOPOS and GEOHASH: one reply per member argument, `found(longitude, latitude)` for a member
+// with a position and `missing()` for one without (or when the key is absent).
+template <typename Found, typename Missing>
+void reply_member_positions(CommandContext& ctx, Found found, Missing missing) {
   bool wrong_type;
   const ZSetValue* zset =
       ctx.read_collection<ZSetValue>(ctx.args[1], ValueType::kZSet, &wrong_type);
@@ -268,29 +271,27 @@ void geopos_command(CommandContext& ctx) {
     double longitude;
     double latitude;
     if (zset != nullptr && member_position(*zset, ctx.args[i], &longitude, &latitude)) {
-      reply_position(ctx, longitude, latitude);
+      found(longitude, latitude);
     } else {
-      ctx.reply.null_array();
+      missing();
     }
   }
 }
 
+void geopos_command(CommandContext& ctx) {
+  reply_member_positions(
+      ctx, [&](double longitude, double latitude) { reply_position(ctx, longitude, latitude); },
+      [&] { ctx.reply.null_array(); });
+}
+
 void geohash_command(CommandContext& ctx) {
-  bool wrong_type;
-  const ZSetValue* zset =
-      ctx.read_collection<ZSetValue>(ctx.args[1], ValueType::kZSet, &wrong_type);
-  if (wrong_type) return;
-  ctx.reply.array_header(ctx.args.size() - 2);
-  for (size_t i = 2; i < ctx.args.size(); ++i) {
-    double longitude;
-    double latitude;
-    if (zset != nullptr && member_position(*zset, ctx.args[i], &longitude, &latitude)) {
-      const std::array<char, 11> text = geo::standard_geohash(longitude, latitude);
-      ctx.reply.bulk(std::string_view(text.data(), text.size()));
-    } else {
-      ctx.reply.null();
-    }
-  }
+  reply_member_positions(
+      ctx,
+      [&](double longitude, double latitude) {
+        const std::array<char, 11> text = geo::standard_geohash(longitude, latitude);
+        ctx.reply.bulk(std::string_view(text.data(), text.size()));
+      },
+      [&] { ctx.reply.null(); });
 }
 
 void geodist_command(CommandContext& ctx) {
