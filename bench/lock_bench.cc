@@ -14,6 +14,14 @@
 //     use too, so that the driver computes the hand-off latencies of both the same way. Prints
 //     the correctness counters: the counter must end equal to the cycles, and no contender may
 //     find another inside.
+//   lock_bench fenced-names --port P [--names N] [--contenders 4] [--name PREFIX]
+//                           [--per-name-counter]
+//     Each contender is a thread with its own Client that takes and releases FencedLock
+//     `PREFIX:<i>` for its share of N distinct names, checking that every token is positive.
+//     Prints the acquisitions per second and
+//     the server's key count once the releases' short-lived unlock latches have expired
+//     (command timeout 500 ms, so they live 1 s): what the counters leave behind for good.
+//     --per-name-counter selects Redisson's counter layout.
 #include <algorithm>
 #include <atomic>
 #include <barrier>
@@ -49,6 +57,8 @@ struct Arguments {
   double seconds = 5.0;
   int64_t outside_us = 0;
   std::string events_path;
+  int64_t names = 100000;
+  bool per_name_counter = false;
 };
 
 [[noreturn]] void usage(const char* why) {
@@ -57,7 +67,9 @@ struct Arguments {
                "usage: lock_bench uncontended --port P [--host H] [--cycles N] [--warmup N] "
                "[--name NAME]\n"
                "       lock_bench handoff --port P [--host H] [--contenders N] [--seconds S] "
-               "[--name NAME] [--events FILE] [--outside-us N]\n",
+               "[--name NAME] [--events FILE] [--outside-us N]\n"
+               "       lock_bench fenced-names --port P [--host H] [--names N] "
+               "[--contenders N] [--name PREFIX] [--per-name-counter]\n",
                why);
   std::exit(64);
 }
@@ -66,9 +78,16 @@ Arguments parse_arguments(int argc, char** argv) {
   if (argc < 2) usage("no mode");
   Arguments a;
   a.mode = argv[1];
-  if (a.mode != "uncontended" && a.mode != "handoff") usage("unknown mode");
+  if (a.mode != "uncontended" && a.mode != "handoff" && a.mode != "fenced-names") {
+    usage("unknown mode");
+  }
   for (int i = 2; i < argc; i += 2) {
     std::string flag = argv[i];
+    if (flag == "--per-name-counter") {
+      a.per_name_counter = true;
+      --i;
+      continue;
+    }
     if (i + 1 >= argc) usage("a flag without its value");
     const char* value = argv[i + 1];
     if (flag == "--host") a.host = value;
@@ -80,10 +99,11 @@ Arguments parse_arguments(int argc, char** argv) {
     else if (flag == "--seconds") a.seconds = std::atof(value);
     else if (flag == "--events") a.events_path = value;
     else if (flag == "--outside-us") a.outside_us = std::atoll(value);
+    else if (flag == "--names") a.names = std::atoll(value);
     else usage("unknown flag");
   }
   if (a.port <= 0 || a.cycles <= 0 || a.warmup < 0 || a.contenders <= 0 || a.seconds <= 0 ||
-      a.outside_us < 0) {
+      a.outside_us < 0 || a.names <= 0) {
     usage("a value out of range");
   }
   return a;
@@ -93,6 +113,7 @@ ClientOptions client_options(const Arguments& a) {
   ClientOptions o;
   o.host = a.host;
   o.port = a.port;
+  o.fencing_counter_per_name = a.per_name_counter;
   return o;
 }
 
@@ -238,11 +259,50 @@ int run_handoff(const Arguments& a) {
   return ok ? 0 : 2;
 }
 
+int run_fenced_names(const Arguments& a) {
+  ClientOptions options = client_options(a);
+  options.command_timeout = std::chrono::milliseconds(500);
+  std::atomic<int64_t> bad_tokens{0};
+  std::atomic<int64_t> next{0};
+  std::vector<std::thread> threads;
+  const auto start = Clock::now();
+  for (int t = 0; t < a.contenders; ++t) {
+    threads.emplace_back([&] {
+      Client client(options);
+      for (int64_t i = next++; i < a.names; i = next++) {
+        keywarden::FencedLock lock = client.get_fenced_lock(a.name + ":" + std::to_string(i));
+        if (lock.lock_and_get_token() <= 0) ++bad_tokens;
+        lock.unlock();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  Client client(options);
+  // Past the latches' second, then until active expiry has taken them all (the count stops
+  // moving).
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  int64_t keys = client.command("DBSIZE").integer();
+  for (int64_t before = -1; keys != before;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    before = keys;
+    keys = client.command("DBSIZE").integer();
+  }
+  std::printf(
+      "{\"mode\": \"fenced-names\", \"names\": %lld, \"per_name_counter\": %s, "
+      "\"seconds\": %.6f, \"acquisitions_per_second\": %.1f, \"keys_left\": %lld, "
+      "\"bad_tokens\": %lld}\n",
+      static_cast<long long>(a.names), a.per_name_counter ? "true" : "false", elapsed,
+      a.names / elapsed, static_cast<long long>(keys), static_cast<long long>(bad_tokens.load()));
+  return bad_tokens == 0 ? 0 : 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Arguments a = parse_arguments(argc, argv);
   try {
+    if (a.mode == "fenced-names") return run_fenced_names(a);
     return a.mode == "uncontended" ? run_uncontended(a) : run_handoff(a);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lock_bench: %s\n", e.what());

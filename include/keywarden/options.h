@@ -60,6 +60,12 @@ struct ClientOptions {
 
   // Lease of a lock taken without an explicit lease; the watchdog renews it every third of it.
   std::chrono::milliseconds lock_watchdog_timeout{30000};
+
+  // FencedLock's token counters. false (the default): one counter per cluster slot shared by
+  // every name in it, so locking many distinct names leaves at most 16384 counter keys behind.
+  // true: Redisson's RFencedLock layout, one counter key per name ever locked, never deleted —
+  // only for names that Redisson clients lock too. (docs/locks.md, "Fencing tokens".)
+  bool fencing_counter_per_name = false;
 };
 
 }  // namespace keywarden

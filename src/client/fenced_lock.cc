@@ -1,8 +1,18 @@
 // FencedLock (see keywarden/fenced_lock.h): the reentrant protocol with its own acquire script,
-// which takes the next token from `redisson_lock_token:{name}` when a hold begins and reads the
-// current one on re-entry. Everything else delegates to detail::reentrant_protocol().
+// which takes the next token when a hold begins and reads the hold's token on re-entry.
+// Everything else delegates to detail::reentrant_protocol(). Two layouts of the counter:
+// - shared (the default): one counter per cluster slot, `keywarden:fence:{<tag>}`, where <tag>
+//   is the first base-36 numeral (0, 1, 2, ... z, 10, ...) whose slot is the lock name's slot.
+//   Every name in a slot draws from it, so at most 16384 counters exist however many names
+//   were ever locked; the hold's token is kept in the lock hash under kTokenField.
+// - per name (ClientOptions::fencing_counter_per_name): Redisson's `redisson_lock_token:{name}`,
+//   one counter per name ever locked, for sharing names with Redisson's RFencedLock.
 #include "keywarden/fenced_lock.h"
 
+#include <algorithm>
+#include <vector>
+
+#include "common/key_slot.h"
 #include "keywarden/client.h"
 #include "lock_service.h"
 
@@ -12,10 +22,40 @@ namespace detail {
 
 namespace {
 
-// Acquire: a new hold increments the counter, a re-entry reads it; either way reply {token}.
+// The lock-hash field holding the current hold's token in the shared layout. Not an owner id
+// (those are "<client id>:<owner id>"); Redisson's lock scripts only look at their own owner's
+// field and delete the whole hash on the last release, so the field goes with the hold.
+constexpr const char* kTokenField = "keywarden:fencing-token";
+
+// Shared layout. A new hold increments the slot's counter — first raised past a Redisson-layout
+// counter of the same name, if one is left from before, so tokens never go backwards across
+// the change of layout — and records the token in the hash; a re-entry reads it back.
 // Held by someone else: reply the PTTL (how long the waiter may sleep).
+// KEYS: lock hash, slot counter, per-name counter; ARGV: lease ms, owner field, token field.
+constexpr const char* kSharedCounterAcquire = R"(
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return {tonumber(redis.call('hget', KEYS[1], ARGV[3]) or '0')}
+end
+if redis.call('exists', KEYS[1]) == 0 then
+  local token = redis.call('incr', KEYS[2])
+  local legacy = tonumber(redis.call('get', KEYS[3]) or '0')
+  if legacy >= token then
+    token = legacy + 1
+    redis.call('set', KEYS[2], token)
+  end
+  redis.call('hset', KEYS[1], ARGV[2], 1, ARGV[3], token)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return {token}
+end
+return redis.call('pttl', KEYS[1])
+)";
+
+// Per-name layout, as Redisson's RFencedLock: a new hold increments the name's counter, a
+// re-entry reads it (Redisson increments on re-entry too; see fenced_lock.h).
 // KEYS: lock hash, token counter; ARGV: lease ms, owner field.
-constexpr const char* kFencedAcquire = R"(
+constexpr const char* kPerNameAcquire = R"(
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   redis.call('hincrby', KEYS[1], ARGV[2], 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
@@ -30,9 +70,42 @@ end
 return redis.call('pttl', KEYS[1])
 )";
 
+std::string per_name_counter(const std::string& name) {
+  return "redisson_lock_token:" + tagged(name);
+}
+
+// The shortest hash tag of each slot, found once by counting in base 36 until every slot has
+// one (about 180,000 CRCs of at most four characters).
+const std::vector<std::string>& slot_tags() {
+  static const std::vector<std::string> tags = [] {
+    std::vector<std::string> found(kClusterSlots);
+    int missing = kClusterSlots;
+    for (uint64_t n = 0; missing > 0; ++n) {
+      std::string numeral;
+      uint64_t rest = n;
+      do {
+        numeral.insert(numeral.begin(), "0123456789abcdefghijklmnopqrstuvwxyz"[rest % 36]);
+        rest /= 36;
+      } while (rest != 0);
+      std::string& slot = found[key_slot(numeral)];
+      if (slot.empty()) {
+        slot = std::move(numeral);
+        --missing;
+      }
+    }
+    return found;
+  }();
+  return tags;
+}
+
+std::string shared_counter(const std::string& name) {
+  return "keywarden:fence:{" + slot_tags()[key_slot(tagged(name))] + "}";
+}
+
 class FencedProtocol : public LockProtocol {
  public:
-  FencedProtocol() : acquire_(kFencedAcquire) {}
+  explicit FencedProtocol(bool per_name)
+      : per_name_(per_name), acquire_(per_name ? kPerNameAcquire : kSharedCounterAcquire) {}
 
   std::string channel(const std::string& name, const std::string& owner) const override {
     return base().channel(name, owner);
@@ -40,8 +113,14 @@ class FencedProtocol : public LockProtocol {
 
   std::optional<int64_t> try_acquire(LockService& service, LockState& state,
                                      Milliseconds lease) const override {
-    Reply reply = service.client().eval_sha(acquire_, {state.name, token_key(state.name)},
-                                            {std::to_string(lease.count()), state.owner});
+    std::vector<std::string> keys{state.name};
+    std::vector<std::string> args{std::to_string(lease.count()), state.owner};
+    if (!per_name_) {
+      keys.push_back(shared_counter(state.name));
+      args.emplace_back(kTokenField);
+    }
+    keys.push_back(per_name_counter(state.name));
+    Reply reply = service.client().eval_sha(acquire_, keys, args);
     if (!reply.is_aggregate()) return reply.integer();
     std::lock_guard<std::mutex> guard(state.mutex);
     state.token = reply.elements().at(0).integer();
@@ -60,19 +139,31 @@ class FencedProtocol : public LockProtocol {
   }
   const Script& renew_script() const override { return base().renew_script(); }
 
-  static std::string token_key(const std::string& name) {
-    return "redisson_lock_token:" + tagged(name);
+  // The largest token handed out so far that the name's next hold must exceed.
+  int64_t latest_token(Client& client, const std::string& name) const {
+    if (per_name_) {
+      Reply reply = client.command("GET", per_name_counter(name));
+      return reply.is_null() ? 0 : std::stoll(reply.str());
+    }
+    int64_t latest = 0;
+    Reply counters = client.command("MGET", shared_counter(name), per_name_counter(name));
+    for (const Reply& counter : counters.elements()) {
+      if (!counter.is_null()) latest = std::max<int64_t>(latest, std::stoll(counter.str()));
+    }
+    return latest;
   }
 
  private:
   static const LockProtocol& base() { return reentrant_protocol(); }
 
+  bool per_name_;
   Script acquire_;
 };
 
-const FencedProtocol& fenced_protocol() {
-  static const FencedProtocol protocol;
-  return protocol;
+const FencedProtocol& fenced_protocol(bool per_name) {
+  static const FencedProtocol shared(false);
+  static const FencedProtocol named(true);
+  return per_name ? named : shared;
 }
 
 }  // namespace
@@ -84,7 +175,8 @@ FencedLock Client::get_fenced_lock(std::string name) {
 }
 
 FencedLock::FencedLock(std::shared_ptr<detail::LockService> service, std::string name)
-    : Lock(std::move(service), std::move(name), detail::fenced_protocol()) {}
+    : Lock(service, std::move(name),
+           detail::fenced_protocol(service->client().options().fencing_counter_per_name)) {}
 
 int64_t FencedLock::held_token() const {
   std::lock_guard<std::mutex> guard(state_->mutex);
@@ -117,8 +209,8 @@ std::optional<int64_t> FencedLock::try_lock_and_get_token(Milliseconds wait, Mil
 }
 
 int64_t FencedLock::token() const {
-  Reply reply = service_->client().command("GET", detail::FencedProtocol::token_key(state_->name));
-  return reply.is_null() ? 0 : std::stoll(reply.str());
+  const auto& protocol = static_cast<const detail::FencedProtocol&>(*state_->protocol);
+  return protocol.latest_token(service_->client(), state_->name);
 }
 
 }  // namespace keywarden

@@ -11,9 +11,11 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
+#include "common/key_slot.h"
 #include "keywarden/keywarden.h"
 #include "lock_test_support.h"
 
@@ -45,7 +47,23 @@ TEST(FencedLockWorker, Run) {
 
 using FencedLockTest = testing::BothServersTest;
 
-std::string token_key(const std::string& name) { return "redisson_lock_token:{" + name + "}"; }
+std::string per_name_counter(const std::string& name) {
+  return "redisson_lock_token:{" + name + "}";
+}
+
+// docs/locks.md's rule, computed independently of the library: the counter of a name's slot is
+// keyed by the first base-36 numeral with that slot.
+std::string shared_counter(const std::string& name) {
+  int slot = key_slot("{" + name + "}");
+  for (uint64_t n = 0;; ++n) {
+    std::string numeral;
+    for (uint64_t rest = n;; rest /= 36) {
+      numeral.insert(numeral.begin(), "0123456789abcdefghijklmnopqrstuvwxyz"[rest % 36]);
+      if (rest < 36) break;
+    }
+    if (key_slot(numeral) == slot) return "keywarden:fence:{" + numeral + "}";
+  }
+}
 
 TEST_P(FencedLockTest, TokensIncreaseAcrossHandlesAndClients) {
   Client first(options());
@@ -53,8 +71,9 @@ TEST_P(FencedLockTest, TokensIncreaseAcrossHandlesAndClients) {
   FencedLock a = first.get_fenced_lock(name());
   FencedLock b = first.get_fenced_lock(name());
   FencedLock c = second.get_fenced_lock(name());
-  EXPECT_EQ(a.token(), 0);
-  int64_t last = 0;
+  // Other tests' names may share this name's counter: it need not start at 0.
+  int64_t last = a.token();
+  EXPECT_GE(last, 0);
   for (int round = 0; round < 3; ++round) {
     for (FencedLock* lock : {&a, &b, &c}) {
       int64_t token = lock->lock_and_get_token();
@@ -64,9 +83,79 @@ TEST_P(FencedLockTest, TokensIncreaseAcrossHandlesAndClients) {
       lock->unlock();
     }
   }
-  // Redisson's layout: the counter is a plain integer beside the lock hash.
-  EXPECT_EQ(first.command("GET", token_key(name())).str(), std::to_string(last));
-  EXPECT_EQ(first.command("TTL", token_key(name())).integer(), -1);
+  // The slot's counter is a plain integer without a TTL; no counter is left for the name.
+  EXPECT_EQ(first.command("GET", shared_counter(name())).str(), std::to_string(last));
+  EXPECT_EQ(first.command("TTL", shared_counter(name())).integer(), -1);
+  EXPECT_EQ(first.command("EXISTS", per_name_counter(name())).integer(), 0);
+  EXPECT_EQ(first.command("EXISTS", name()).integer(), 0);
+}
+
+TEST_P(FencedLockTest, PerNameLayoutIsRedissons) {
+  ClientOptions o = options();
+  o.fencing_counter_per_name = true;
+  Client client(o);
+  FencedLock a = client.get_fenced_lock(name());
+  FencedLock b = client.get_fenced_lock(name());
+  EXPECT_EQ(a.token(), 0);
+  int64_t first = a.lock_and_get_token();
+  EXPECT_EQ(first, 1);
+  EXPECT_EQ(a.lock_and_get_token(), first);  // re-entry
+  a.unlock();
+  a.unlock();
+  EXPECT_EQ(b.lock_and_get_token(), 2);
+  EXPECT_EQ(b.token(), 2);
+  // Redisson's layout: the hash holds only the owner; the counter is a plain integer beside it.
+  Reply fields = client.command("HGETALL", name());
+  ASSERT_EQ(fields.map_size(), 1u);
+  EXPECT_EQ(fields.key(0).str(), b.owner());
+  b.unlock();
+  EXPECT_EQ(client.command("GET", per_name_counter(name())).str(), "2");
+  EXPECT_EQ(client.command("TTL", per_name_counter(name())).integer(), -1);
+  EXPECT_EQ(client.command("EXISTS", shared_counter(name())).integer(), 0);
+}
+
+TEST_P(FencedLockTest, SharedLayoutContinuesAboveALeftoverPerNameCounter) {
+  Client client(options());
+  client.command("SET", per_name_counter(name()), 1000000);
+  FencedLock lock = client.get_fenced_lock(name());
+  EXPECT_GE(lock.token(), 1000000);
+  int64_t token = lock.lock_and_get_token();
+  EXPECT_GT(token, 1000000);
+  lock.unlock();
+  EXPECT_GT(lock.lock_and_get_token(), token);
+  lock.unlock();
+  EXPECT_EQ(client.command("GET", per_name_counter(name())).str(), "1000000");  // left as it was
+}
+
+// Many distinct names leave no key per name: only their slots' counters, and names in one slot
+// (here: one hash tag) draw increasing tokens from the same counter.
+TEST_P(FencedLockTest, DistinctNamesLeaveOnlySlotCounters) {
+  Client client(options());
+  constexpr int kNames = 200;
+  std::set<std::string> counters;
+  for (int i = 0; i < kNames; ++i) counters.insert(shared_counter(name("n" + std::to_string(i))));
+  for (int i = 0; i < kNames; ++i) {
+    FencedLock lock = client.get_fenced_lock(name("n" + std::to_string(i)));
+    ASSERT_GT(lock.lock_and_get_token(), 0);
+    lock.unlock();
+  }
+  for (int i = 0; i < kNames; ++i) {
+    EXPECT_EQ(client.command("EXISTS", name("n" + std::to_string(i)),
+                             per_name_counter(name("n" + std::to_string(i))))
+                  .integer(),
+              0);
+  }
+  for (const std::string& counter : counters) {
+    EXPECT_EQ(client.command("EXISTS", counter).integer(), 1) << counter;
+  }
+  int64_t last = 0;
+  for (int i = 0; i < 10; ++i) {
+    FencedLock lock = client.get_fenced_lock("{" + name("tag") + "}" + std::to_string(i));
+    int64_t token = lock.lock_and_get_token();
+    EXPECT_GT(token, last);
+    last = token;
+    lock.unlock();
+  }
 }
 
 TEST_P(FencedLockTest, ReentryReturnsTheCurrentToken) {
@@ -115,10 +204,12 @@ TEST_P(FencedLockTest, HandlesExcludeEachOther) {
   // A failed attempt takes no token.
   EXPECT_EQ(a.token(), counter);
   EXPECT_THROW(b.unlock(), NotOwnerError);
-  // The lock hash is the reentrant lock's: one field per owner holding the count.
-  Reply fields = client.command("HGETALL", name());
-  ASSERT_EQ(fields.map_size(), 1u);
-  EXPECT_EQ(fields.key(0).str(), a.owner());
+  // The lock hash is the reentrant lock's (one field per owner holding the count) plus the
+  // hold's token.
+  EXPECT_EQ(client.command("HGET", name(), a.owner()).str(), "1");
+  EXPECT_EQ(client.command("HGET", name(), "keywarden:fencing-token").str(),
+            std::to_string(counter));
+  EXPECT_EQ(client.command("HLEN", name()).integer(), 2);
   a.unlock();
   EXPECT_TRUE(b.try_lock_and_get_token(0ms, 5s).has_value());
   b.unlock();
