@@ -167,6 +167,7 @@ class Client {
   friend class PermitExpirableSemaphore;
   friend class CountDownLatch;
   friend class SimpleLock;
+  friend class detail::LockService;
   // Whether the server has Redis 8.4's conditional writes (DELEX, SET … IFEQ): asked once
   // (COMMAND INFO DELEX); forget_conditional_writes() after an "unknown command" from a server
   // reached later makes every caller use the scripts from then on.
@@ -176,6 +177,13 @@ class Client {
   std::shared_ptr<detail::LockService> lock_service();
   // Sends `count` encoded commands on one borrowed connection and returns their replies.
   std::vector<Reply> round_trip(const std::string& encoded, size_t count);
+  // eval_sha, then `WAIT replicas timeout` in the same round trip on the same connection (WAIT
+  // counts the replicas that acknowledged what its own connection wrote): the script's reply
+  // and that count. The round trip lasts up to `timeout` longer than the script.
+  std::pair<Reply, int64_t> eval_sha_and_wait(const Script& script,
+                                              const std::vector<std::string>& keys,
+                                              const std::vector<std::string>& args, int replicas,
+                                              std::chrono::milliseconds timeout);
 
   ClientOptions options_;
   std::unique_ptr<detail::ConnectionPool> pool_;

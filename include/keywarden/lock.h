@@ -25,6 +25,22 @@ class NotOwnerError : public Error {
   using Error::Error;
 };
 
+// Fewer replicas than a handle requires (Lock::require_replicas) acknowledged a grant or a
+// release within the timeout. From an acquiring call the grant has already been undone; from
+// unlock() (through on_error) the release took place on the primary but may not survive a
+// failover.
+class NotDurableError : public Error {
+ public:
+  NotDurableError(const std::string& what, int64_t acknowledged, int required)
+      : Error(what), acknowledged_(acknowledged), required_(required) {}
+  int64_t acknowledged() const { return acknowledged_; }
+  int required() const { return required_; }
+
+ private:
+  int64_t acknowledged_;
+  int required_;
+};
+
 enum class LockLostReason {
   kRenewFailed,     // the watchdog could not reach the server before the local deadline
   kNotOwner,        // a renewal found the lock held by someone else, or gone
@@ -101,6 +117,14 @@ class Lock : public TimedLockable<Lock> {
   // acquire or last successful renew was sent (so the server's expiry is never earlier).
   bool valid() const;
   std::chrono::steady_clock::duration remaining() const;
+
+  // Durable grants: every grant, renewal and release of this handle is followed by
+  // `WAIT replicas timeout` on the same connection, and counts only when at least `replicas`
+  // replicas acknowledged it. A grant short of that is released and the acquiring call throws
+  // NotDurableError; an unacknowledged renewal counts as a failed one (the local deadline does
+  // not move, and the hold is lost when it passes); a release short of it goes to on_error.
+  // 0 turns it off. The default comes from ClientOptions::lock_durable_replicas.
+  void require_replicas(int replicas, Milliseconds timeout);
 
   // Called (on the client's watchdog thread) when this handle loses a lock it held.
   void on_lost(std::function<void(LockLostReason)> callback);

@@ -66,6 +66,12 @@ struct ClientOptions {
   // true: Redisson's RFencedLock layout, one counter key per name ever locked, never deleted —
   // only for names that Redisson clients lock too. (docs/locks.md, "Fencing tokens".)
   bool fencing_counter_per_name = false;
+
+  // Every lock handle's default for Lock::require_replicas: grants, renewals and releases count
+  // only once this many replicas acknowledged them (WAIT), within lock_durable_timeout. 0: off.
+  // command_timeout must exceed lock_durable_timeout, since the WAIT shares a round trip.
+  int lock_durable_replicas = 0;
+  std::chrono::milliseconds lock_durable_timeout{1000};
 };
 
 }  // namespace keywarden

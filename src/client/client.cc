@@ -154,13 +154,23 @@ std::vector<Reply> Client::transaction(const std::function<void(Pipeline&)>& bod
   return exec.elements();
 }
 
-Reply Client::eval_sha(const Script& script, const std::vector<std::string>& keys,
-                       const std::vector<std::string>& args) {
+namespace {
+
+std::string encode_evalsha(const Script& script, const std::vector<std::string>& keys,
+                           const std::vector<std::string>& args) {
   std::vector<std::string> command_args{"EVALSHA", script.sha(), std::to_string(keys.size())};
   command_args.insert(command_args.end(), keys.begin(), keys.end());
   command_args.insert(command_args.end(), args.begin(), args.end());
   std::string encoded;
   detail::encode_command(encoded, command_args);
+  return encoded;
+}
+
+}  // namespace
+
+Reply Client::eval_sha(const Script& script, const std::vector<std::string>& keys,
+                       const std::vector<std::string>& args) {
+  const std::string encoded = encode_evalsha(script, keys, args);
   Reply reply = std::move(round_trip(encoded, 1).front());
   if (reply.is_error() && reply.error_code() == "NOSCRIPT") {
     command({"SCRIPT", "LOAD", script.source()});
@@ -168,6 +178,25 @@ Reply Client::eval_sha(const Script& script, const std::vector<std::string>& key
   }
   if (reply.is_error()) throw ServerError(reply.str());
   return reply;
+}
+
+std::pair<Reply, int64_t> Client::eval_sha_and_wait(const Script& script,
+                                                    const std::vector<std::string>& keys,
+                                                    const std::vector<std::string>& args,
+                                                    int replicas,
+                                                    std::chrono::milliseconds timeout) {
+  std::string encoded = encode_evalsha(script, keys, args);
+  detail::encode_command(encoded, std::vector<std::string>{"WAIT", std::to_string(replicas),
+                                                           std::to_string(timeout.count())});
+  std::vector<Reply> replies = round_trip(encoded, 2);
+  if (replies[0].is_error() && replies[0].error_code() == "NOSCRIPT") {
+    command({"SCRIPT", "LOAD", script.source()});
+    replies = round_trip(encoded, 2);
+  }
+  for (const Reply& reply : replies) {
+    if (reply.is_error()) throw ServerError(reply.str());
+  }
+  return {std::move(replies[0]), replies[1].integer()};
 }
 
 }  // namespace keywarden

@@ -168,8 +168,8 @@ class FairProtocol : public LockProtocol {
 
   std::optional<int64_t> try_acquire(LockService& service, LockState& state,
                                      Milliseconds lease) const override {
-    Reply reply = service.client().eval_sha(
-        scripts().acquire, fair_keys(state.name),
+    Reply reply = service.eval(
+        state, scripts().acquire, fair_keys(state.name),
         {std::to_string(lease.count()), state.owner, std::to_string(queue_timeout_.count())});
     if (reply.is_null()) return std::nullopt;
     return reply.integer();
@@ -188,10 +188,10 @@ class FairProtocol : public LockProtocol {
                          const std::string& request) const override {
     std::vector<std::string> keys = fair_keys(state.name);
     keys.push_back("redisson_unlock_latch:" + tagged(state.name) + ":" + request);
-    Reply reply = service.client().eval_sha(
-        scripts().release, keys,
-        {std::to_string(lease.count()), state.owner, channel_prefix(state.name),
-         std::to_string(service.request_memory().count())});
+    Reply reply =
+        service.eval(state, scripts().release, keys,
+                     {std::to_string(lease.count()), state.owner, channel_prefix(state.name),
+                      std::to_string(service.request_memory().count())});
     if (reply.is_null()) return ReleaseOutcome::kNotHeld;
     return reply.integer() == 0 ? ReleaseOutcome::kStillHeld : ReleaseOutcome::kReleased;
   }

@@ -120,7 +120,7 @@ class FencedProtocol : public LockProtocol {
       args.emplace_back(kTokenField);
     }
     keys.push_back(per_name_counter(state.name));
-    Reply reply = service.client().eval_sha(acquire_, keys, args);
+    Reply reply = service.eval(state, acquire_, keys, args);
     if (!reply.is_aggregate()) return reply.integer();
     std::lock_guard<std::mutex> guard(state.mutex);
     state.token = reply.elements().at(0).integer();

@@ -110,8 +110,8 @@ class ReentrantProtocol : public LockProtocol {
 
   std::optional<int64_t> try_acquire(LockService& service, LockState& state,
                                      Milliseconds lease) const override {
-    Reply reply = service.client().eval_sha(acquire_, {state.name},
-                                            {std::to_string(lease.count()), state.owner});
+    Reply reply =
+        service.eval(state, acquire_, {state.name}, {std::to_string(lease.count()), state.owner});
     if (reply.is_null()) return std::nullopt;
     return reply.integer();
   }
@@ -119,10 +119,9 @@ class ReentrantProtocol : public LockProtocol {
   ReleaseOutcome release(LockService& service, const LockState& state, Milliseconds lease,
                          const std::string& request) const override {
     const std::string latch = "redisson_unlock_latch:" + tagged(state.name) + ":" + request;
-    Reply reply = service.client().eval_sha(
-        release_, {state.name, state.channel, latch},
-        {"0", std::to_string(lease.count()), state.owner, "publish",
-         std::to_string(service.request_memory().count())});
+    Reply reply = service.eval(state, release_, {state.name, state.channel, latch},
+                               {"0", std::to_string(lease.count()), state.owner, "publish",
+                                std::to_string(service.request_memory().count())});
     if (reply.is_null()) return ReleaseOutcome::kNotHeld;
     return reply.integer() == 0 ? ReleaseOutcome::kStillHeld : ReleaseOutcome::kReleased;
   }
@@ -172,7 +171,38 @@ Lock::Lock(std::shared_ptr<detail::LockService> service, std::string name,
   state_->owner = owner.empty() ? service_->next_owner() : std::move(owner);
   state_->channel = protocol.channel(name, state_->owner);
   state_->name = std::move(name);
+  state_->durable_replicas = std::max(0, service_->client().options().lock_durable_replicas);
+  state_->durable_timeout = service_->client().options().lock_durable_timeout;
 }
+
+void Lock::require_replicas(int replicas, Milliseconds timeout) {
+  if (replicas < 0 || timeout.count() < 0) {
+    throw std::invalid_argument("require_replicas: replicas and timeout must not be negative");
+  }
+  std::lock_guard<std::mutex> guard(state_->mutex);
+  state_->durable_replicas = replicas;
+  state_->durable_timeout = timeout;
+}
+
+namespace {
+
+// How many of the required replicas acknowledged `state`'s latest script: nullopt when enough.
+std::optional<std::pair<int64_t, int>> durability_shortfall(const detail::LockState& state) {
+  std::lock_guard<std::mutex> guard(state.mutex);
+  if (state.durable_replicas <= 0 || state.acked >= state.durable_replicas) return std::nullopt;
+  return std::make_pair(state.acked, state.durable_replicas);
+}
+
+NotDurableError not_durable(const detail::LockState& state, const char* what,
+                            std::pair<int64_t, int> shortfall) {
+  return NotDurableError("lock " + state.name + ": " + what + " acknowledged by " +
+                             std::to_string(shortfall.first) + " of " +
+                             std::to_string(shortfall.second) + " required replicas within " +
+                             std::to_string(state.durable_timeout.count()) + " ms",
+                         shortfall.first, shortfall.second);
+}
+
+}  // namespace
 
 Lock::Lock(Lock&& other) noexcept = default;
 
@@ -221,6 +251,15 @@ std::optional<int64_t> Lock::try_once(std::optional<Milliseconds> lease) {
   const Clock::time_point sent = Clock::now();
   std::optional<int64_t> wait = state_->protocol->try_acquire(*service_, *state_, effective);
   if (wait) return wait;
+  if (auto shortfall = durability_shortfall(*state_)) {
+    // A grant a failover could take back is no grant: undo it (best effort; its lease bounds
+    // it otherwise) and say so.
+    try {
+      state_->protocol->release(*service_, *state_, effective, service_->next_request());
+    } catch (const Error&) {
+    }
+    throw not_durable(*state_, "the grant was released: it was", *shortfall);
+  }
   {
     std::lock_guard<std::mutex> guard(state_->mutex);
     if (state_->holds == 0) {
@@ -334,9 +373,14 @@ void Lock::unlock() {
       if (!loss_told) report(lost_error());
       return;
     case detail::ReleaseOutcome::kStillHeld: {
-      std::lock_guard<std::mutex> guard(state_->mutex);
-      if (state_->holds > 1) --state_->holds;
-      state_->deadline = sent + lease;
+      {
+        std::lock_guard<std::mutex> guard(state_->mutex);
+        if (state_->holds > 1) --state_->holds;
+        state_->deadline = sent + lease;
+      }
+      if (auto shortfall = durability_shortfall(*state_)) {
+        report(not_durable(*state_, "a hold was dropped but that was", *shortfall));
+      }
       return;
     }
     case detail::ReleaseOutcome::kReleased:
@@ -348,6 +392,9 @@ void Lock::unlock() {
     ++state_->epoch;
   }
   service_->drop(state_.get());
+  if (auto shortfall = durability_shortfall(*state_)) {
+    report(not_durable(*state_, "the release was", *shortfall));
+  }
 }
 
 bool Lock::force_unlock() {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <random>
+#include <tuple>
 
 namespace keywarden::detail {
 
@@ -95,11 +96,31 @@ LockService::~LockService() {
   cv_.notify_all();
   if (thread_.joinable()) {
     // The last handle may be dropped by an on_lost callback, on the watchdog thread itself.
-    if (thread_.get_id() == std::this_thread::get_id()) thread_.detach();
-    else thread_.join();
+    if (thread_.get_id() == std::this_thread::get_id())
+      thread_.detach();
+    else
+      thread_.join();
   }
   std::lock_guard<std::mutex> guard(subscribe_mutex_);
   subscriber_.reset();
+}
+
+Reply LockService::eval(const LockState& state, const Script& script,
+                        const std::vector<std::string>& keys,
+                        const std::vector<std::string>& args) {
+  int replicas;
+  Milliseconds timeout;
+  {
+    std::lock_guard<std::mutex> guard(state.mutex);
+    replicas = state.durable_replicas;
+    timeout = state.durable_timeout;
+    state.acked = -1;
+  }
+  if (replicas <= 0) return client_.eval_sha(script, keys, args);
+  auto [reply, acked] = client_.eval_sha_and_wait(script, keys, args, replicas, timeout);
+  std::lock_guard<std::mutex> guard(state.mutex);
+  state.acked = acked;
+  return std::move(reply);
 }
 
 Milliseconds LockService::request_memory() const {
@@ -235,14 +256,30 @@ void LockService::renew(const Held& held) {
 void LockService::renew_batch(const LockProtocol& protocol, const Held& batch) {
   std::vector<std::string> keys;
   std::vector<std::string> args{std::to_string(watchdog_timeout_.count())};
+  // The batch waits for the most replicas any of its handles requires; each handle then
+  // compares the answer with its own requirement.
+  std::vector<int> required;
+  int most = 0;
+  Milliseconds timeout{0};
   for (const auto& item : batch) {
     keys.push_back(item.first->name);
     args.push_back(item.first->owner);
+    std::lock_guard<std::mutex> guard(item.first->mutex);
+    required.push_back(item.first->durable_replicas);
+    most = std::max(most, item.first->durable_replicas);
+    timeout = std::max(timeout, item.first->durable_timeout);
   }
   const Clock::time_point sent = Clock::now();
   std::vector<int64_t> results;
+  int64_t acked = -1;
   try {
-    Reply reply = client_.eval_sha(protocol.renew_script(), keys, args);
+    Reply reply;
+    if (most > 0) {
+      std::tie(reply, acked) =
+          client_.eval_sha_and_wait(protocol.renew_script(), keys, args, most, timeout);
+    } else {
+      reply = client_.eval_sha(protocol.renew_script(), keys, args);
+    }
     for (const Reply& r : reply.elements()) results.push_back(r.integer());
   } catch (const std::exception&) {
     // The deadlines stay where they were: run() reports the loss when they pass.
@@ -256,7 +293,12 @@ void LockService::renew_batch(const LockProtocol& protocol, const Held& batch) {
     const auto& [state, epoch] = batch[i];
     if (results[i] == 1) {
       std::lock_guard<std::mutex> guard(state->mutex);
-      if (state->epoch == epoch && state->holds > 0) {
+      if (state->epoch != epoch || state->holds == 0) continue;
+      if (required[i] > 0 && acked < required[i]) {
+        // Renewed on the primary only: a failover would bring back the old deadline, so the
+        // local one stays where it was, as after a renewal that did not reach the server.
+        state->renew_failed = true;
+      } else {
         state->deadline = sent + watchdog_timeout_;
         state->renew_failed = false;
       }
@@ -290,13 +332,14 @@ void LockService::run() {
         std::lock_guard<std::mutex> guard(state->mutex);
         // Fire a little early: the watchdog thread may be scheduled late, and the holder
         // must hear of the loss before the server lets the next one in.
-        deadline = state->deadline - std::min(Milliseconds(100),
-                                              std::max(Milliseconds(1), state->lease / 20));
-        reason = state->watchdog ? LockLostReason::kRenewFailed
-                                 : LockLostReason::kDeadlinePassed;
+        deadline = state->deadline -
+                   std::min(Milliseconds(100), std::max(Milliseconds(1), state->lease / 20));
+        reason = state->watchdog ? LockLostReason::kRenewFailed : LockLostReason::kDeadlinePassed;
       }
-      if (now >= deadline) lose(state, epoch, reason);
-      else wake = std::min(wake, deadline);
+      if (now >= deadline)
+        lose(state, epoch, reason);
+      else
+        wake = std::min(wake, deadline);
     }
     std::unique_lock<std::mutex> lock(mutex_);
     cv_.wait_until(lock, wake, [&] { return stop_ || changed_; });

@@ -53,6 +53,11 @@ struct LockState {
   bool lost_pending = false;
   // The fencing token of the current hold (FencedLock only).
   int64_t token = 0;
+  // Durable grants (Lock::require_replicas): replicas that must acknowledge, and how long to
+  // wait; `acked` is what the WAIT after this handle's latest script answered (-1: none asked).
+  int durable_replicas = 0;
+  Milliseconds durable_timeout{0};
+  mutable int64_t acked = -1;
   std::shared_ptr<std::function<void(LockLostReason)>> on_lost;
   std::shared_ptr<std::function<void(const std::exception&)>> on_error;
 };
@@ -81,8 +86,8 @@ class LockProtocol {
   // left behind for it, such as a place in a queue. Best effort; must not throw.
   virtual void cancel_wait(LockService& service, const LockState& state) const noexcept;
   // Drops one hold; `request` makes a retried request answer the same.
-  virtual ReleaseOutcome release(LockService& service, const LockState& state,
-                                 Milliseconds lease, const std::string& request) const = 0;
+  virtual ReleaseOutcome release(LockService& service, const LockState& state, Milliseconds lease,
+                                 const std::string& request) const = 0;
   // Drops every hold of this owner at once (a handle destroyed while holding). May throw.
   virtual void release_all(LockService& service, const LockState& state) const = 0;
   // Deletes the lock whoever holds it and wakes waiters; true when it was held.
@@ -154,6 +159,10 @@ class LockService {
   ~LockService();
 
   Client& client() { return client_; }
+  // Runs a script on behalf of `state`: when the handle requires durable grants, WAIT follows
+  // it in the same round trip and its answer lands in state.acked.
+  Reply eval(const LockState& state, const Script& script, const std::vector<std::string>& keys,
+             const std::vector<std::string>& args);
   Milliseconds watchdog_timeout() const { return watchdog_timeout_; }
   const std::string& client_id() const { return client_id_; }
 

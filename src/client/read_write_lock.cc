@@ -365,9 +365,8 @@ class ReadProtocol : public ReadWriteProtocol {
 
   std::optional<int64_t> try_acquire(LockService& service, LockState& state,
                                      Milliseconds lease) const override {
-    Reply reply =
-        service.client().eval_sha(acquire_, {state.name, timeout_prefix(state)},
-                                  {std::to_string(lease.count()), state.owner, write_field(state)});
+    Reply reply = service.eval(state, acquire_, {state.name, timeout_prefix(state)},
+                               {std::to_string(lease.count()), state.owner, write_field(state)});
     if (reply.is_null()) return std::nullopt;
     return reply.integer();
   }
@@ -386,8 +385,9 @@ class ReadProtocol : public ReadWriteProtocol {
   Reply drop(LockService& service, const LockState& state, Milliseconds lease,
              const std::string& request, int64_t count, int64_t after) const override {
     const std::string latch = "redisson_unlock_latch:" + tagged(state.name) + ":" + request;
-    return service.client().eval_sha(
-        release_, {state.name, state.channel, timeout_prefix(state), tagged(state.name), latch},
+    return service.eval(
+        state, release_,
+        {state.name, state.channel, timeout_prefix(state), tagged(state.name), latch},
         {kReadMessage, std::to_string(lease.count()), state.owner, "publish",
          std::to_string(service.request_memory().count()), std::to_string(count),
          std::to_string(after)});
@@ -405,9 +405,8 @@ class WriteProtocol : public ReadWriteProtocol {
 
   std::optional<int64_t> try_acquire(LockService& service, LockState& state,
                                      Milliseconds lease) const override {
-    Reply reply =
-        service.client().eval_sha(acquire_, {state.name, timeout_prefix(state)},
-                                  {std::to_string(lease.count()), write_field(state), state.owner});
+    Reply reply = service.eval(state, acquire_, {state.name, timeout_prefix(state)},
+                               {std::to_string(lease.count()), write_field(state), state.owner});
     if (reply.is_null()) return std::nullopt;
     if (reply.is_string()) {
       throw LockUpgradeError("write lock on " + state.name + " asked by owner " + state.owner +
@@ -438,11 +437,10 @@ class WriteProtocol : public ReadWriteProtocol {
   Reply drop(LockService& service, const LockState& state, Milliseconds lease,
              const std::string& request, int64_t count, int64_t after) const override {
     const std::string latch = "redisson_unlock_latch:" + tagged(state.name) + ":" + request;
-    return service.client().eval_sha(
-        release_, {state.name, state.channel, tagged(state.name), latch},
-        {kWriteMessage, std::to_string(lease.count()), write_field(state), "publish",
-         std::to_string(service.request_memory().count()), std::to_string(count),
-         std::to_string(after)});
+    return service.eval(state, release_, {state.name, state.channel, tagged(state.name), latch},
+                        {kWriteMessage, std::to_string(lease.count()), write_field(state),
+                         "publish", std::to_string(service.request_memory().count()),
+                         std::to_string(count), std::to_string(after)});
   }
 
   Script acquire_, release_, renew_;
