@@ -52,7 +52,8 @@ class SentinelGroup {
     ::mkdir((directory_ + "/primary").c_str(), 0700);
     ::mkdir((directory_ + "/replica").c_str(), 0700);
     primary_ = std::make_unique<ServerProcess>(
-        kind, std::vector<std::string>{"--dir", directory_ + "/primary"});
+        kind, std::vector<std::string>{"--dir", directory_ + "/primary",
+                                       "--repl-diskless-sync-delay", "0"});
     replica_ = std::make_unique<ServerProcess>(
         kind, std::vector<std::string>{"--dir", directory_ + "/replica", "--replicaof", "127.0.0.1",
                                        std::to_string(primary_->port())});
@@ -108,10 +109,16 @@ class SentinelGroup {
     Reply reply = sentinel.command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", kGroup);
     return std::atoi(reply.elements().at(1).str().c_str());
   }
-  // The sentinel has seen the replica (a failover needs one).
+  // The sentinel has seen the replica and has its INFO with the link to the primary up (a
+  // failover needs such a replica).
   bool knows_the_replica() {
     Client sentinel = direct(sentinel_port_);
-    return sentinel.command("SENTINEL", "REPLICAS", kGroup).size() == 1;
+    const Reply replicas = sentinel.command("SENTINEL", "REPLICAS", kGroup);
+    if (replicas.size() != 1) return false;
+    const Reply& fields = replicas[0];
+    const Reply* flags = fields.find("flags");
+    const Reply* link = fields.find("master-link-status");
+    return flags != nullptr && flags->str() == "slave" && link != nullptr && link->str() == "ok";
   }
   void failover() {
     Client sentinel = direct(sentinel_port_);
