@@ -12,6 +12,7 @@ packages=(
   redis-server redis-tools          # the reference server the tests and benchmarks compare with
   redis-sentinel                    # failover of keywarden primaries in the HA tests (docs/replication.md)
   python3 python3-redis python3-pytest
+  python3-pytest-xdist              # two pytest workers in scripts/test.sh
   python3-matplotlib                # the plots of bench/memory_expiry_benchmark.py
   clang libclang-rt-14-dev          # the libFuzzer targets (scripts/fuzz.sh, docs/fuzzing.md)
 )

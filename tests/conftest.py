@@ -25,6 +25,7 @@ directory on sys.path because tests/ is not a package).
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import shutil
 import signal
@@ -905,14 +906,43 @@ def _reference_only(item) -> bool:
     return bool(kinds) and all(kind == "redis" for kind in kinds)
 
 
+def _bench_smoke(item) -> bool:
+    """Whether a test is a benchmark driver's smoke test (tests/e2e/test_bench_*_smoke.py): the
+    driver starts its own servers and never reads their output for a sanitizer report."""
+    name = Path(str(item.fspath)).name
+    return name.startswith("test_bench_") and name.endswith("_smoke.py")
+
+
 def pytest_collection_modifyitems(config, items):
-    # scripts/test.sh --sanitize: the rows that start no keywarden run in the release pass only.
-    if not os.environ.get("KEYWARDEN_SKIP_REFERENCE_ROWS"):
+    # scripts/test.sh --sanitize (docs/fuzzing.md, "The sanitizer suite") leaves to the release
+    # pass the tests that add time and no sanitizer coverage: the rows that start no keywarden,
+    # and the benchmark smoke tests, which check the drivers' Python (the server paths they
+    # drive are driven by fixture-started tests, whose output is checked for reports).
+    if not os.environ.get("KEYWARDEN_SANITIZER_PASS"):
         return
-    skip = pytest.mark.skip(reason="stock Redis alone: run in the release pass")
+    reference_only = pytest.mark.skip(reason="stock Redis alone: run in the release pass")
+    bench_smoke = pytest.mark.skip(reason="benchmark driver smoke test: run in the release pass")
     for item in items:
         if _reference_only(item):
-            item.add_marker(skip)
+            item.add_marker(reference_only)
+        elif _bench_smoke(item):
+            item.add_marker(bench_smoke)
+
+
+def pytest_sessionfinish(session):
+    # Under pytest-xdist (scripts/test.sh runs two workers) each worker fills its own tables:
+    # it hands them to the controlling process, which prints them.
+    worker_output = getattr(session.config, "workeroutput", None)
+    if worker_output is not None:
+        worker_output["keywarden_run_summary"] = json.dumps(RUN_SUMMARY)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    tables = json.loads(getattr(node, "workeroutput", {}).get("keywarden_run_summary", "{}"))
+    for table, rows in tables.items():
+        for row, result in rows.items():
+            summary_set(table, row, result)
 
 
 def pytest_terminal_summary(terminalreporter):

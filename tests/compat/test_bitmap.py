@@ -392,11 +392,28 @@ def _changes(conn) -> int:
     raise AssertionError(info)
 
 
+# Values longer than this (a bit set at an offset near the 512 MB limit) are compared without
+# carrying them to the test: reading one takes seconds, twice per case.
+LONG_VALUE = 1 << 20
+EDGE = 65536
+
+
+def _string_value(conn, key: str):
+    """The string at `key`, or, when it is long and every byte but its first and last EDGE
+    bytes is zero, its length with those edges: equal between two servers exactly when the
+    values are."""
+    length = conn.execute("STRLEN", key)
+    if length <= LONG_VALUE or conn.execute("BITCOUNT", key, EDGE, -EDGE - 1) != 0:
+        return conn.execute_raw("GET", key)
+    return (length, conn.execute_raw("GETRANGE", key, 0, EDGE - 1),
+            conn.execute_raw("GETRANGE", key, -EDGE, -1))
+
+
 def _state(conn) -> list:
     state = []
     for key in CHECKED_KEYS:
         kind = conn.execute("TYPE", key)
-        value = conn.execute_raw("GET", key) if kind == b"string" else None
+        value = _string_value(conn, key) if kind == b"string" else None
         encoding = conn.execute_raw("OBJECT", "ENCODING", key)
         ttl = conn.execute("TTL", key)
         state.append((key, kind, value, encoding, ttl > 0 if isinstance(ttl, int) else ttl))
@@ -664,7 +681,7 @@ def test_bitmap_survives_save_and_restart(server_factory, tmp_path):
 @pytest.mark.parametrize("replica_kind", ["redis", "keywarden"])
 def test_bitmap_writes_reach_a_replica(server_factory, replica_kind):
     from conftest import redis_binary
-    primary = server_factory()
+    primary = server_factory(("repl-diskless-sync-delay", "0"))  # no 5 s wait for more replicas
     replica = (server_factory(binary=redis_binary()) if replica_kind == "redis"
                else server_factory())
     with primary.raw() as p, replica.raw() as r:

@@ -169,13 +169,16 @@ def test_knobs_and_errors_match_redis(keywarden, reference_redis):
         ("DEBUG", "REPLYBUFFER", "foo", "1"),
         ("DEBUG", "REPLYBUFFER", "RESIZING"),
         ("DEBUG", "CHANGE-REPL-ID"), ("DEBUG", "CHANGE-REPL-ID", "x"),
-        ("DEBUG", "STRINGMATCH-TEST"),
         # STRINGMATCH-LEN came with Redis 7.2: 7.0 does not know it.
         ("DEBUG", "STRINGMATCH-LEN", "x"),
         ("DEBUG", "CONFIG-REWRITE-FORCE-ALL"),  # no config file: Redis's "Bad address"
         ("DEBUG", "RELOAD", "bogus"),
         ("DEBUG", "DIGEST", "extra"),
     ])
+    # Redis 7.0.15 runs its glob matcher's fuzz test for 5 to 20 s before this reply (longer than
+    # a read may wait on a loaded machine): the reply it gives is compared as text.
+    assert keywarden.raw().execute_raw("DEBUG", "STRINGMATCH-TEST") == (
+        b"+Apparently Redis did not crash: test passed\r\n")
 
 
 def test_mallctl_matches_redis(keywarden, reference_redis):

@@ -185,7 +185,10 @@ UNCATCHABLE_KILLS = [
 
 
 def kill_scenario(server, script: str) -> list:
-    runner, other = server.raw(), server.raw()
+    # The runner waits long for its reply: Redis checks for a kill once per 100000 Lua
+    # instructions of the main coroutine, and the coroutine case spends billions of instructions
+    # in short-lived coroutines first (9 s on a quiet machine, over 10 s on a loaded one).
+    runner, other = server.raw(timeout=90), server.raw()
     other.send_command("CONFIG", "SET", "busy-reply-threshold", "50")
     out = [other.read_reply_bytes()]
     runner.send_command("EVAL", script, "0")

@@ -265,13 +265,12 @@ def lock_session(server, publish: str) -> list:
     client = server.client()
     lock, channel = "lock:{order}", "redisson_lock__channel:{lock:{order}}"
     me, other = "uuid-1:7", "uuid-2:9"
-    subscriber = server.client()
-    pubsub = subscriber.pubsub()
-    if publish == "spublish":
-        pubsub.execute_command("SSUBSCRIBE", channel)
-    else:
-        pubsub.subscribe(channel)
-    pubsub.get_message(timeout=1.0)  # the subscribe confirmation
+    # A raw subscriber: redis-py's PubSub does not track SSUBSCRIBE (it would sleep through
+    # get_message's timeout and report no message), and a read that must see a message should
+    # wait for it rather than for a fixed time.
+    subscriber = server.raw()
+    confirmation = subscriber.execute("SSUBSCRIBE" if publish == "spublish" else "SUBSCRIBE",
+                                      channel)
     acquire = client.register_script(LOCK_ACQUIRE)
     renew = client.register_script(LOCK_RENEW)
     release = client.register_script(LOCK_RELEASE)
@@ -294,15 +293,13 @@ def lock_session(server, publish: str) -> list:
     out.append(release(keys=[lock, channel, "redisson_unlock_latch:{lock}:r3"],
                        args=[0, 30000, me, publish, 1000]))
     out.append(client.exists(lock))
-    message = pubsub.get_message(timeout=2.0)
-    out.append((message["type"], message["channel"], message["data"]) if message else None)
+    out.append(subscriber.read_reply())  # the release's message: kind, channel, data
     out.append(acquire(keys=[lock], args=[30000, other]))
     out.append(force(keys=[lock, channel], args=[0, publish]))
     out.append(force(keys=[lock, channel], args=[0, publish]))
-    message = pubsub.get_message(timeout=2.0)
-    out.append((message["type"], message["data"]) if message else None)
-    pubsub.close()
-    return out
+    out.append(subscriber.read_reply())  # the forced unlock's message
+    subscriber.close()
+    return [confirmation] + out
 
 
 @pytest.mark.parametrize("publish", ["publish", "spublish"])

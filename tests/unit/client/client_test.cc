@@ -405,7 +405,7 @@ TEST_P(ClientServerTest, UnixSocket) {
     ~Unlink() { ::unlink(path.c_str()); }
   } unlink_at_end{path};
   ServerProcess server(GetParam().kind, {"--unixsocket", path});
-  ASSERT_TRUE(testing::wait_for_unix_socket(path));
+  ASSERT_TRUE(testing::wait_unix_socket_accepts(path));
   ClientOptions o;
   o.unix_socket = path;
   o.resp = GetParam().resp;

@@ -26,11 +26,21 @@ extern char** environ;
 namespace keywarden::testing {
 
 // Starts this test binary running only `gtest_filter`, with `env` (NAME=value) added to the
-// environment and its stdout discarded; -1 when it cannot start.
+// environment and its stdout discarded; -1 when it cannot start. gtest's sharding variables
+// (ctest runs client_tests as shards) are not passed on: the one test a worker runs may belong
+// to another shard.
 inline pid_t spawn_test_process(const std::string& gtest_filter,
                                 const std::vector<std::string>& env) {
   std::vector<std::string> all(env);
-  for (char** e = environ; *e != nullptr; ++e) all.emplace_back(*e);
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string variable = *e;
+    if (variable.starts_with("GTEST_TOTAL_SHARDS=") ||
+        variable.starts_with("GTEST_SHARD_INDEX=") ||
+        variable.starts_with("GTEST_SHARD_STATUS_FILE=")) {
+      continue;
+    }
+    all.push_back(variable);
+  }
   std::vector<char*> envp;
   for (auto& e : all) envp.push_back(e.data());
   envp.push_back(nullptr);

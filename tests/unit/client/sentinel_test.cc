@@ -26,6 +26,20 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kGroup = "kwgroup";
 
+template <typename Predicate>
+bool eventually(Predicate predicate, std::chrono::seconds limit = 30s) {
+  const Clock::time_point until = Clock::now() + limit;
+  while (Clock::now() < until) {
+    try {
+      if (predicate()) return true;
+    } catch (const Error&) {
+      // not yet: a node or the link is still changing
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  return false;
+}
+
 // A primary, its replica and one sentinel (quorum 1) watching them.
 class SentinelGroup {
  public:
@@ -38,10 +52,21 @@ class SentinelGroup {
     ::mkdir((directory_ + "/primary").c_str(), 0700);
     ::mkdir((directory_ + "/replica").c_str(), 0700);
     primary_ = std::make_unique<ServerProcess>(
-        kind, std::vector<std::string>{"--dir", directory_ + "/primary"});
+        kind, std::vector<std::string>{"--dir", directory_ + "/primary",
+                                       "--repl-diskless-sync-delay", "0"});
     replica_ = std::make_unique<ServerProcess>(
         kind, std::vector<std::string>{"--dir", directory_ + "/replica", "--replicaof", "127.0.0.1",
                                        std::to_string(primary_->port())});
+    // The sentinel learns of replicas from the primary's INFO, which it asks for at once and
+    // then every 10 s: with the link up before it starts, it knows the replica from the start
+    // rather than 10 s later.
+    Client replica = direct(replica_->port());
+    if (!eventually([&] {
+          return replica.command("INFO", "replication").str().find("master_link_status:up") !=
+                 std::string::npos;
+        })) {
+      throw std::runtime_error("the replica did not connect to its primary");
+    }
     sentinel_port_ = testing::free_port();
     const std::string config = directory_ + "/sentinel.conf";
     std::ofstream(config) << "port " << sentinel_port_ << "\nbind 127.0.0.1\ndir " << directory_
@@ -84,10 +109,16 @@ class SentinelGroup {
     Reply reply = sentinel.command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", kGroup);
     return std::atoi(reply.elements().at(1).str().c_str());
   }
-  // The sentinel has seen the replica (a failover needs one).
+  // The sentinel has seen the replica and has its INFO with the link to the primary up (a
+  // failover needs such a replica).
   bool knows_the_replica() {
     Client sentinel = direct(sentinel_port_);
-    return sentinel.command("SENTINEL", "REPLICAS", kGroup).size() == 1;
+    const Reply replicas = sentinel.command("SENTINEL", "REPLICAS", kGroup);
+    if (replicas.size() != 1) return false;
+    const Reply& fields = replicas[0];
+    const Reply* flags = fields.find("flags");
+    const Reply* link = fields.find("master-link-status");
+    return flags != nullptr && flags->str() == "slave" && link != nullptr && link->str() == "ok";
   }
   void failover() {
     Client sentinel = direct(sentinel_port_);
@@ -101,20 +132,6 @@ class SentinelGroup {
   std::string directory_;
   int sentinel_port_ = 0;
 };
-
-template <typename Predicate>
-bool eventually(Predicate predicate, std::chrono::seconds limit = 30s) {
-  const Clock::time_point until = Clock::now() + limit;
-  while (Clock::now() < until) {
-    try {
-      if (predicate()) return true;
-    } catch (const Error&) {
-      // not yet: a node or the link is still changing
-    }
-    std::this_thread::sleep_for(50ms);
-  }
-  return false;
-}
 
 int64_t served_port(Client& client) {
   const Reply reply = client.command("CONFIG", "GET", "port");

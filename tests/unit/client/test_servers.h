@@ -50,9 +50,9 @@ inline bool port_accepts(int port) {
   return ok;
 }
 
-// Waits up to five seconds for a Unix socket at `path` to accept: a server binds it after its
-// TCP port, so a TCP probe alone does not prove the socket is there yet.
-inline bool wait_for_unix_socket(const std::string& path) {
+// A server opens its TCP port before its Unix socket, so a test connecting through the socket
+// waits for it: a stale file left by an earlier server refuses connections meanwhile.
+inline bool wait_unix_socket_accepts(const std::string& path) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (std::chrono::steady_clock::now() < deadline) {
     int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
