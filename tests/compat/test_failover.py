@@ -28,10 +28,15 @@ def info(server, section="replication") -> dict:
 
 
 def linked(primary, replica):
+    # Synced on the replica's side, and online on the primary's: after a diskless sync Redis
+    # marks the replica online only at its first REPLCONF ACK, and FAILOVER TO refuses a
+    # replica that is not online yet.
     def synced():
-        ri = info(replica)
-        return (ri.get("master_link_status") == "up" and
-                ri.get("master_repl_offset") == info(primary).get("master_repl_offset"))
+        ri, pi = info(replica), info(primary)
+        online = any(isinstance(v, dict) and v.get("port") == replica.port and
+                     v.get("state") == "online" for k, v in pi.items() if k.startswith("slave"))
+        return (online and ri.get("master_link_status") == "up" and
+                ri.get("master_repl_offset") == pi.get("master_repl_offset"))
     assert wait_until(synced, 30), (info(primary), info(replica))
 
 
