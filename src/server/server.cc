@@ -253,7 +253,10 @@ void Server::register_config() {
   c.add_integer("tcp-backlog", &network_.tcp_backlog, 0, INT32_MAX, kConfigImmutable);
   c.add_bool("protected-mode", &network_.protected_mode);
   c.add_memory("proto-max-bulk-len", &command.proto_max_bulk_len, 1024 * 1024, kMax);
-  c.add_string("requirepass", &command.requirepass, kConfigSensitive);
+  // requirepass is the default user's password (none: nopass), as in Redis 6+.
+  c.add_string("requirepass", &command.requirepass, kConfigSensitive,
+               [this] { state_.acl().set_default_password(state_.settings().requirepass); });
+  c.add_integer("acllog-max-len", &state_.acl().log_max_len, 0, INT64_MAX);
   c.add_enum("enable-debug-command", &command.enable_debug_command,
              {{"no", kDebugCommandNo}, {"yes", kDebugCommandYes}, {"local", kDebugCommandLocal}},
              kConfigImmutable);
