@@ -479,3 +479,19 @@ def test_narrowed_channels_disconnect_subscribers(servers):
     for conn in (c, d):
         assert not conn.is_closed(timeout=0.2)
     count_case("channels")
+
+
+def test_exec_checks_queued_commands_again(servers):
+    same(servers, "ACL", "SETUSER", "kim", "on", ">pw", "+@all", "~*", "&*", kind="SETUSER")
+    a, b = login(servers, "kim")
+    for conn in (a, b):
+        conn.execute("MULTI")
+        conn.execute("SET", "k1", "v")
+        conn.execute("GET", "k1")
+        conn.execute("PUBLISH", "c", "m")
+    same(servers, "ACL", "SETUSER", "kim", "-get", "resetkeys", "~x", "resetchannels",
+         kind="SETUSER")
+    x, y = a.execute("EXEC"), b.execute("EXEC")
+    assert x == y, f"EXEC: keywarden {x!r} != redis {y!r}"
+    count_case("NOPERM")
+    assert log_entries(servers[0]) == log_entries(servers[1])
