@@ -352,7 +352,8 @@ std::string AclStore::apply_rule(AclUser& user, std::string_view rule) const {
   return {};
 }
 
-std::string AclStore::set_user(std::string_view name, std::span<const std::string_view> rules) {
+std::string AclStore::set_user(std::string_view name, std::span<const std::string_view> rules,
+                               size_t* failed_index, std::string* reason) {
   if (has_spaces(name)) return "ERR Usernames can't contain spaces or null characters";
   // A selector may come split over several arguments: "(~a" "+get)" is "(~a +get)".
   std::vector<std::string> merged;
@@ -389,9 +390,13 @@ std::string AclStore::set_user(std::string_view name, std::span<const std::strin
     staged.name = name;
     staged.selectors.push_back(new_selector(true));
   }
-  for (const std::string& rule : merged) {
-    std::string error = apply_rule(staged, rule);
-    if (!error.empty()) return "ERR Error in ACL SETUSER modifier '" + rule + "': " + error;
+  for (size_t i = 0; i < merged.size(); ++i) {
+    std::string error = apply_rule(staged, merged[i]);
+    if (!error.empty()) {
+      if (failed_index != nullptr) *failed_index = i;
+      if (reason != nullptr) *reason = error;
+      return "ERR Error in ACL SETUSER modifier '" + merged[i] + "': " + error;
+    }
   }
   if (existing != nullptr) {
     if (channels_narrowed) channels_narrowed(*existing, staged);

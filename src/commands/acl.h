@@ -127,8 +127,10 @@ class AclStore {
     return users_;
   }
   // ACL SETUSER: applies `rules` to a copy of the user (a new one if absent) and replaces it
-  // only when every rule is valid. Returns "" or the error reply (without the leading '-').
-  std::string set_user(std::string_view name, std::span<const std::string_view> rules);
+  // only when every rule is valid. Returns "" or the error reply (without the leading '-');
+  // on a refused rule, also its index among the rules (selectors merged) and the bare reason.
+  std::string set_user(std::string_view name, std::span<const std::string_view> rules,
+                       size_t* failed_index = nullptr, std::string* reason = nullptr);
   // Removes a user (never "default"); its clients are disconnected through the hook.
   bool delete_user(std::string_view name);
   // requirepass: the default user's only password, or nopass when empty.

@@ -495,3 +495,19 @@ def test_exec_checks_queued_commands_again(servers):
     assert x == y, f"EXEC: keywarden {x!r} != redis {y!r}"
     count_case("NOPERM")
     assert log_entries(servers[0]) == log_entries(servers[1])
+
+
+def test_user_directive(server_factory):
+    from conftest import redis_binary
+    users = (("user", ("alice", "on", ">pw", "~k*", "+@read", "-keys")),
+             ("user", ("bob", "off", "(+get ~b)")),
+             ("user", ("default", "on", "nopass", "~*", "&*", "+@all", "-flushall")))
+    kw = server_factory(*users)
+    ref = server_factory(*users, binary=redis_binary())
+    lines = []
+    for server in (kw, ref):
+        with server.raw() as conn:
+            lines.append([normalize_list_line(x) for x in conn.execute("ACL", "LIST")])
+            assert conn.execute("FLUSHALL").startswith(b"NOPERM")
+    assert lines[0] == lines[1]
+    count_case("user directive")
