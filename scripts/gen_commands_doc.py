@@ -20,6 +20,10 @@ REPO = Path(__file__).resolve().parent.parent
 
 # Commands whose behaviour differs from Redis 7.0 in a way a user could notice.
 NOTES = {
+    "acl": "Users, rules, selectors, checks and the log as Redis 7.0 (docs/security.md). "
+           "ACL LOAD/SAVE answer as a server without an aclfile; aclfile and "
+           "acl-pubsub-default allchannels are not supported yet. The single "
+           "commands ACL LIST shows after its categories come in name order (Redis: hash order).",
     "wait": "Counts replicas that acknowledged the client's last write offset, as Redis 7.0.",
     "psync": "PSYNC2 (current or previous replication ID within the backlog); full syncs "
              "diskless (EOF-mark framing, for replicas with capa eof) or from the RDB file. "

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "commands/blocking.h"
@@ -14,6 +15,7 @@
 namespace keywarden {
 
 struct Command;
+struct AclUser;
 
 enum class ReplyMode : uint8_t { kOn, kOff, kSkipNext, kSkip };
 
@@ -22,6 +24,9 @@ struct ClientSession {
   int db = 0;
   int resp = 2;
   bool authenticated = false;
+  // The ACL user the client runs as (commands/acl.h); null for the server's own sessions
+  // (the AOF, a primary's stream, internal calls), which nothing restricts.
+  std::shared_ptr<AclUser> user;
   bool close_after_reply = false;  // QUIT, or a fatal error already replied
   bool no_evict = false;
   bool no_touch = false;

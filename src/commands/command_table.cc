@@ -1,6 +1,7 @@
 #include "commands/command_table.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cctype>
 
 #include "common/number.h"
@@ -111,6 +112,10 @@ void CommandTable::add(std::span<const CommandSpec> rows) {
   for (const CommandSpec& spec : rows) {
     auto& slot = commands_[std::string(spec.name)];
     slot = make_command(spec, nullptr);
+    // ACL bitmaps index commands by these ids; the last bit of a bitmap is reserved.
+    slot->acl_id = next_acl_id_++;
+    for (auto& [name, sub] : slot->subcommands) sub->acl_id = next_acl_id_++;
+    assert(next_acl_id_ < 1023);
     index_[commands_.find(spec.name)->first] = slot.get();
     original_index_[commands_.find(spec.name)->first] = slot.get();
   }

@@ -191,6 +191,9 @@ struct Command {
   // As Redis 7.0 derives it: a key specification other than index + range (for a command
   // without metadata: a key finder).
   bool movable_keys = false;
+  // The command's bit in ACL command bitmaps (commands/acl.h): unique, assigned at
+  // registration.
+  uint32_t acl_id = 0;
 
   bool has(uint32_t flag) const { return (spec->flags & flag) != 0; }
   // The flags COMMAND shows: the row's, with movablekeys as derived above.
@@ -260,6 +263,7 @@ class CommandTable {
   CommandIndex original_index_;  // by original name, renamed and removed commands included
   std::vector<std::unique_ptr<Command>> removed_;  // renamed to "": kept alive, never listed
   std::vector<std::unique_ptr<std::string>> new_names_;  // storage of the index's new keys
+  uint32_t next_acl_id_ = 0;
 };
 
 }  // namespace keywarden

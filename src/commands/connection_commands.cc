@@ -54,27 +54,34 @@ void reset_command(CommandContext& ctx) {
   session.no_touch = false;
   session.name.clear();
   // Back to the default user: authenticated only when it needs no password.
-  session.authenticated = ctx.server.settings().requirepass.empty();
+  if (session.user != nullptr) session.user = ctx.server.acl().default_user();
+  session.authenticated = ctx.server.acl().default_user_open();
   ctx.reply.simple_string("RESET");
 }
 
-// True when `password` opens the default user (any password does while none is set).
-bool default_user_accepts(const CommandContext& ctx, std::string_view username,
-                          std::string_view password) {
-  if (username != "default") return false;
-  const std::string& required = ctx.server.settings().requirepass;
-  return required.empty() || required == password;
+// Logs the client in as `username` when `password` opens it (Redis's ACLAuthenticateUser);
+// otherwise records the failure in the ACL log. The server's own sessions keep running
+// unrestricted.
+bool authenticate(CommandContext& ctx, std::string_view username, std::string_view password) {
+  AclStore& acl = ctx.server.acl();
+  std::shared_ptr<AclUser> user = acl.authenticate(username, password);
+  if (user == nullptr) {
+    acl.log(ctx.session, &ctx.command, AclDenial::kAuth, ctx.session.transaction.in_multi() ? "multi" : "toplevel",
+            ctx.args[0], username, ctx.now_ms);
+    return false;
+  }
+  ctx.session.authenticated = true;
+  if (ctx.session.user != nullptr) ctx.session.user = std::move(user);
+  return true;
 }
 
 void auth_command(CommandContext& ctx) {
   if (ctx.args.size() > 3) return ctx.error(errors::kSyntax);
-  if (ctx.args.size() == 2 && ctx.server.settings().requirepass.empty()) {
+  if (ctx.args.size() == 2 && ctx.server.acl().default_user()->nopass()) {
     return ctx.error(errors::kAuthNotConfigured);
   }
   std::string_view username = ctx.args.size() == 3 ? ctx.args[1] : "default";
-  std::string_view password = ctx.args.back();
-  if (!default_user_accepts(ctx, username, password)) return ctx.error(errors::kWrongPass);
-  ctx.session.authenticated = true;
+  if (!authenticate(ctx, username, ctx.args.back())) return ctx.error(errors::kWrongPass);
   ctx.reply.simple_string("OK");
 }
 
@@ -113,11 +120,8 @@ void hello_command(CommandContext& ctx) {
       return ctx.error("ERR Syntax error in HELLO option '" + std::string(ctx.args[i]) + "'");
     }
   }
-  if (has_auth) {
-    if (!default_user_accepts(ctx, username, password)) return ctx.error(errors::kWrongPass);
-    ctx.session.authenticated = true;
-  }
-  if (!ctx.session.authenticated && !ctx.server.settings().requirepass.empty()) {
+  if (has_auth && !authenticate(ctx, username, password)) return ctx.error(errors::kWrongPass);
+  if (!ctx.session.authenticated && !ctx.server.acl().default_user_open()) {
     return ctx.error("NOAUTH HELLO must be called with the client already authenticated, "
                      "otherwise the HELLO AUTH <user> <pass> option can be used to authenticate "
                      "the client and select the RESP protocol version at the same time");

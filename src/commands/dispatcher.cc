@@ -58,16 +58,19 @@ std::string Dispatcher::check(ClientSession& session, Command* command,
       return std::string(errors::kDebugDisabled);
     }
   }
-  // Authentication.
-  if (!session.authenticated && !server_.settings().requirepass.empty() &&
-      !command->has(kNoAuth)) {
+  // Authentication: needed while the default user has a password (or is off).
+  if (!session.authenticated && !server_.acl().default_user_open() && !command->has(kNoAuth)) {
     return std::string(errors::kNoAuth);
   }
   const bool in_multi = session.transaction.in_multi();
   if (in_multi && command->has(kNoMulti)) return std::string(errors::kNotAllowedInMulti);
 
-  // ACL (-NOPERM for the command, its keys through the key specifications, its channels)
-  // belongs here, once there are users other than the default one.
+  // ACL: the command, its keys (found through the key specifications), its channels. A user
+  // allowed everything (the default user, usually) costs one test.
+  if (session.user != nullptr && !session.user->unrestricted()) {
+    const AclVerdict verdict = server_.acl().check(*session.user, *command, args);
+    if (!verdict.allowed()) return acl_refusal(session, *command, args, verdict);
+  }
 
   // maxmemory. With no maxmemory this is the whole cost: one comparison.
   // What the server must apply (a primary's stream, the AOF) evicts but is never refused.
@@ -134,6 +137,22 @@ std::string Dispatcher::check(ClientSession& session, Command* command,
     }
   }
   return {};
+}
+
+std::string Dispatcher::acl_refusal(ClientSession& session, const Command& command,
+                                    std::span<const std::string_view> args,
+                                    const AclVerdict& verdict) {
+  // The log keeps the client's CLIENT LIST line showing the denied command, as Redis (whose
+  // lookup sets the client's last command before any check) shows it.
+  session.last_command = &command;
+  const std::string_view object =
+      verdict.denial == AclDenial::kCommand ? std::string_view(command.full_name)
+                                            : args[static_cast<size_t>(verdict.position)];
+  server_.acl().log(session, &command, verdict.denial, session.transaction.in_multi() ? "multi" : "toplevel",
+                    object, session.user->name, server_.clock().wall_ms());
+  if (verdict.denial == AclDenial::kKey) return std::string(errors::kNoPermKeys);
+  if (verdict.denial == AclDenial::kChannel) return std::string(errors::kNoPermChannels);
+  return errors::no_permission_to_run(command.full_name);
 }
 
 uint32_t Dispatcher::effective_flags(const ClientSession& session, const Command& command,

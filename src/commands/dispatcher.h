@@ -7,8 +7,8 @@
 //
 // The checks, in order (the first that applies answers):
 //   unknown command or subcommand; arity; protected (enable-debug-command); authentication
-//   (-NOAUTH); no-multi inside MULTI; [ACL -NOPERM, to come]; maxmemory (-OOM); -MISCONF
-//   (the RDB or the AOF cannot persist); [-NOREPLICAS, -READONLY on a replica: replication,
+//   (-NOAUTH); no-multi inside MULTI; ACL (-NOPERM, logged in the ACL log); maxmemory (-OOM);
+//   -MISCONF (the RDB or the AOF cannot persist); [-NOREPLICAS, -READONLY on a replica: replication,
 //   to come]; the RESP2 subscribed context; [-MASTERDOWN: replication, to come]; -LOADING;
 //   -BUSY; [a replica's connection may not touch the keyspace: replication, to come];
 //   CLIENT PAUSE (postponed, not refused); then MULTI queueing or the call.
@@ -113,6 +113,10 @@ class Dispatcher {
   // "" when it may go on. Sets *postponed instead when CLIENT PAUSE holds it back.
   std::string check(ClientSession& session, Command* command,
                     std::span<const std::string_view> args, bool* postponed);
+
+  // An ACL denial: logged, and the -NOPERM text for it.
+  std::string acl_refusal(ClientSession& session, const Command& command,
+                          std::span<const std::string_view> args, const AclVerdict& verdict);
 
   // maxmemory: evicts as the policy says and refuses a command that may not run while memory
   // stays over the limit (-OOM). False when refused.

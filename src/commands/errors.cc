@@ -39,6 +39,13 @@ std::string unknown_subcommand(std::string_view container, std::string_view subc
   return one_line(std::move(text));
 }
 
+std::string no_permission_to_run(std::string_view full_name) {
+  std::string text = "NOPERM this user has no permissions to run the '";
+  text += full_name;
+  text += "' command";
+  return text;
+}
+
 std::string wrong_arity(std::string_view full_name) {
   std::string text = "ERR wrong number of arguments for '";
   text += full_name;

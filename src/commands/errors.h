@@ -41,6 +41,18 @@ inline constexpr std::string_view kSameObject = "ERR source and destination obje
 inline constexpr std::string_view kNoAuth = "NOAUTH Authentication required.";
 inline constexpr std::string_view kWrongPass =
     "WRONGPASS invalid username-password pair or user is disabled.";
+// ACL denials (dispatcher), and the same inside a script's redis.call.
+inline constexpr std::string_view kNoPermKeys =
+    "NOPERM this user has no permissions to access one of the keys used as arguments";
+inline constexpr std::string_view kNoPermChannels =
+    "NOPERM this user has no permissions to access one of the channels used as arguments";
+inline constexpr std::string_view kScriptNoPermCommand =
+    "The user executing the script can't run this command or subcommand";
+inline constexpr std::string_view kScriptNoPermKeys =
+    "The user executing the script can't access at least one of the keys mentioned in the "
+    "command arguments";
+inline constexpr std::string_view kScriptNoPermChannels =
+    "The user executing the script can't publish to the channel mentioned in the command";
 inline constexpr std::string_view kAuthNotConfigured =
     "ERR AUTH <password> called without any password configured for the default user. Are you "
     "sure your configuration is correct?";
@@ -224,6 +236,8 @@ std::string unknown_command(std::string_view name, const std::string_view* args,
 std::string unknown_subcommand(std::string_view container, std::string_view subcommand);
 // "ERR wrong number of arguments for 'get' command"
 std::string wrong_arity(std::string_view full_name);
+// "NOPERM this user has no permissions to run the '<full name>' command".
+std::string no_permission_to_run(std::string_view full_name);
 // "ERR invalid expire time in 'set' command"
 std::string invalid_expire_time(std::string_view command);
 

@@ -25,6 +25,8 @@ void register_pubsub_commands(CommandTable& table);
 void register_introspection_commands(CommandTable& table);
 // MULTI, EXEC, DISCARD, WATCH, UNWATCH.
 void register_transaction_commands(CommandTable& table);
+// ACL and its subcommands (acl_commands.cc; the users are ServerState::acl()).
+void register_acl_commands(CommandTable& table);
 
 class ConfigRegistry;
 class ServerState;
@@ -48,6 +50,7 @@ inline void register_data_commands(CommandTable& table) {
   register_pubsub_commands(table);
   register_introspection_commands(table);
   register_transaction_commands(table);
+  register_acl_commands(table);
 }
 
 }  // namespace keywarden

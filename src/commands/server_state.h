@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "commands/acl.h"
 #include "commands/blocking.h"
 #include "commands/client_pause.h"
 #include "commands/command_table.h"
@@ -125,6 +126,9 @@ class ServerState final : public KeyspaceListener {
   PubSub& pubsub() { return pubsub_; }
   // maxmemory, its policy's evictions and the memory gauge they read (eviction.h).
   Evictor& eviction() { return eviction_; }
+  // ACL users, the checks the dispatcher runs, the ACL log (commands/acl.h).
+  AclStore& acl() { return acl_; }
+  const AclStore& acl() const { return acl_; }
   const Evictor& eviction() const { return eviction_; }
   // When not empty, write commands (and PING) are refused with this error (-MISCONF): the
   // server cannot persist them. Two sources set it, the RDB service after a failed background
@@ -197,6 +201,7 @@ class ServerState final : public KeyspaceListener {
   BlockingRegistry blocking_;
   PubSub pubsub_;
   Evictor eviction_{*this};
+  AclStore acl_{commands_};
   std::string_view busy_reply_;
   std::string rdb_write_refusal_;
   std::string aof_write_refusal_;

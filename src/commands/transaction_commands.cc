@@ -1,6 +1,7 @@
 // The transaction family: MULTI, EXEC, DISCARD, WATCH, UNWATCH (Redis 7.0's multi.c).
 // Queueing itself happens in the dispatcher, which sees every command first; these handlers
 // open, run and drop the queue and manage the watched keys (state in transactions.h).
+#include <string>
 #include <vector>
 
 #include "commands/context.h"
@@ -28,6 +29,29 @@ void discard_command(CommandContext& ctx) {
   }
   transaction.discard();
   ctx.reply.simple_string("OK");
+}
+
+// EXEC's second ACL check of a queued command: "" when still allowed, else Redis's error (and
+// an ACL LOG entry in the multi context).
+std::string acl_recheck(CommandContext& ctx, const QueuedCommand& queued) {
+  const std::shared_ptr<AclUser>& user = ctx.session.user;
+  if (user == nullptr || user->unrestricted()) return {};
+  std::vector<std::string_view> args(queued.args.begin(), queued.args.end());
+  AclStore& acl = ctx.server.acl();
+  const AclVerdict verdict = acl.check(*user, *queued.command, args);
+  if (verdict.allowed()) return {};
+  std::string_view reason = "no permission to execute the command or subcommand";
+  std::string_view object = queued.command->full_name;
+  if (verdict.denial == AclDenial::kKey) {
+    reason = "no permission to touch the specified keys";
+  } else if (verdict.denial == AclDenial::kChannel) {
+    reason = "no permission to access one of the channels used as arguments";
+  }
+  if (verdict.denial != AclDenial::kCommand) object = args[static_cast<size_t>(verdict.position)];
+  acl.log(ctx.session, &ctx.command, verdict.denial, "multi", object, user->name, ctx.now_ms);
+  return "NOPERM ACLs rules changed between the moment the transaction was accumulated and the "
+         "EXEC call. This command is no longer allowed for the following reason: " +
+         std::string(reason);
 }
 
 void exec_command(CommandContext& ctx) {
@@ -59,6 +83,13 @@ void exec_command(CommandContext& ctx) {
   // Every command sees the EXEC's instant, as Redis freezes time for a transaction. No queued
   // command can edit the queue (MULTI, EXEC, DISCARD, WATCH, RESET are never queued).
   for (size_t i = 0; i < queue.size(); ++i) {
+    // The rules may have changed since the command was queued (ACL SETUSER from another
+    // client): Redis checks each command again and answers an error in its place.
+    if (std::string refusal = acl_recheck(ctx, queue[i]); !refusal.empty()) {
+      ctx.server.count_error(refusal);
+      ctx.reply.error(refusal);
+      continue;
+    }
     dispatcher.execute_queued(ctx.session, queue[i], ctx.reply, ctx.now_ms);
   }
   transaction.discard();

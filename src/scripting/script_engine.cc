@@ -393,6 +393,8 @@ void ScriptEngine::run_function(CommandContext& ctx, lua_State* lua, std::string
   run_ = &run;
   script_session_.db = ctx.session.db;
   script_session_.resp = 2;
+  // redis.call runs with the caller's permissions (none restrict the server's own callers).
+  script_session_.user = ctx.session.user;
   lua_sethook(lua, &ScriptEngine::lua_hook, LUA_MASKCOUNT, kHookInstructions);
 
   // The function and its arguments are on the stack; the error handler goes below them.
@@ -403,6 +405,7 @@ void ScriptEngine::run_function(CommandContext& ctx, lua_State* lua, std::string
 
   lua_sethook(lua, nullptr, 0, 0);
   run_ = nullptr;
+  script_session_.user = nullptr;
   server_.set_busy_reply({});
   if (run.kill_requested) {
     // Whatever the script's pcalls and error handler made of it, a killed script ends with
@@ -506,6 +509,22 @@ std::string_view ScriptEngine::refuse_reason(const Command* command, size_t argc
     return "Wrong number of args calling Redis command from script";
   }
   if (command->has(kNoScript) && !server_.settings().script_disable_deny_script) return "This Redis command is not allowed from script";
+  // ACL, with the caller's user, logged with the caller's client (Redis's scriptVerifyACL).
+  if (script_session_.user != nullptr && !script_session_.user->unrestricted()) {
+    AclStore& acl = server_.acl();
+    const AclVerdict verdict = acl.check(*script_session_.user, *command, call_args_);
+    if (!verdict.allowed()) {
+      const std::string_view object =
+          verdict.denial == AclDenial::kCommand
+              ? std::string_view(command->full_name)
+              : call_args_[static_cast<size_t>(verdict.position)];
+      acl.log(run_->ctx->session, &run_->ctx->command, verdict.denial, "lua", object,
+              script_session_.user->name, run_->ctx->now_ms);
+      if (verdict.denial == AclDenial::kKey) return errors::kScriptNoPermKeys;
+      if (verdict.denial == AclDenial::kChannel) return errors::kScriptNoPermChannels;
+      return errors::kScriptNoPermCommand;
+    }
+  }
   // May-replicate commands (PUBLISH…) count as writes here, as in Redis 7.0: a read-only
   // script is one CLIENT PAUSE WRITE lets run, so it must not replicate anything.
   if ((command->has(kWrite) || command->has(kMayReplicate)) && run_->read_only) {
@@ -950,18 +969,28 @@ int ScriptEngine::lua_replicate_commands(lua_State* lua) {
 int ScriptEngine::lua_noop(lua_State* lua) { return 0; }
 
 int ScriptEngine::lua_acl_check_cmd(lua_State* lua) {
-  // Every client has every permission (no ACL users yet): a known command is allowed.
+  // Whether the caller's user may run the command with these arguments (keys and channels
+  // included), without running it.
   ScriptEngine& engine = self(lua);
   const int argc = lua_gettop(lua);
   if (argc == 0) {
     return raise_error(lua, "Please specify at least one argument for this redis lib call");
   }
-  size_t length;
-  const char* name = lua_tolstring(lua, 1, &length);
-  if (name == nullptr || engine.server_.commands().find({name, length}) == nullptr) {
+  std::vector<std::string_view> args;
+  for (int i = 1; i <= argc; ++i) {
+    size_t length;
+    const char* bytes = lua_tolstring(lua, i, &length);
+    if (bytes == nullptr) {
+      return raise_error(lua, "Lua redis lib command arguments must be strings or integers");
+    }
+    args.emplace_back(bytes, length);
+  }
+  const Command* command = engine.server_.commands().find_for_args(args);
+  if (command == nullptr) {
     return raise_error(lua, "Invalid command passed to redis.acl_check_cmd()");
   }
-  lua_pushboolean(lua, 1);
+  const std::shared_ptr<AclUser>& user = engine.script_session_.user;
+  lua_pushboolean(lua, user == nullptr || engine.server_.acl().check(*user, *command, args).allowed());
   return 1;
 }
 

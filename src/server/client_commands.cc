@@ -146,7 +146,9 @@ void append_client_info_at(std::string& out, const Connection& connection, int64
   out += " events=" + events;
   out += " cmd=";
   out += command;
-  out += " user=default redir=-1 resp=" + std::to_string(session.resp);
+  out += " user=";
+  out += session.user != nullptr ? std::string_view(session.user->name) : "(superuser)";
+  out += " redir=-1 resp=" + std::to_string(session.resp);
 }
 
 void append_client_info(std::string& out, const Connection& connection,
@@ -237,6 +239,7 @@ void client_kill_command(CommandContext& ctx) {
   ClientType type = ClientType::kNormal;
   int64_t id = 0;
   bool skip_me = true;
+  std::shared_ptr<AclUser> user;  // USER filter
 
   if (old_form) {
     address = ctx.args[2];
@@ -259,10 +262,8 @@ void client_kill_command(CommandContext& ctx) {
         local_address = value;
         has_local_address = true;
       } else if (equals_ignore_case(option, "user")) {
-        // Only the default user exists until ACL users do, and every client is logged in as it.
-        if (value != "default") {
-          return ctx.error("ERR No such user '" + std::string(value) + "'");
-        }
+        user = ctx.server.acl().find(value);
+        if (user == nullptr) return ctx.error("ERR No such user '" + std::string(value) + "'");
       } else if (equals_ignore_case(option, "skipme")) {
         if (equals_ignore_case(value, "yes")) {
           skip_me = true;
@@ -285,6 +286,7 @@ void client_kill_command(CommandContext& ctx) {
     if (has_local_address && connection->local() != local_address) continue;
     if (has_type && client_type(*connection) != type) continue;
     if (id != 0 && connection->id() != static_cast<uint64_t>(id)) continue;
+    if (user != nullptr && connection->session().user != user) continue;
     const bool self = connection->id() == ctx.session.id;
     if (self && skip_me) continue;
     // Another client goes at once; the caller only once its reply is out.
@@ -546,9 +548,10 @@ constexpr CommandSpec kClientCommands[] = {
 
 }  // namespace
 
-std::string client_info_line(const Connection& connection, int64_t now_ms) {
+std::string client_info_line(const Connection& connection, int64_t now_ms,
+                             const Command* running) {
   std::string line;
-  append_client_info_at(line, connection, now_ms, nullptr, {});
+  append_client_info_at(line, connection, now_ms, running, {});
   return line;
 }
 

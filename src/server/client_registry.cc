@@ -93,6 +93,67 @@ ClientRegistry::~ClientRegistry() {
   }
 }
 
+void ClientRegistry::install_acl_hooks() {
+  AclStore& acl = state_.acl();
+  acl.client_info = [this](const ClientSession& session, const Command* running) {
+    Connection* client = connection(session.id);
+    return client == nullptr ? std::string()
+                             : client_info_line(*client, state_.clock().wall_ms(), running);
+  };
+  // A deleted user's clients go: at once, or the caller once its reply is out. Until then
+  // they are the default user, unauthenticated, so nothing more runs as the deleted user.
+  acl.user_removed = [this](const AclUser& user) {
+    for (const auto& [id, client] : connections_) {
+      ClientSession& session = client->session();
+      if (client->closed() || session.user.get() != &user) continue;
+      session.user = state_.acl().default_user();
+      session.authenticated = false;
+      if (client->executing()) {
+        session.close_after_reply = true;
+      } else {
+        client->close();
+      }
+    }
+  };
+  // Narrowed channel rules: the user's subscribers whose subscriptions the new rules no longer
+  // allow are disconnected, as Redis's ACLKillPubsubClientsIfNeeded does.
+  acl.channels_narrowed = [this](const AclUser& user, const AclUser& updated) {
+    std::vector<std::string> allowed;
+    for (const AclSelector& selector : updated.selectors) {
+      if (selector.all_channels) return;
+      allowed.insert(allowed.end(), selector.channels.begin(), selector.channels.end());
+    }
+    bool superset = true;
+    for (const AclSelector& selector : user.selectors) {
+      for (const std::string& channel : selector.channels) {
+        superset = superset && std::find(allowed.begin(), allowed.end(), channel) != allowed.end();
+      }
+    }
+    if (superset) return;
+    AclUser survivor;
+    survivor.selectors.emplace_back();
+    survivor.selectors.front().channels = std::move(allowed);
+    for (const auto& [id, client] : connections_) {
+      if (client->closed() || client->session().user.get() != &user ||
+          !client->session().subscribed()) {
+        continue;
+      }
+      const Subscriber& subscriptions = *client;
+      bool kill = false;
+      for (const std::string& pattern : subscriptions.patterns()) {
+        kill = kill || !AclStore::channel_allowed(survivor, pattern, true);
+      }
+      for (const std::string& channel : subscriptions.channels()) {
+        kill = kill || !AclStore::channel_allowed(survivor, channel, false);
+      }
+      for (const std::string& channel : subscriptions.shard_channels()) {
+        kill = kill || !AclStore::channel_allowed(survivor, channel, false);
+      }
+      if (kill) client->close();
+    }
+  };
+}
+
 void ClientRegistry::install(ServiceSetup& setup) {
   aof_ = state_.services().find<AofService>();
   diagnostics_ = state_.services().find<Diagnostics>();
@@ -101,6 +162,7 @@ void ClientRegistry::install(ServiceSetup& setup) {
   state_.services().provide<ReplicationHost>(this);
   register_client_commands(setup.commands);
   register_config(setup.config);
+  install_acl_hooks();
   setup.info.add("clients", 0, [this](InfoText& info) {
     size_t connected = 0, max_input = 0, max_output = 0;
     for (const auto& [id, connection] : connections_) {
@@ -227,7 +289,7 @@ void ClientRegistry::accept(int fd, const sockaddr_storage& address, std::string
     close(fd);
     return;
   }
-  if (!unix_socket && protected_mode && state_.settings().requirepass.empty() &&
+  if (!unix_socket && protected_mode && state_.acl().default_user()->nopass() &&
       !is_loopback(address)) {
     [[maybe_unused]] ssize_t ignored =
         ::send(fd, kProtectedModeReply.data(), kProtectedModeReply.size(), MSG_NOSIGNAL);

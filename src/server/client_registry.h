@@ -59,6 +59,9 @@ class ClientRegistry final : public Service, public ConnectionHost, public Repli
 
   // The directives, INFO clients and the CLIENT command.
   void install(ServiceSetup& setup) override;
+  // What the ACL store needs of connections: CLIENT LIST lines for its log, and closing the
+  // clients of a deleted user or of one whose channels were narrowed.
+  void install_acl_hooks();
   // The idle timeout, then a slice of the clients' buffer resizing, then the output soft limits.
   void cron(int64_t now_ms) override;
   // Runs the clients that may run again: those held by a pause that ended, blocked clients

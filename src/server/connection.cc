@@ -90,7 +90,9 @@ Connection::Connection(ConnectionHost& server, int fd, uint64_t id, std::string 
       writer_(&output_) {
   session_.id = id;
   session_.subscriber = this;
-  session_.authenticated = server.state().settings().requirepass.empty();
+  // Every client starts as the default user, logged in when that user needs no password.
+  session_.user = server.state().acl().default_user();
+  session_.authenticated = server.state().acl().default_user_open();
   session_.is_local = unix_socket || peer_.starts_with("127.") || peer_.starts_with("[::1]") ||
                       peer_.starts_with("::1");
   ParserLimits limits;

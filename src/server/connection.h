@@ -76,6 +76,8 @@ class Connection final : public EventHandler,
   // Closes now; the server destroys the object later.
   void close();
   bool closed() const { return fd_ < 0; }
+  // Running a command now (the caller of the command being executed).
+  bool executing() const { return executing_; }
   // Sends what is pending, then closes (protocol errors, QUIT, CLIENT KILL of self).
   void close_after_reply() { session_.close_after_reply = true; }
 
@@ -210,6 +212,8 @@ class Connection final : public EventHandler,
 };
 
 // CLIENT LIST's line for `connection` as seen from outside any command (log lines).
-std::string client_info_line(const Connection& connection, int64_t now_ms);
+// `running`: the command the client runs now (null from outside its commands).
+std::string client_info_line(const Connection& connection, int64_t now_ms,
+                             const Command* running = nullptr);
 
 }  // namespace keywarden

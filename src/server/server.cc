@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "commands/context.h"
@@ -253,7 +254,35 @@ void Server::register_config() {
   c.add_integer("tcp-backlog", &network_.tcp_backlog, 0, INT32_MAX, kConfigImmutable);
   c.add_bool("protected-mode", &network_.protected_mode);
   c.add_memory("proto-max-bulk-len", &command.proto_max_bulk_len, 1024 * 1024, kMax);
-  c.add_string("requirepass", &command.requirepass, kConfigSensitive);
+  // requirepass is the default user's password (none: nopass), as in Redis 6+.
+  c.add_string("requirepass", &command.requirepass, kConfigSensitive,
+               [this] { state_.acl().set_default_password(state_.settings().requirepass); });
+  c.add_integer("acllog-max-len", &state_.acl().log_max_len, 0, INT64_MAX);
+  // user <name> <rule>…: an ACL user, defined once per file (Redis's ACLAppendUserForLoading).
+  // Every command is registered by now, so the rules apply at once.
+  c.add_file_only("user", [this, seen = std::set<std::string>()](
+                              std::span<const std::string> args) mutable -> std::string {
+    if (args.empty()) return "Bad directive or wrong number of arguments";
+    // Redis names the argument at the failing rule's index counted from the line's start
+    // ("user" is argument 0), which is how its message reads.
+    auto culprit = [&](size_t index) { return index == 0 ? std::string("user") : args[index - 1]; };
+    if (!seen.insert(args[0]).second) {
+      return "Error in user declaration '" + culprit(1) +
+             "': Duplicate user found. A user can only be defined once in config files";
+    }
+    // The default user exists already: its line starts from a reset, as in Redis.
+    const bool existing = args[0] == "default";
+    std::vector<std::string_view> rules;
+    if (existing) rules.push_back("reset");
+    rules.insert(rules.end(), args.begin() + 1, args.end());
+    size_t failed = 0;
+    std::string reason;
+    std::string error = state_.acl().set_user(args[0], rules, &failed, &reason);
+    if (error.empty()) return "";
+    if (existing) --failed;
+    if (reason.empty()) return error.substr(4);  // a username or parenthesis problem
+    return "Error in user declaration '" + culprit(failed) + "': " + reason;
+  });
   c.add_enum("enable-debug-command", &command.enable_debug_command,
              {{"no", kDebugCommandNo}, {"yes", kDebugCommandYes}, {"local", kDebugCommandLocal}},
              kConfigImmutable);

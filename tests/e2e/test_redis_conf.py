@@ -67,7 +67,7 @@ def test_debian_stock_redis_conf_starts(tmp_path):
 @pytest.mark.parametrize("name, value, feature", [
     ("tls-port", "6380", "TLS"),
     ("cluster-enabled", "yes", "Redis Cluster"),
-    ("acllog-max-len", "256", "ACL"),
+    ("acl-pubsub-default", "allchannels", "ACL"),
     ("stream-node-max-entries", "50", "streams"),
 ])
 def test_missing_feature_takes_only_its_default(keywarden, name, value, feature):

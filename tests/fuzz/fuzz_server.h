@@ -102,6 +102,7 @@ class FuzzServer {
   // Back to the state of a new FuzzServer (see the header comment).
   void reset() {
     drop_clients();
+    reset_acl();
     add_clients();
     for (int i = 0; i < state.keyspace().database_count(); ++i) state.keyspace().db(i).clear(false);
     if (scripting_used_ || engine->cached_scripts() > 0 || engine->library_count() > 0) {
@@ -175,9 +176,23 @@ class FuzzServer {
   std::vector<std::unique_ptr<FuzzClient>> clients;
 
  private:
+  // Only the default user, as it starts, and an empty ACL log.
+  void reset_acl() {
+    AclStore& acl = state.acl();
+    std::vector<std::string> others;
+    for (const auto& [name, user] : acl.users()) {
+      if (name != "default") others.push_back(name);
+    }
+    for (const std::string& name : others) acl.delete_user(name);
+    const std::string_view rules[] = {"reset", "on", "nopass", "~*", "&*", "+@all"};
+    acl.set_user("default", rules);
+    acl.reset_log();
+  }
   void add_clients() {
     for (int i = 0; i < client_count_; ++i) {
       clients.push_back(std::make_unique<FuzzClient>(static_cast<uint64_t>(i + 1)));
+      // As a network client: the default user, so that AUTH and ACL checks are exercised.
+      clients.back()->session.user = state.acl().default_user();
     }
   }
   // As a closed connection leaves: unblocked, unsubscribed (its transaction unwatches itself).

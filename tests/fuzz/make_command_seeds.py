@@ -112,6 +112,31 @@ SUB_EXAMPLES = {
     ('function', 'list'): [['WITHCODE', 'LIBRARYNAME', 'l*']], ('function', 'delete'): [['lib']],
     ('function', 'restore'): [['bad', 'REPLACE']],
     ('pubsub', 'channels'): [['c*']], ('pubsub', 'numsub'): [['ch']],
+    # Hostile rule strings: unbalanced selectors, odd key permissions, bad hashes, bars.
+    ('acl', 'setuser'): [['u', 'on', '>pw', '~k*', '%R~r*', '%W~w*', '&c*'],
+                         ['u', '+@all', '-flushall', '+select|0', '-config|set'],
+                         ['u', '(~a', '+get)', '(+set ~b &c)'],
+                         ['u', '(', '%RWX~a', '#' + 'a' * 63, '+config|get|x', '+|', '-@'],
+                         ['u', '("")', '(\'a', 'resetkeys', 'allkeys', '~x', 'reset', '!zz']],
+    ('acl', 'getuser'): [['u'], ['default']], ('acl', 'deluser'): [['u', 'v']],
+    ('acl', 'dryrun'): [['u', 'get', 'k'], ['u', 'zunionstore', 'd', '2', 'k', 'x'],
+                        ['default', 'publish', 'c', 'm']],
+    ('acl', 'log'): [['2'], ['RESET'], []], ('acl', 'cat'): [['string'], []],
+    ('acl', 'genpass'): [['5'], ['4096']],
+}
+# Seeds that mix commands: a restricted user logs in, then its commands, keys, channels and
+# scripts are checked (client, command, subcommand, arguments).
+MIXED_SEEDS = {
+    'acl_checks': [
+        (0, 'acl', 'setuser', ['u', 'on', '>pw', '+@all', '-flushall', '~k*', '&c']),
+        (0, 'acl', 'setuser', ['u', '(+set ~w)']),
+        (1, 'auth', '', ['u', 'pw']), (1, 'get', '', ['k']), (1, 'get', '', ['x']),
+        (1, 'set', '', ['w', '1']), (1, 'flushall', '', []), (1, 'publish', '', ['d', 'm']),
+        (1, 'eval', '', ["return redis.pcall('get', 'x')", '0']),
+        (1, 'multi', '', []), (1, 'flushall', '', []), (1, 'exec', '', []),
+        (0, 'acl', 'setuser', ['u', 'resetchannels']), (0, 'acl', 'deluser', ['u']),
+        (1, 'get', '', ['k']), (0, 'acl', 'log', []),
+    ],
 }
 SETUP = [['SET', 'k', '10'], ['RPUSH', 'l', 'a', 'b', 'c'], ['HSET', 'h', 'f', 'v', 'g', '1'],
          ['SADD', 's', 'a', 'b', '1'], ['ZADD', 'z', '1', 'a', '2', 'b', '3', 'c'],
@@ -151,6 +176,13 @@ def main():
         if len(seed) > 4096:
             continue
         file_name = (name + ('_' + sub if sub else '')).replace('|', '_')
+        with open(os.path.join(out_dir, file_name), 'wb') as f:
+            f.write(seed)
+        written += 1
+    for file_name, steps in MIXED_SEEDS.items():
+        seed = b''
+        for client, name, sub, args in steps:
+            seed += encode_command(index_of[(name, sub)], args[:7], client)
         with open(os.path.join(out_dir, file_name), 'wb') as f:
             f.write(seed)
         written += 1

@@ -43,7 +43,7 @@ TEST(ConnectionCommands, AuthWithoutPassword) {
 
 TEST(ConnectionCommands, RequirePassGatesCommands) {
   CommandHarness h;
-  h.state.settings().requirepass = "pw";
+  h.state.acl().set_default_password("pw");  // what requirepass does
   h.session.authenticated = false;
   EXPECT_EQ(h.call("PING"), "-NOAUTH Authentication required.");
   EXPECT_EQ(h.call("NOSUCH"), "-ERR unknown command 'NOSUCH', with args beginning with: ");

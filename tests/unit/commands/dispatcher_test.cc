@@ -67,7 +67,7 @@ class DispatcherTest : public ::testing::Test {
   }
 
   void require_password() {
-    h.state.settings().requirepass = "secret";
+    h.state.acl().set_default_password("secret");  // what requirepass does
     h.session.authenticated = false;
   }
   // Memory over a 1000-byte limit, with noeviction: denyoom commands get -OOM.

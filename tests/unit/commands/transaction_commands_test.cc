@@ -123,7 +123,7 @@ TEST(TransactionCommands, ExecWithWrongArityInsideMultiEndsIt) {
 TEST(TransactionCommands, NoAuthInsideMultiAborts) {
   CommandHarness h;
   EXPECT_EQ(h.call("MULTI"), "+OK");
-  h.state.settings().requirepass = "secret";
+  h.state.acl().set_default_password("secret");  // what requirepass does
   h.session.authenticated = false;
   EXPECT_EQ(h.call("SET k v"), "-NOAUTH Authentication required.");
   EXPECT_EQ(h.call("EXEC"),

@@ -377,7 +377,7 @@ TEST_F(ConnectionTest, OnlyCommandsThatRanAreReported) {
 }
 
 TEST_F(ConnectionTest, AuthenticationSwitchesTheParsersUnauthenticatedLimits) {
-  host.state().settings().requirepass = "secret";
+  host.state().acl().set_default_password("secret");  // what requirepass does
   Peer& refused = open();
   EXPECT_EQ(round_trip(refused, "PING\r\n*11\r\n"),
             "-NOAUTH Authentication required.\r\n"
