@@ -25,6 +25,8 @@ void register_pubsub_commands(CommandTable& table);
 void register_introspection_commands(CommandTable& table);
 // MULTI, EXEC, DISCARD, WATCH, UNWATCH.
 void register_transaction_commands(CommandTable& table);
+// LOCK.ACQUIRE, LOCK.RELEASE, LOCK.INFO: native locks on Redisson lock hashes.
+void register_lock_commands(CommandTable& table);
 
 class ConfigRegistry;
 class ServerState;
@@ -48,6 +50,7 @@ inline void register_data_commands(CommandTable& table) {
   register_pubsub_commands(table);
   register_introspection_commands(table);
   register_transaction_commands(table);
+  register_lock_commands(table);
 }
 
 }  // namespace keywarden
