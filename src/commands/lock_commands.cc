@@ -125,6 +125,26 @@ void forget_binding(CommandContext& ctx, std::string_view name, std::string_view
   });
 }
 
+// Forgets the names whose lock is gone (deleted by a script, a DEL…) and the queues that have
+// emptied, once the sets have doubled since the last time.
+void prune_lock_table(CommandContext& ctx) {
+  LockTable& locks = ctx.server.locks();
+  if (!locks.prune_due()) return;
+  Keyspace& keyspace = ctx.server.keyspace();
+  std::erase_if(locks.held(), [&](const LockTable::Name& name) {
+    Database& db = keyspace.db(name.first);
+    const Entry* entry = db.find_raw(name.second);
+    return entry == nullptr || db.is_expired(entry, ctx.now_ms);
+  });
+  std::erase_if(locks.contended(), [&](const LockTable::Name& name) {
+    for (const ClientSession* waiter : ctx.server.blocking().waiters(name.first, name.second)) {
+      if (is_lock_waiter(waiter)) return false;
+    }
+    return true;
+  });
+  locks.pruned();
+}
+
 // Gives `request.owner` one more hold (`holds` after it) of the lock at `entry` (null: the
 // lock is free and its hash is created) with a fresh lease, and replies the hold count.
 void grant(CommandContext& ctx, Entry* entry, const AcquireRequest& request, int64_t holds) {
@@ -150,6 +170,7 @@ void grant(CommandContext& ctx, Entry* entry, const AcquireRequest& request, int
   ++locks.stats().grants;
   if (ctx.session.blocked.blocked()) ++locks.stats().handoffs;
   locks.granted(ctx.session.db, request.name);
+  prune_lock_table(ctx);
   if (request.bind) remember_binding(ctx, request);
   ctx.reply.integer(holds);
 }
@@ -179,6 +200,7 @@ void lock_acquire_command(CommandContext& ctx) {
   if (!request.wait || !ctx.may_block()) return ctx.reply.null_array();
   ctx.block_until_key_changes(request.name, request.deadline_ms);
   ctx.server.locks().queued(ctx.session.db, request.name);
+  prune_lock_table(ctx);
 }
 
 // LOCK.RELEASE name owner [ALL]: one hold less (every hold with ALL). Replies the holds left

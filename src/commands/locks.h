@@ -12,6 +12,8 @@
 // The grants bound to a connection (BIND) are listed in that client's session (LockGrant).
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -51,8 +53,14 @@ class LockTable {
   // Mutable so that INFO may prune names whose key has gone since.
   std::set<Name>& held() { return held_; }
   std::set<Name>& contended() { return contended_; }
+  // Whether the sets have grown enough since the last pruning to be pruned again (amortised
+  // O(1) per grant, whatever deleted the keys). The caller prunes, then calls pruned().
+  bool prune_due() const { return held_.size() + contended_.size() >= prune_at_; }
+  void pruned() { prune_at_ = std::max<size_t>(kMinPruneAt, 2 * (held_.size() + contended_.size())); }
 
  private:
+  static constexpr size_t kMinPruneAt = 1024;
+  size_t prune_at_ = kMinPruneAt;
   std::set<Name> held_;
   std::set<Name> contended_;
   LockStats stats_;

@@ -249,5 +249,16 @@ TEST(LockCommandsTest, InfoShowsHolderLeaseAndQueue) {
             "[\"holder\", \"o\", \"holds\", :2, \"lease-ms\", :750, \"waiters\", [[\"w\", :250]]]");
 }
 
+TEST(LockCommandsTest, NamesOfLocksDeletedBehindItsBackAreForgotten) {
+  CommandHarness h;
+  for (int i = 0; i < 1100; ++i) {
+    h.call("LOCK.ACQUIRE lk" + std::to_string(i) + " o 60000");
+    h.call("DEL lk" + std::to_string(i));  // as a script would, without LOCK.RELEASE
+  }
+  h.call("LOCK.ACQUIRE kept o 60000");
+  EXPECT_LT(h.state.locks().held().size(), 100u);
+  EXPECT_EQ(h.state.locks().held().count({0, "kept"}), 1u);
+}
+
 }  // namespace
 }  // namespace keywarden
