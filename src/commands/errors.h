@@ -249,7 +249,8 @@ inline constexpr std::string_view kBgsaveAofInProgress =
     "order to schedule a BGSAVE whenever possible.";
 
 // Native locks (lock_commands.cc): our own texts, Redis has no such commands.
-inline constexpr std::string_view kLockLease = "ERR lease must be a positive integer (milliseconds)";
+inline constexpr std::string_view kLockLease =
+    "ERR lease must be a positive integer (milliseconds)";
 inline constexpr std::string_view kLockLeaseTooLong =
     "ERR invalid expire time in 'lock.acquire' command";
 inline constexpr std::string_view kLockBindInScript = "ERR BIND is not allowed from scripts";

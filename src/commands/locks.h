@@ -56,7 +56,9 @@ class LockTable {
   // Whether the sets have grown enough since the last pruning to be pruned again (amortised
   // O(1) per grant, whatever deleted the keys). The caller prunes, then calls pruned().
   bool prune_due() const { return held_.size() + contended_.size() >= prune_at_; }
-  void pruned() { prune_at_ = std::max<size_t>(kMinPruneAt, 2 * (held_.size() + contended_.size())); }
+  void pruned() {
+    prune_at_ = std::max<size_t>(kMinPruneAt, 2 * (held_.size() + contended_.size()));
+  }
 
  private:
   static constexpr size_t kMinPruneAt = 1024;

@@ -346,9 +346,9 @@ void errorstats_section(InfoText& info, Server& server) {
   }
 }
 
-// Locks (keywarden's own section, only when asked for by name: INFO locks): the natively granted locks
-// still held, the clients queued in LOCK.ACQUIRE, and the counters. Names whose key has gone
-// (released by a script, a DEL) or whose queue has emptied are pruned on the way.
+// Locks (keywarden's own section, only when asked for by name: INFO locks): the natively
+// granted locks still held, the clients queued in LOCK.ACQUIRE, and the counters. Names whose
+// key has gone (released by a script, a DEL) or whose queue has emptied are pruned on the way.
 void locks_section(InfoText& info, Server& server, int64_t now_ms) {
   ServerState& state = server.state();
   LockTable& locks = state.locks();

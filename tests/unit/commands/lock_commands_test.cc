@@ -64,7 +64,8 @@ TEST(LockCommandsTest, ReleasePropagatesAsOrdinaryHashCommands) {
 TEST(LockCommandsTest, BadArgumentsAndWrongTypes) {
   CommandHarness h;
   h.call("SET s x");
-  EXPECT_EQ(h.call("LOCK.ACQUIRE lk o"), "-ERR wrong number of arguments for 'lock.acquire' command");
+  EXPECT_EQ(h.call("LOCK.ACQUIRE lk o"),
+            "-ERR wrong number of arguments for 'lock.acquire' command");
   EXPECT_EQ(h.call("LOCK.ACQUIRE lk o 0"), "-ERR lease must be a positive integer (milliseconds)");
   EXPECT_EQ(h.call("LOCK.ACQUIRE lk o -5"), "-ERR lease must be a positive integer (milliseconds)");
   EXPECT_EQ(h.call("LOCK.ACQUIRE lk o x"), "-ERR lease must be a positive integer (milliseconds)");
@@ -239,7 +240,8 @@ TEST(LockCommandsTest, BoundGrantsAreReleasedWithTheConnection) {
 
 TEST(LockCommandsTest, InfoShowsHolderLeaseAndQueue) {
   CommandHarness h;
-  EXPECT_EQ(h.call("LOCK.INFO lk"), "[\"holder\", (nil), \"holds\", :0, \"lease-ms\", :-2, \"waiters\", []]");
+  EXPECT_EQ(h.call("LOCK.INFO lk"),
+            "[\"holder\", (nil), \"holds\", :0, \"lease-ms\", :-2, \"waiters\", []]");
   h.call("LOCK.ACQUIRE lk o 1000");
   h.call("LOCK.ACQUIRE lk o 1000");
   HarnessClient& waiter = h.new_client();
