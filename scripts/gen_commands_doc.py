@@ -122,6 +122,12 @@ NEWER = {
                             "Redis 7.0 replicas apply it; the texts of its numkeys errors are our "
                             "own (the 8.4 source was not at hand)."),
     "delifeq": ("Valkey 9.0", "Propagated as DEL."),
+    "lock.acquire": ("keywarden", "keywarden's own (issue 19, docs/locks.md): a Redisson lock "
+                                  "hash with a server-side FIFO queue; propagated as HINCRBY + "
+                                  "PEXPIREAT."),
+    "lock.release": ("keywarden", "keywarden's own (docs/locks.md); propagated as HINCRBY, HDEL "
+                                  "or DEL."),
+    "lock.info": ("keywarden", "keywarden's own (docs/locks.md)."),
 }
 
 # Where single commands that are not here yet are planned.

@@ -60,6 +60,7 @@ void BlockingRegistry::unblock(ClientSession& session) {
   blocked.registry_ = nullptr;
   blocked.reply_on_timeout_ = false;
   blocked.timing_out_ = false;
+  blocked.wakes_on_any_change_ = false;
   blocked.args_.clear();
   blocked.keys_.clear();
   --blocked_count_;

@@ -11,6 +11,10 @@
 // walk goes on until no key is ready. Clients whose deadline passes get the command's timeout
 // reply from the server's loop.
 //
+// Lock waiters (LOCK.ACQUIRE) are the exception: they wake on any signal of their key, also
+// when a deletion, an expiry or an eviction removed it, since a lock is free when its key is
+// gone.
+//
 // Waking by "a write touched the key and it now holds the right type" reproduces what Redis
 // 7.0 observes: a key deleted, renamed away or expired leaves its waiters waiting; a key that
 // comes back as the right type (a push, RENAME, MOVE, SWAPDB, a transaction) wakes them; a key
@@ -65,6 +69,10 @@ class BlockedCommand {
   void set_reply_on_timeout(bool on) { reply_on_timeout_ = on; }
   bool timing_out() const { return timing_out_; }
   void set_timing_out(bool on) { timing_out_ = on; }
+  // The command runs again whenever its key is signalled, whatever the key holds, even when it
+  // is gone: LOCK.ACQUIRE waits for its key to disappear, the opposite of a list waiter.
+  bool wakes_on_any_change() const { return wakes_on_any_change_; }
+  void set_wakes_on_any_change(bool on) { wakes_on_any_change_ = on; }
 
  private:
   friend class BlockingRegistry;
@@ -81,6 +89,7 @@ class BlockedCommand {
   std::string serving_key_;
   bool reply_on_timeout_ = false;
   bool timing_out_ = false;
+  bool wakes_on_any_change_ = false;
   std::multimap<int64_t, ClientSession*>::iterator deadline_entry_;
 };
 

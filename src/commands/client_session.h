@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "commands/blocking.h"
+#include "commands/locks.h"
 #include "commands/transactions.h"
 #include "pubsub/pubsub.h"
 
@@ -55,6 +57,8 @@ struct ClientSession {
   const Command* last_command = nullptr;
   ClientTransaction transaction;  // MULTI state and watched keys
   BlockedCommand blocked;         // the command it waits in, when blocked on keys
+  // Locks granted to this connection with BIND: released when it closes.
+  std::vector<LockGrant> bound_locks;
   // The client as the pub/sub hub sees it (its subscriptions, where its messages go); null for
   // a client that cannot subscribe.
   Subscriber* subscriber = nullptr;

@@ -157,7 +157,8 @@ class CommandContext {
   // swapping). The caller counts the change with changed_without_key().
   void database_replaced(Database& emptied, Database* replaced_with = nullptr) {
     server.watches().touch_all_in_db(emptied, replaced_with, now_ms);
-    if (replaced_with != nullptr) server.blocking().signal_all_in_db(emptied.index());
+    // A flush serves no list waiter but frees every lock of the database.
+    server.blocking().signal_all_in_db(emptied.index());
   }
   // A key added that Redis neither counts nor announces nor propagates (DEBUG POPULATE): WATCH
   // and blocked clients are still told.
@@ -202,6 +203,18 @@ class CommandContext {
       return;
     }
     server.blocking().block(session, command, args, session.db, keys, type, deadline_ms, now_ms);
+  }
+  // Parks the client on `key` until any write, deletion, expiry or eviction signals it, then
+  // runs this command again (which may block again, keeping its place); or until
+  // `deadline_ms` (0: never), then replies a null array. LOCK.ACQUIRE's queue.
+  void block_until_key_changes(std::string_view key, int64_t deadline_ms) {
+    if (session.blocked.blocked()) {
+      blocked_again_ = true;
+      return;
+    }
+    server.blocking().block(session, command, args, session.db, {&key, 1}, ValueType::kHash,
+                            deadline_ms, now_ms);
+    session.blocked.set_wakes_on_any_change(true);
   }
   // Parks the client without keys until `deadline_ms` (0: never): WAIT, which the replication
   // service runs again as replicas acknowledge (ReplicationHost::retry_blocked_client), and

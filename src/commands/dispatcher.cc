@@ -282,10 +282,11 @@ void Dispatcher::serve_ready_keys(const std::function<void(ClientSession&)>& rer
       for (ClientSession* waiter : registry.waiters(ready.db, ready.key)) {
         // An earlier waiter may have emptied or replaced the key, or served this waiter
         // through another of its keys.
-        Entry* entry = db.find_raw(ready.key);
-        if (entry == nullptr || db.is_expired(entry, server_.clock().wall_ms())) break;
-        if (!waiter->blocked.blocked() || entry->value.type() != waiter->blocked.type()) {
-          continue;
+        if (!waiter->blocked.blocked()) continue;
+        if (!waiter->blocked.wakes_on_any_change()) {
+          Entry* entry = db.find_raw(ready.key);
+          if (entry == nullptr || db.is_expired(entry, server_.clock().wall_ms())) continue;
+          if (entry->value.type() != waiter->blocked.type()) continue;
         }
         waiter->blocked.set_serving_key(ready.key);
         rerun(*waiter);

@@ -262,4 +262,11 @@ inline constexpr std::string_view kBgsaveAofInProgress =
     "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in "
     "order to schedule a BGSAVE whenever possible.";
 
+// Native locks (lock_commands.cc): our own texts, Redis has no such commands.
+inline constexpr std::string_view kLockLease =
+    "ERR lease must be a positive integer (milliseconds)";
+inline constexpr std::string_view kLockLeaseTooLong =
+    "ERR invalid expire time in 'lock.acquire' command";
+inline constexpr std::string_view kLockBindInScript = "ERR BIND is not allowed from scripts";
+
 }  // namespace keywarden::errors

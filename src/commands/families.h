@@ -27,6 +27,8 @@ void register_introspection_commands(CommandTable& table);
 void register_transaction_commands(CommandTable& table);
 // ACL and its subcommands (acl_commands.cc; the users are ServerState::acl()).
 void register_acl_commands(CommandTable& table);
+// LOCK.ACQUIRE, LOCK.RELEASE, LOCK.INFO: native locks on Redisson lock hashes.
+void register_lock_commands(CommandTable& table);
 
 class ConfigRegistry;
 class ServerState;
@@ -51,6 +53,7 @@ inline void register_data_commands(CommandTable& table) {
   register_introspection_commands(table);
   register_transaction_commands(table);
   register_acl_commands(table);
+  register_lock_commands(table);
 }
 
 }  // namespace keywarden

@@ -26,12 +26,16 @@ void ServerState::key_expired(int db, std::string_view key) {
   propagator_.add(db, {keyspace_.lazy_free().settings().lazy_expire ? "UNLINK" : "DEL", key});
   // A deletion by expiry is a change for WATCH, as in Redis 7.0.
   watches_.touch(keyspace_.db(db), key);
+  blocking_.signal(db, key);
+  locks_.expired(db, key);
   notify_keyspace_event(kNotifyExpired, "expired", key, db);
 }
 
 void ServerState::key_evicted(int db, std::string_view key, bool lazy) {
   propagator_.add(db, {lazy ? "UNLINK" : "DEL", key});
   watches_.touch(keyspace_.db(db), key);
+  blocking_.signal(db, key);
+  locks_.released(db, key);
   notify_keyspace_event(kNotifyEvicted, "evicted", key, db);
 }
 

@@ -15,6 +15,7 @@
 #include "commands/client_pause.h"
 #include "commands/command_table.h"
 #include "commands/eviction.h"
+#include "commands/locks.h"
 #include "commands/propagation.h"
 #include "commands/replication_role.h"
 #include "commands/service.h"
@@ -122,6 +123,8 @@ class ServerState final : public KeyspaceListener {
   WatchRegistry& watches() { return watches_; }
   // Which clients are blocked on which keys (BLPOP…).
   BlockingRegistry& blocking() { return blocking_; }
+  // The locks granted natively and their counters (locks.h).
+  LockTable& locks() { return locks_; }
   // Channels, patterns and their subscribers; keyspace notifications are published here.
   PubSub& pubsub() { return pubsub_; }
   // maxmemory, its policy's evictions and the memory gauge they read (eviction.h).
@@ -172,7 +175,8 @@ class ServerState final : public KeyspaceListener {
   // The deletions no command asked for take one path each, as a command's changes do
   // (CommandContext::changed): the effect (DEL, or UNLINK when freed lazily) joins the
   // propagation batch, WATCH learns of the change, the event fires. Neither counts as a change
-  // (Redis leaves server.dirty alone) nor wakes blocked clients (a key gone serves nobody).
+  // (Redis leaves server.dirty alone). The key is signalled to the blocked clients: a key gone
+  // serves no list waiter, but it frees a lock its LOCK.ACQUIRE waiters queue for.
   // Expiry, lazy or active: fires `expired`.
   void key_expired(int db, std::string_view key) override;
   // Eviction, after it removed the key (freed lazily when `lazy`): fires `evicted`.
@@ -199,6 +203,7 @@ class ServerState final : public KeyspaceListener {
   ServiceRegistry services_;
   WatchRegistry watches_;
   BlockingRegistry blocking_;
+  LockTable locks_;
   PubSub pubsub_;
   Evictor eviction_{*this};
   AclStore acl_{commands_};

@@ -328,6 +328,12 @@ void ClientRegistry::queue_write(Connection* connection) {
 
 void ClientRegistry::connection_closed(Connection* connection) {
   closed_connections_.push_back(connection->id());
+  // A closed connection's bound locks are free at once; their waiters are served after the
+  // command that closed it, or before the loop sleeps. Not when the server drops every
+  // connection on its way out: the locks' leases stay what the AOF and the replicas know.
+  if (!dropping_all_) {
+    release_bound_locks(dispatcher_, connection->session(), state_.clock().wall_ms());
+  }
   client_memory_ -= connection->reported_memory;
   connection->reported_memory = 0;
   if (connection->monitor() && diagnostics_ != nullptr) {
@@ -381,6 +387,9 @@ void ClientRegistry::before_sleep() {
     state_.propagator().flush();
     for (auto& [id, connection] : connections_) connection->resume();
   }
+  // Locks freed outside a command (active expiry, eviction in the cron, a bound holder's
+  // connection closed) go to their first waiter now, in the same loop turn.
+  if (state_.blocking().has_ready()) serve_blocked_clients();
   // Blocked clients whose deadline passed get their timeout reply; served and timed-out
   // clients then run what they sent meanwhile (which may serve or block others in turn).
   for (ClientSession* waiter : state_.blocking().timed_out(clock.wall_ms())) {
@@ -425,7 +434,11 @@ void ClientRegistry::flush_all() {
   for (auto& [id, connection] : connections_) connection->flush();
 }
 
-void ClientRegistry::drop_all() { connections_.clear(); }
+void ClientRegistry::drop_all() {
+  dropping_all_ = true;
+  connections_.clear();
+  dropping_all_ = false;
+}
 
 void ClientRegistry::cron(int64_t now_ms) {
   close_idle_clients(now_ms);

@@ -156,6 +156,7 @@ class ClientRegistry final : public Service, public ConnectionHost, public Repli
   std::map<uint64_t, std::unique_ptr<Connection>> connections_;
   std::vector<Connection*> pending_writes_;
   std::vector<uint64_t> closed_connections_;
+  bool dropping_all_ = false;  // drop_all() runs: closing connections release no locks
   std::vector<uint64_t> resume_ids_;  // unblocked clients to run at the next before_sleep
   uint64_t last_client_id_ = 0;
   uint64_t clients_cron_cursor_ = 0;  // the id clients_cron() visited last

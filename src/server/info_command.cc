@@ -56,8 +56,10 @@ class SectionRequest {
     }
   }
 
-  bool wants(std::string_view section) const {
-    if (all_) return true;
+  bool wants(std::string_view section) const { return all_ || named(section); }
+  // Asked for by name: keywarden's own sections, which "all" and "everything" leave out so
+  // that those show Redis's sections exactly.
+  bool named(std::string_view section) const {
     for (std::string_view name : names_) {
       if (equals_ignore_case(name, section)) return true;
     }
@@ -344,6 +346,34 @@ void errorstats_section(InfoText& info, Server& server) {
   }
 }
 
+// Locks (keywarden's own section, only when asked for by name: INFO locks): the natively
+// granted locks still held, the clients queued in LOCK.ACQUIRE, and the counters. Names whose
+// key has gone (released by a script, a DEL) or whose queue has emptied are pruned on the way.
+void locks_section(InfoText& info, Server& server, int64_t now_ms) {
+  ServerState& state = server.state();
+  LockTable& locks = state.locks();
+  std::erase_if(locks.held(), [&](const LockTable::Name& name) {
+    Database& db = state.keyspace().db(name.first);
+    const Entry* entry = db.find_raw(name.second);
+    return entry == nullptr || db.is_expired(entry, now_ms) ||
+           entry->value.type() != ValueType::kHash;
+  });
+  size_t waiters = 0;
+  std::erase_if(locks.contended(), [&](const LockTable::Name& name) {
+    size_t queued = 0;
+    for (const ClientSession* waiter : state.blocking().waiters(name.first, name.second)) {
+      if (waiter->blocked.wakes_on_any_change()) ++queued;
+    }
+    waiters += queued;
+    return queued == 0;
+  });
+  info.field("locks_held", locks.held().size());
+  info.field("lock_waiters", waiters);
+  info.field("lock_grants", locks.stats().grants);
+  info.field("lock_handoffs", locks.stats().handoffs);
+  info.field("lock_expired_while_held", locks.stats().expired_while_held);
+}
+
 void keyspace_section(InfoText& info, Server& server, int64_t now_ms) {
   Keyspace& keyspace = server.state().keyspace();
   for (int i = 0; i < keyspace.database_count(); ++i) {
@@ -391,6 +421,10 @@ void info_command(CommandContext& ctx) {
   section("latencystats", "Latencystats", [] {});
   section("cluster", "Cluster", [&] { info.field("cluster_enabled", 0); });
   section("keyspace", "Keyspace", [&] { keyspace_section(info, server, ctx.now_ms); });
+  if (request.named("locks")) {
+    info.section("Locks");
+    locks_section(info, server, ctx.now_ms);
+  }
   ctx.reply.verbatim(info.text());
 }
 
