@@ -169,6 +169,8 @@ class ServerState final : public KeyspaceListener {
   // (Redis leaves server.dirty alone) nor wakes blocked clients (a key gone serves nobody).
   // Expiry, lazy or active: fires `expired`.
   void key_expired(int db, std::string_view key) override;
+  void hash_fields_expired(int db, std::string_view key, const std::vector<std::string>& fields,
+                           bool key_deleted) override;
   // Eviction, after it removed the key (freed lazily when `lazy`): fires `evicted`.
   void key_evicted(int db, std::string_view key, bool lazy);
 
