@@ -128,6 +128,8 @@ class Database {
   // Re-reads the earliest field deadline of the hash `entry` holds and files it in the field
   // index (or takes it out when no field has one). Call after changing a hash's fields.
   void refresh_field_expiry(Entry* entry);
+  // Takes the hash `entry` holds out of the field index, before its value is replaced in place.
+  void forget_field_expiry(Entry* entry) { field_expiry_.remove(entry); }
   // Deletes up to `limit` fields of the hash `entry` holds whose deadline is before `now_ms`,
   // and the key with the last one, telling the listener. Returns how many fields went and
   // sets *key_deleted (the entry is freed then). Does nothing while expiry is held.

@@ -77,6 +77,7 @@ void ExpiryIndex::sift_down(size_t index) {
 }
 
 void ExpiryIndex::set(Entry* entry, int64_t deadline_ms) {
+  assert(indexable(entry));
   if (slot_of(entry) == kNotInExpiryIndex) {
     if (size_ == capacity_ && !reallocate(capacity_ == 0 ? kMinCapacity : 2 * capacity_)) {
       throw std::bad_alloc();
@@ -101,6 +102,7 @@ void ExpiryIndex::set(Entry* entry, int64_t deadline_ms) {
 }
 
 void ExpiryIndex::remove(Entry* entry) {
+  if (!indexable(entry)) return;
   size_t index = slot_of(entry);
   if (index == kNotInExpiryIndex) return;
   assert(heap_[index].entry == entry);

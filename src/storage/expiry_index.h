@@ -53,10 +53,13 @@ class ExpiryIndex {
   int64_t front_deadline() const { return size_ == 0 ? INT64_MAX : heap_[0].deadline_ms; }
   // The deadline of an indexed entry; kNoExpiry for one that is not indexed.
   int64_t deadline_of(const Entry* entry) const {
+    if (!indexable(entry)) return kNoExpiry;
     const uint32_t slot = slot_of(entry);
     return slot == kNotInExpiryIndex ? kNoExpiry : heap_[slot].deadline_ms;
   }
-  bool contains(const Entry* entry) const { return slot_of(entry) != kNotInExpiryIndex; }
+  bool contains(const Entry* entry) const {
+    return indexable(entry) && slot_of(entry) != kNotInExpiryIndex;
+  }
   // Empties the index without touching its entries (they are being freed elsewhere).
   void abandon() {
     release();
@@ -83,6 +86,11 @@ class ExpiryIndex {
   static constexpr size_t kMinCapacity = 16;
 
   static_assert(kNotInExpiryIndex == kHashNotIndexed);
+  // Whether `entry` can be in this index at all: any key for the key index, only hashes for
+  // the field index (whose slot lives in the hash).
+  bool indexable(const Entry* entry) const {
+    return kind_ == Kind::kKeys || entry->value.type() == ValueType::kHash;
+  }
   uint32_t& slot_of(Entry* entry) const {
     return kind_ == Kind::kKeys ? entry->expiry_slot : entry->value.as<HashValue>().index_slot();
   }
