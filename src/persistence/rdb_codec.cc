@@ -1082,8 +1082,12 @@ DumpPayloadStatus decode_dump_payload(std::string_view payload, const CommandSet
   // Redis's verifyDumpPayload: a footer of a version we can read and a matching CRC64.
   if (payload.size() < 10) return DumpPayloadStatus::kBadFooter;
   const auto* footer = reinterpret_cast<const unsigned char*>(payload.data() + payload.size() - 10);
+  // Up to 10 as Redis 7.0, and 12 (Redis 7.4+, which hashes with field deadlines need; a
+  // Redis 8 DUMP of anything else carries it too). 11 stays refused as 7.0 refuses it: the
+  // 7.2 types it brings are not loaded here.
   const uint64_t version = get_le(footer, 2);
-  if (version > static_cast<uint64_t>(rdb::kVersionWithFieldTtl)) {
+  if (version > static_cast<uint64_t>(rdb::kVersion) &&
+      version != static_cast<uint64_t>(rdb::kVersionWithFieldTtl)) {
     return DumpPayloadStatus::kBadFooter;
   }
   if (crc64(0, payload.substr(0, payload.size() - 8)) != get_le(footer + 2, 8)) {

@@ -81,7 +81,9 @@ class HashValue final : public Aggregate {
   bool is_listpack() const { return table_ == nullptr; }
   size_t size() const override;
   Encoding encoding() const override {
-    return is_listpack() ? Encoding::kListpack : Encoding::kHashTable;
+    // Redis 7.4+ names a small hash with field deadlines "listpackex".
+    if (!is_listpack()) return Encoding::kHashTable;
+    return listpack_volatile_ > 0 ? Encoding::kListpackEx : Encoding::kListpack;
   }
   std::unique_ptr<Aggregate> clone() const override { return std::make_unique<HashValue>(*this); }
   bool empty() const { return size() == 0; }

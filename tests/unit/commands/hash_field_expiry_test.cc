@@ -49,6 +49,16 @@ TEST_F(HashFieldExpiry, HexpireResultCodesAndPropagation) {
   EXPECT_EQ(db().field_expiry_index().size(), 0u);
 }
 
+TEST_F(HashFieldExpiry, ObjectEncodingNamesListpackex) {
+  h.call("HSET h a 1");
+  EXPECT_EQ(h.encoding("h"), "\"listpack\"");
+  h.call("HEXPIRE h 100 FIELDS 1 a");
+  EXPECT_EQ(h.encoding("h"), "\"listpackex\"");
+  h.call("HSET h b " + std::string(100, 'x'));  // longer than hash-max-listpack-value
+  EXPECT_EQ(h.encoding("h"), "\"hashtable\"");
+  EXPECT_EQ(h.call("HTTL h FIELDS 2 a b"), "[:100, :-1]");
+}
+
 TEST_F(HashFieldExpiry, ConditionsOnFieldsWithoutDeadline) {
   h.call("HSET h a 1");
   EXPECT_EQ(h.call("HEXPIRE h 10 XX FIELDS 1 a"), "[:0]");
