@@ -37,14 +37,20 @@ NOTES = {
     "wait": "Counts replicas that acknowledged the client's last write offset, as Redis 7.0.",
     "psync": "PSYNC2 (current or previous replication ID within the backlog); full syncs "
              "diskless (EOF-mark framing, for replicas with capa eof) or from the RDB file. "
-             "PSYNC … FAILOVER promotes a replica whose replication ID matches (FAILOVER's hand-over).",
+             "PSYNC … FAILOVER promotes a replica whose replication ID matches (FAILOVER's "
+             "hand-over).",
     "sync": "The pre-PSYNC full sync: the image as a plain bulk from the RDB file.",
-    "replconf": "rdb-only and rdb-filter-only are accepted but the whole image and stream "
-                "are sent.",
+    "replconf": "rdb-only and rdb-filter-only are accepted but the whole image and stream are "
+                "sent.",
     "client": "CLIENT SETINFO and CLIENT NO-TOUCH answered as Redis 7.2 does (7.0 lacks them); "
               "TRACKING and CACHING not yet.",
-    "unlink": "A set of 65-128 strings is a listpack here (7.2's encoding), one allocation, so "
-              "it is freed in place where 7.0 hands its hashtable to the lazy-free thread.",
+    "pfadd": "Redis 7.0's bytes, sparse and dense (tests/compat/test_hyperloglog.py). One "
+             "corner of corrupt values differs: on a sparse value ending in a truncated XZERO, "
+             "Redis keeps the byte an edit writes past the string's end and reads it again on "
+             "a later command's edit; keywarden keeps it only within the command.",
+    "pfdebug": "TODENSE and GETREG of a sparse value tell WATCH that the key changed (its "
+               "bytes do); Redis 7.0 counts and propagates the conversion without signalling "
+               "the key.",
     "script|debug": "NO is accepted; the Lua debugger (YES, SYNC) is not built.",
     "function|dump": "Library code is written uncompressed (Redis LZF-compresses long code), "
                      "in payloads as in RDB files; both servers load either.",
@@ -60,11 +66,16 @@ NOTES = {
     "shutdown": "Saves the RDB file as Redis does; an AOF is not flushed by it yet.",
     "dump": "Payloads are Redis's byte for byte except LZF-compressed strings (our own "
             "compressor) and lists (cut into 8 KiB listpack nodes); both servers load either.",
-    "restore": "Loads every encoding Redis 7.0 writes (and 7.2's listpack sets); module and "
-               "stream payloads are refused with Bad data format.",
+    "restore": "Loads every encoding Redis 7.0 writes or reads; module, stream and RDB 11 "
+               "payloads (7.2's listpack sets) are refused with Bad data format, as 7.0 "
+               "refuses the last. `sanitize-dump-payload no|yes|clients` as in 7.0 "
+               "(docs/architecture.md, \"Hostile payloads\"); repeated members or fields and NaN "
+               "scores are refused whatever the setting (7.0 under `no` loads them).",
     "bgsave": "rdb_last_cow_size and current_cow_* are not measured (reported as 0).",
-    "sadd": "Small sets of strings use Redis 7.2's listpack encoding (set-max-listpack-entries/"
-            "-value); 7.0 reports hashtable.",
+    "sadd": "Small sets of strings are kept in one flat buffer (Redis 7.2's listpack layout, "
+            "tuned by 7.2's set-max-listpack-entries/-value), but OBJECT ENCODING reports "
+            "7.0's hashtable for them, and they count as hashtables for lazy freeing, as in "
+            "7.0.",
     "memory|usage": "Counts what the key costs keywarden (its allocation, payload and index "
                     "shares), exactly, so SAMPLES changes nothing.",
     "memory|malloc-stats": "jemalloc's malloc_stats_print report, as Redis; a libc build "
@@ -76,26 +87,51 @@ NOTES = {
     "memory|doctor": "Redis's checks and thresholds on the same figures, in keywarden's words.",
     "lpush": "list-compress-depth is accepted but nodes are never compressed.",
     "debug": "Redis 7.0's HELP text; implemented: DIGEST (Redis's algorithm: equal digests for "
-             "equal data), DIGEST-VALUE, RELOAD with MERGE, NOFLUSH, NOSAVE, LOADAOF, POPULATE, "
-             "OBJECT, SLEEP, LOG, PROTOCOL, HTSTATS, HTSTATS-KEY, LISTPACK, QUICKLIST, MALLCTL, "
-             "MALLCTL-STR, CHANGE-REPL-ID, PAUSE-CRON, REPLYBUFFER, SET-ACTIVE-EXPIRE, "
-             "SET-DISABLE-DENY-SCRIPTS, AOF-FLUSH-SLEEP, QUICKLIST-PACKED-THRESHOLD (checked, "
-             "no plain nodes here), CONFIG-REWRITE-FORCE-ALL (an ordinary rewrite), "
-             "STRINGMATCH-TEST. HTSTATS figures describe keywarden's tables (the expiry heap "
-             "stands for the expires dict). Not implemented: the crash, restart and leak "
-             "entries, cluster ones, ERROR, REPLICATE, SDSLEN, STRUCTSIZE, CLIENT-EVICTION, "
+             "equal data), DIGEST-VALUE, RELOAD with MERGE, NOFLUSH, NOSAVE, LOADAOF, "
+             "POPULATE, OBJECT, SLEEP, LOG, PROTOCOL, HTSTATS, HTSTATS-KEY, LISTPACK, "
+             "QUICKLIST, MALLCTL, MALLCTL-STR, CHANGE-REPL-ID, PAUSE-CRON, REPLYBUFFER, "
+             "SET-ACTIVE-EXPIRE, SET-DISABLE-DENY-SCRIPTS, AOF-FLUSH-SLEEP, "
+             "QUICKLIST-PACKED-THRESHOLD (checked, no plain nodes here), "
+             "CONFIG-REWRITE-FORCE-ALL (an ordinary rewrite), STRINGMATCH-TEST. HTSTATS "
+             "figures describe keywarden's tables (the expiry heap stands for the expires "
+             "dict). Not implemented: the crash, restart and leak entries, cluster ones, "
+             "ERROR, REPLICATE, SDSLEN, STRUCTSIZE, CLIENT-EVICTION, "
              "SET-SKIP-CHECKSUM-VALIDATION.",
     "migrate": "Synchronous on the command thread as in Redis 7.0, each wait bounded by the "
                "timeout; plain TCP only (no TLS to the target), RESTORE rather than "
                "RESTORE-ASKING (no cluster mode).",
     "spop": "With a count, propagated as SREMs in MULTI/EXEC or a DEL, as 7.0; other commands "
             "with several effects are not wrapped yet.",
-    "command": "INFO and DOCS answer with Redis 7.0's metadata (key specifications, tips, argument "
-               "trees) byte for byte, except ZRANK/ZREVRANK's arity (-3, Redis 7.2's WITHSCORE); "
-               "tests/compat/test_command_parity.py compares every shared command.",
-    "command|getkeys": "Driven by the key specifications, falling back to the command's own key "
-                       "finder as Redis does; MIGRATE's finder does not yet step over AUTH/AUTH2 "
-                       "values.",
+    "command": "INFO and DOCS answer with Redis 7.0's metadata (key specifications, tips, "
+               "argument trees) byte for byte, except ZRANK/ZREVRANK's arity (-3, Redis 7.2's "
+               "WITHSCORE); tests/compat/test_command_parity.py compares every shared command.",
+    "command|getkeys": "Driven by the key specifications, falling back to the command's own "
+                       "key finder as Redis does.",
+    "object|encoding": "Redis 7.0's names and conversion rules for every type, whatever the "
+                       "layout kept here (tests/compat/test_object_encoding.py).",
+    "failover": "Redis 7.0's coordinated hand-over (writes held, PSYNC … FAILOVER to the "
+                "target), with keywarden or Redis on either side.",
+    "replicaof": "Redis 7.0's replica side (PSYNC2, disk and diskless load). Diskless load "
+                 "(swapdb, on-empty-db) holds the received image in memory and loads it once "
+                 "whole; swapdb cannot restore the old data if that load fails. No fallback to "
+                 "SYNC for primaries older than PSYNC. Refused from the primary's own stream.",
+    "slaveof": "As `REPLICAOF`.",
+    "geoadd": "Propagated as the ZADD it amounts to, as Redis 7.0.",
+    "set": "IFEQ, IFNE, IFDEQ and IFDNE as Redis 8.4 (a SET whose condition held propagates "
+           "without it; COMMAND DOCS still shows 7.0's argument tree).",
+}
+
+# Commands keywarden takes from releases newer than Redis 7.0 (which the reference server lacks):
+# the release whose documentation and command definitions (src/commands/*.json) they follow,
+# and notes. Every such command must be listed here.
+NEWER = {
+    "digest": ("Redis 8.4", "XXH3-64 as 16 lowercase hex digits, leading zeros kept (8.4.x)."),
+    "delex": ("Redis 8.4", "IFDEQ/IFDNE take exactly 16 hex digits, compared ignoring case; "
+                           "propagated as DEL."),
+    "msetex": ("Redis 8.4", "Propagated as one SET … PXAT (or KEEPTTL) per key in MULTI/EXEC, so "
+                            "Redis 7.0 replicas apply it; the texts of its numkeys errors are our "
+                            "own (the 8.4 source was not at hand)."),
+    "delifeq": ("Valkey 9.0", "Propagated as DEL."),
 }
 
 # Where single commands that are not here yet are planned.
@@ -172,6 +208,11 @@ def main():
             reply = keywarden.execute_command("COMMAND", "INFO", name)
             if reply and reply[0]:
                 implemented.add(name)
+        newer = []  # (group, name, summary) of keywarden's commands that 7.0 lacks
+        for name, doc in pairs(decode(keywarden.execute_command("COMMAND", "DOCS"))).items():
+            if name not in docs:
+                doc = pairs(doc)
+                newer.append((doc.get("group", "?"), name, doc.get("summary", "")))
     finally:
         # Whatever failed, stop every server this script started.
         for process in processes:
@@ -196,8 +237,19 @@ def main():
         else:
             plan = PLANNED_COMMANDS.get(name) or PLANNED.get(group)
             status = f"not yet ({plan})" if plan else "not yet"
-        note = NOTES.get(name, "")
+        note = NOTES.get(name, "").replace("|", "\\|")  # a bar would end the table cell
         out.append(f"| `{name.upper().replace('|', ' ')}` | {status} | {note} |")
+    missing = [name for _, name, _ in newer if name not in NEWER]
+    if missing:
+        raise SystemExit(f"add {', '.join(missing)} to NEWER in scripts/gen_commands_doc.py")
+    out += ["", "## newer than Redis 7.0", "",
+            f"**{len(newer)}** commands from later Redis or Valkey releases, which the reference "
+            "server lacks: their replies follow that release's documentation and command "
+            "definitions, and the tests hold the expected replies.", "",
+            "| command | group | follows | notes |", "| --- | --- | --- | --- |"]
+    for group, name, _ in sorted(newer, key=lambda row: (row[0], row[1])):
+        follows, note = NEWER[name]
+        out.append(f"| `{name.upper().replace('|', ' ')}` | {group} | {follows} | {note} |")
     (REPO / "docs" / "commands.md").write_text("\n".join(out) + "\n")
     print(f"docs/commands.md: {done} of {len(rows)} implemented")
 

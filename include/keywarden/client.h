@@ -5,6 +5,7 @@
 // loads it on the server when the server does not know it yet.
 #pragma once
 
+#include <atomic>
 #include <concepts>
 #include <cstdint>
 #include <functional>
@@ -62,6 +63,7 @@ class LockService;
 
 class Client;
 class Lock;
+class SimpleLock;
 class FairLock;
 class FencedLock;
 class ReadWriteLock;
@@ -148,6 +150,8 @@ class Client {
   // semantics and key layout (see keywarden/lock.h and the headers of each kind). Handles
   // must not outlive the Client.
   Lock get_lock(std::string name);
+  // A non-reentrant single-key lock with an explicit lease (keywarden/simple_lock.h).
+  SimpleLock get_simple_lock(std::string name);
   FairLock get_fair_lock(std::string name);
   FencedLock get_fenced_lock(std::string name);
   ReadWriteLock get_read_write_lock(std::string name);
@@ -162,6 +166,12 @@ class Client {
   friend class Semaphore;
   friend class PermitExpirableSemaphore;
   friend class CountDownLatch;
+  friend class SimpleLock;
+  // Whether the server has Redis 8.4's conditional writes (DELEX, SET … IFEQ): asked once
+  // (COMMAND INFO DELEX); forget_conditional_writes() after an "unknown command" from a server
+  // reached later makes every caller use the scripts from then on.
+  bool has_conditional_writes();
+  void forget_conditional_writes() { conditional_writes_.store(kAbsent); }
   // The locks' shared state, made on first use.
   std::shared_ptr<detail::LockService> lock_service();
   // Sends `count` encoded commands on one borrowed connection and returns their replies.
@@ -169,6 +179,8 @@ class Client {
 
   ClientOptions options_;
   std::unique_ptr<detail::ConnectionPool> pool_;
+  static constexpr int kUnknown = -1, kAbsent = 0, kPresent = 1;
+  std::atomic<int> conditional_writes_{kUnknown};
   // The locks' shared state (client id, subscriber, watchdog), made by the first get_lock();
   // declared last so its watchdog stops before the pool goes.
   std::once_flag lock_service_once_;

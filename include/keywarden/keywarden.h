@@ -12,4 +12,5 @@
 #include "keywarden/read_write_lock.h"
 #include "keywarden/reply.h"
 #include "keywarden/semaphore.h"
+#include "keywarden/simple_lock.h"
 #include "keywarden/subscriber.h"

@@ -4,12 +4,29 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace keywarden {
+
+// Where to find the primary of a Sentinel-managed group. With `addresses` set, the client asks
+// the sentinels in order (SENTINEL GET-MASTER-ADDR-BY-NAME master_name) every time it opens a
+// connection, checks with ROLE that what it reached is a primary, and drops a connection that
+// answers -READONLY (the primary became a replica) so that the next command asks again; host
+// and port are then unused.
+struct SentinelOptions {
+  std::vector<std::pair<std::string, int>> addresses;  // host, port of each sentinel
+  std::string master_name;
+  // AUTH for the sentinels themselves (their requirepass), when set.
+  std::string username;
+  std::string password;
+};
 
 struct ClientOptions {
   std::string host = "127.0.0.1";
   int port = 6379;
+  // When sentinel.addresses is set, the server is the primary the sentinels name.
+  SentinelOptions sentinel;
   // When set, connect to this Unix socket path instead of host:port.
   std::string unix_socket;
 

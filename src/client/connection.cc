@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cstring>
 
@@ -63,6 +64,143 @@ void encode_command(std::string& out, const std::vector<std::string>& args) {
   encode_args(out, args);
 }
 
+namespace {
+
+// A TCP connection to host:port (or the Unix socket `path` when set) within `deadline`.
+int connect_endpoint(const std::string& path, const std::string& host, int port,
+                     Deadline deadline) {
+  const std::string where = path.empty() ? host + ":" + std::to_string(port) : path;
+  std::string failure = "no address";
+  auto attempt = [&](int family, const sockaddr* address, socklen_t length) -> int {
+    int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      failure = "socket: " + errno_text(errno);
+      return -1;
+    }
+    int rc = ::connect(fd, address, length);
+    if (rc < 0 && errno != EINPROGRESS && errno != EAGAIN) {
+      failure = errno_text(errno);
+      ::close(fd);
+      return -1;
+    }
+    if (rc < 0) {
+      pollfd p{fd, POLLOUT, 0};
+      int ready;
+      do {
+        ready = ::poll(&p, 1, poll_timeout(deadline));
+      } while (ready < 0 && errno == EINTR);
+      if (ready == 0) {
+        ::close(fd);
+        throw TimeoutError("timed out connecting to " + where);
+      }
+      int error = 0;
+      socklen_t size = sizeof(error);
+      if (ready < 0) error = errno;
+      else ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size);
+      if (error != 0) {
+        failure = errno_text(error);
+        ::close(fd);
+        return -1;
+      }
+    }
+    if (family != AF_UNIX) {
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    }
+    return fd;
+  };
+
+  if (!path.empty()) {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (path.size() >= sizeof(address.sun_path)) {
+      throw TransportError("unix socket path too long: " + path);
+    }
+    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+    int fd = attempt(AF_UNIX, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+    if (fd < 0) throw TransportError("cannot connect to " + where + ": " + failure);
+    return fd;
+  }
+
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* results = nullptr;
+  const std::string service = std::to_string(port);
+  int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &results);
+  if (rc != 0) throw TransportError("cannot resolve " + host + ": " + gai_strerror(rc));
+  int fd = -1;
+  try {
+    for (addrinfo* a = results; a != nullptr && fd < 0; a = a->ai_next) {
+      fd = attempt(a->ai_family, a->ai_addr, a->ai_addrlen);
+    }
+  } catch (...) {
+    ::freeaddrinfo(results);
+    throw;
+  }
+  ::freeaddrinfo(results);
+  if (fd < 0) throw TransportError("cannot connect to " + where + ": " + failure);
+  return fd;
+}
+
+// The primary's address as the first sentinel that knows the group answers it. A sentinel
+// that cannot be reached, refuses, or does not know the name is skipped.
+std::pair<std::string, int> primary_from_sentinels(const ClientOptions& options,
+                                                   Deadline deadline) {
+  const SentinelOptions& sentinel = options.sentinel;
+  std::string failures;
+  for (const auto& [host, port] : sentinel.addresses) {
+    ClientOptions ask;
+    ask.host = host;
+    ask.port = port;
+    ask.username = sentinel.username;
+    ask.password = sentinel.password;
+    ask.connect_timeout = options.connect_timeout;
+    ask.command_timeout = options.connect_timeout;
+    std::string encoded;
+    encode_command(encoded, std::vector<std::string_view>{"SENTINEL", "GET-MASTER-ADDR-BY-NAME",
+                                                          sentinel.master_name});
+    try {
+      Connection connection(ask);
+      if (Clock::now() >= deadline) break;
+      const RespValue reply = connection.round_trip(encoded, 1).at(0);
+      if (reply.type == RespType::kArray && reply.elements.size() == 2) {
+        int primary_port = 0;
+        const std::string& text = reply.elements[1].str;
+        if (std::from_chars(text.data(), text.data() + text.size(), primary_port).ec ==
+            std::errc()) {
+          return {reply.elements[0].str, primary_port};
+        }
+      }
+      failures += "; " + host + ":" + std::to_string(port) +
+                  (reply.is_error() ? " refused: " + reply.str : " does not know it");
+    } catch (const Error& e) {
+      failures += "; " + host + ":" + std::to_string(port) + ": " + e.what();
+    }
+  }
+  throw TransportError("no sentinel named a primary for '" + sentinel.master_name + "'" +
+                       failures);
+}
+
+}  // namespace
+
+int connect_socket(const ClientOptions& options, Deadline deadline, std::string* where) {
+  if (!options.unix_socket.empty()) {
+    if (where != nullptr) *where = options.unix_socket;
+    return connect_endpoint(options.unix_socket, {}, 0, deadline);
+  }
+  if (options.sentinel.addresses.empty()) {
+    if (where != nullptr) *where = options.host + ":" + std::to_string(options.port);
+    return connect_endpoint({}, options.host, options.port, deadline);
+  }
+  const auto [host, port] = primary_from_sentinels(options, deadline);
+  if (where != nullptr) {
+    *where = host + ":" + std::to_string(port) + " (primary of '" + options.sentinel.master_name +
+             "' per the sentinels)";
+  }
+  return connect_endpoint({}, host, port, deadline);
+}
+
 Connection::~Connection() { close(); }
 
 void Connection::close() {
@@ -73,7 +211,9 @@ void Connection::close() {
 }
 
 std::string Connection::endpoint() const {
+  if (!connected_to_.empty()) return connected_to_;
   if (!options_.unix_socket.empty()) return options_.unix_socket;
+  if (through_sentinel()) return "the primary of '" + options_.sentinel.master_name + "'";
   return options_.host + ":" + std::to_string(options_.port);
 }
 
@@ -89,7 +229,8 @@ void Connection::ensure_connected() {
                          std::to_string(wait) + " ms; last error: " + last_error_ + ")");
   }
   try {
-    open_socket(deadline_after(options_.connect_timeout));
+    close();
+    fd_ = connect_socket(options_, deadline_after(options_.connect_timeout), &connected_to_);
     handshake();
     failures_ = 0;
   } catch (const Error& e) {
@@ -115,84 +256,6 @@ bool Connection::peer_closed() {
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return true;
   }
   return false;
-}
-
-void Connection::open_socket(Deadline deadline) {
-  close();
-  std::string failure;
-  auto try_address = [&](int family, const sockaddr* address, socklen_t length) -> bool {
-    int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-      failure = "socket: " + errno_text(errno);
-      return false;
-    }
-    int rc = ::connect(fd, address, length);
-    if (rc < 0 && errno != EINPROGRESS && errno != EAGAIN) {
-      failure = errno_text(errno);
-      ::close(fd);
-      return false;
-    }
-    if (rc < 0) {
-      pollfd p{fd, POLLOUT, 0};
-      int ready;
-      do {
-        ready = ::poll(&p, 1, poll_timeout(deadline));
-      } while (ready < 0 && errno == EINTR);
-      if (ready == 0) {
-        ::close(fd);
-        throw TimeoutError("timed out connecting to " + endpoint());
-      }
-      int error = 0;
-      socklen_t size = sizeof(error);
-      if (ready < 0) error = errno;
-      else ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size);
-      if (error != 0) {
-        failure = errno_text(error);
-        ::close(fd);
-        return false;
-      }
-    }
-    if (family != AF_UNIX) {
-      int one = 1;
-      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    }
-    fd_ = fd;
-    return true;
-  };
-
-  if (!options_.unix_socket.empty()) {
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    if (options_.unix_socket.size() >= sizeof(address.sun_path)) {
-      throw TransportError("unix socket path too long: " + options_.unix_socket);
-    }
-    std::memcpy(address.sun_path, options_.unix_socket.c_str(), options_.unix_socket.size() + 1);
-    if (!try_address(AF_UNIX, reinterpret_cast<sockaddr*>(&address), sizeof(address))) {
-      throw TransportError("cannot connect to " + endpoint() + ": " + failure);
-    }
-    return;
-  }
-
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* results = nullptr;
-  std::string port = std::to_string(options_.port);
-  int rc = ::getaddrinfo(options_.host.c_str(), port.c_str(), &hints, &results);
-  if (rc != 0) {
-    throw TransportError("cannot resolve " + options_.host + ": " + gai_strerror(rc));
-  }
-  bool connected = false;
-  try {
-    for (addrinfo* a = results; a != nullptr && !connected; a = a->ai_next) {
-      connected = try_address(a->ai_family, a->ai_addr, a->ai_addrlen);
-    }
-  } catch (...) {
-    ::freeaddrinfo(results);
-    throw;
-  }
-  ::freeaddrinfo(results);
-  if (!connected) throw TransportError("cannot connect to " + endpoint() + ": " + failure);
 }
 
 void Connection::handshake() {
@@ -224,16 +287,42 @@ void Connection::handshake() {
     encode_command(encoded, std::vector<std::string>{"SELECT", std::to_string(options_.database)});
     ++count;
   }
+  // Through Sentinel, what the sentinels named must really be a primary by now: a failover
+  // may have turned it into a replica since they answered.
+  if (through_sentinel()) {
+    encode_command(encoded, std::vector<std::string>{"ROLE"});
+    ++count;
+  }
   if (count == 0) return;
   auto replies = exchange(encoded, count, deadline_after(options_.connect_timeout));
   for (const RespValue& reply : replies) {
     if (reply.is_error()) throw ServerError(reply.str);
   }
+  if (through_sentinel()) {
+    const RespValue& role = replies.back();
+    if (role.type != RespType::kArray || role.elements.empty() ||
+        role.elements[0].str != "master") {
+      throw TransportError(endpoint() + " is not a primary (ROLE says " +
+                           (role.elements.empty() ? std::string("nothing") : role.elements[0].str) +
+                           ")");
+    }
+  }
 }
 
 std::vector<RespValue> Connection::round_trip(std::string_view encoded, size_t count) {
   ensure_connected();
-  return exchange(encoded, count, deadline_after(options_.command_timeout));
+  std::vector<RespValue> replies = exchange(encoded, count, deadline_after(options_.command_timeout));
+  // A primary demoted under us answers writes with -READONLY: drop the connection so that
+  // the next command asks the sentinels again. The caller still gets the error.
+  if (through_sentinel()) {
+    for (const RespValue& reply : replies) {
+      if (reply.is_error() && reply.str.starts_with("READONLY")) {
+        close();
+        break;
+      }
+    }
+  }
+  return replies;
 }
 
 std::vector<RespValue> Connection::exchange(std::string_view encoded, size_t count,

@@ -20,6 +20,12 @@ using Deadline = std::chrono::steady_clock::time_point;
 // Deadline `limit` from now; zero means none.
 Deadline deadline_after(std::chrono::milliseconds limit);
 
+// A non-blocking socket connected within `deadline` to the server `options` describe: the Unix
+// socket, host:port, or the primary its sentinels name. `*where` (when given) receives what
+// it connected to, for messages. Throws TransportError, or TimeoutError when the deadline
+// passes while connecting.
+int connect_socket(const ClientOptions& options, Deadline deadline, std::string* where = nullptr);
+
 // RESP request encoding of one command.
 void encode_command(std::string& out, const std::vector<std::string_view>& args);
 void encode_command(std::string& out, const std::vector<std::string>& args);
@@ -44,7 +50,6 @@ class Connection {
   void close();
 
  private:
-  void open_socket(Deadline deadline);
   void handshake();
   std::vector<RespValue> exchange(std::string_view encoded, size_t count, Deadline deadline);
   void write_all(std::string_view data, Deadline deadline);
@@ -53,9 +58,11 @@ class Connection {
   bool receive_some();
   bool peer_closed();
   std::string endpoint() const;
+  bool through_sentinel() const { return !options_.sentinel.addresses.empty(); }
 
   const ClientOptions& options_;
   int fd_ = -1;
+  std::string connected_to_;  // what connect_socket reached last
   std::string inbuf_;
   ReplyParser parser_;
   int failures_ = 0;

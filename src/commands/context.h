@@ -144,6 +144,12 @@ class CommandContext {
                    std::string_view key) {
     notify(database, event_class, event, key);
   }
+  // A change to `key` that fires no event (Redis's signalModifiedKey and server.dirty++ alone):
+  // PFCOUNT's refresh of the cardinality cached in an HLL.
+  void changed_without_event(std::string_view key, uint64_t changes = 1) {
+    key_modified(db(), key);
+    count_changes(changes);
+  }
   // A change to no single key (FLUSHDB, FLUSHALL, SWAPDB, FUNCTION LOAD…): counted only.
   void changed_without_key(uint64_t changes = 1) { count_changes(changes); }
   // The WATCH and blocking signal of a whole database: before it loses all its keys (FLUSHDB,

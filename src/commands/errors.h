@@ -17,7 +17,24 @@ inline constexpr std::string_view kNoSuchKey = "ERR no such key";
 inline constexpr std::string_view kOverflow = "ERR increment or decrement would overflow";
 inline constexpr std::string_view kIncrFloatNaNOrInf = "ERR increment would produce NaN or Infinity";
 inline constexpr std::string_view kStringTooLong = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+// IFDEQ/IFDNE's digest (Redis 8.4).
+inline constexpr std::string_view kDigestLength = "ERR must be exactly 16 hexadecimal characters";
+// MSETEX's numkeys (Redis 8.4).
+inline constexpr std::string_view kMsetexNumkeys = "ERR invalid numkeys value";
+inline constexpr std::string_view kMsetexPairs = "ERR wrong number of key-value pairs";
 inline constexpr std::string_view kOffsetOutOfRange = "ERR offset is out of range";
+// Bitmaps (SETBIT, GETBIT, BITPOS, BITOP, BITFIELD).
+inline constexpr std::string_view kBitOffsetInvalid = "ERR bit offset is not an integer or out of range";
+inline constexpr std::string_view kBitValueInvalid = "ERR bit is not an integer or out of range";
+inline constexpr std::string_view kBitArgumentInvalid = "ERR The bit argument must be 1 or 0.";
+inline constexpr std::string_view kBitopNotSingleKey =
+    "ERR BITOP NOT must be called with a single source key.";
+inline constexpr std::string_view kBitfieldTypeInvalid =
+    "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 "
+    "is.";
+inline constexpr std::string_view kBitfieldOverflowInvalid = "ERR Invalid OVERFLOW type specified";
+inline constexpr std::string_view kBitfieldReadOnly =
+    "ERR BITFIELD_RO only supports the GET subcommand";
 inline constexpr std::string_view kDbIndexOutOfRange = "ERR DB index is out of range";
 inline constexpr std::string_view kInvalidDbIndex = "ERR invalid DB index";
 inline constexpr std::string_view kSameObject = "ERR source and destination objects are the same";
@@ -134,6 +151,12 @@ inline constexpr std::string_view kZLimitNegative = "ERR LIMIT can't be negative
 // "ERR at least 1 input key is needed for '<command>' command".
 inline constexpr std::string_view kZNoInputKeyPrefix = "ERR at least 1 input key is needed for '";
 inline constexpr std::string_view kZNoInputKeySuffix = "' command";
+
+// --- HyperLogLog (PFADD, PFCOUNT, PFMERGE, PFDEBUG, PFSELFTEST) ---
+inline constexpr std::string_view kNotHll = "WRONGTYPE Key is not a valid HyperLogLog string value.";
+inline constexpr std::string_view kCorruptHll = "INVALIDOBJ Corrupted HLL object detected";
+inline constexpr std::string_view kPfdebugNoKey = "ERR The specified key does not exist";
+inline constexpr std::string_view kHllNotSparse = "ERR HLL encoding is not sparse";
 
 // --- SORT and SORT_RO (add their texts here) ---
 inline constexpr std::string_view kSortScoreNotDouble =

@@ -9,6 +9,7 @@ namespace keywarden {
 
 void register_connection_commands(CommandTable& table);
 void register_string_commands(CommandTable& table);
+void register_bitmap_commands(CommandTable& table);
 void register_key_commands(CommandTable& table);
 void register_expire_commands(CommandTable& table);
 void register_hash_commands(CommandTable& table);
@@ -16,6 +17,9 @@ void register_list_commands(CommandTable& table);
 void register_zset_commands(CommandTable& table);
 void register_set_commands(CommandTable& table);
 void register_sort_commands(CommandTable& table);
+void register_hyperloglog_commands(CommandTable& table);
+// GEOADD, GEOSEARCH… on sorted sets (geo_commands.cc).
+void register_geo_commands(CommandTable& table);
 void register_pubsub_commands(CommandTable& table);
 // COMMAND and its subcommands, answered from the table itself.
 void register_introspection_commands(CommandTable& table);
@@ -31,6 +35,7 @@ void register_keyspace_config(ConfigRegistry& config, ServerState& state);
 inline void register_data_commands(CommandTable& table) {
   register_connection_commands(table);
   register_string_commands(table);
+  register_bitmap_commands(table);
   register_key_commands(table);
   register_expire_commands(table);
   register_hash_commands(table);
@@ -38,6 +43,8 @@ inline void register_data_commands(CommandTable& table) {
   register_zset_commands(table);
   register_set_commands(table);
   register_sort_commands(table);
+  register_hyperloglog_commands(table);
+  register_geo_commands(table);
   register_pubsub_commands(table);
   register_introspection_commands(table);
   register_transaction_commands(table);

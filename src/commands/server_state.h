@@ -79,6 +79,8 @@ struct CommandSettings {
   SetLimits set_limits;
   // zset-max-listpack-entries / zset-max-listpack-value.
   ZSetLimits zset_limits;
+  // hll-sparse-max-bytes: the longest sparse HyperLogLog string before it turns dense.
+  int64_t hll_sparse_max_bytes = 3000;
   // notify-keyspace-events: NotifyClass bits (commands/notifications.h); 0 is off.
   uint32_t notify_keyspace_events = 0;
   int sanitize_dump_payload = kSanitizeDumpNo;  // a SanitizeDumpPayload

@@ -6,9 +6,13 @@
 // relative time propagate it absolute (SET … PXAT, PEXPIREAT), INCRBYFLOAT propagates its
 // result as SET … KEEPTTL so replicas never redo float arithmetic, and the rest propagate as
 // received.
+#include <xxhash.h>
+
 #include <algorithm>
+#include <cinttypes>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -86,13 +90,78 @@ void overwrite_string(Database& db, Entry* entry, std::string_view bytes, bool k
   if (!keep_ttl && entry->has_expiry()) db.set_expiry(entry, kNoExpiry);
 }
 
+// Stores `value` at `key` as SET does: over `entry` (the key's live entry, or nullptr) keeping
+// or dropping its TTL, or in a new entry; fires "set" (and "expire" for a deadline other than
+// kNoExpiry, which it applies). Returns the entry.
+Entry* store_string(CommandContext& ctx, Entry* entry, std::string_view key,
+                    std::string_view value, bool keep_ttl, int64_t deadline) {
+  Database& db = ctx.db();
+  if (entry != nullptr) {
+    overwrite_string(db, entry, value, keep_ttl, ctx.server.settings().lazyfree_lazy_server_del);
+  } else {
+    entry = db.add(key, Value::make_string(value));
+    ctx.created(key);
+  }
+  ctx.changed(key, kNotifyString, "set");
+  if (deadline != kNoExpiry) {
+    db.set_expiry(entry, deadline);
+    ctx.also_notify(kNotifyGeneric, "expire", key);
+  }
+  return entry;
+}
+
 // --- SET / GETEX options -------------------------------------------------------------------
 
 enum class ExpireKind : uint8_t { kNone, kEx, kPx, kExAt, kPxAt };
 
+// Redis 8.4's compare-and-set conditions on the current value: equal / not equal to a value,
+// or its digest (DIGEST's 16 hex digits, compared ignoring case) equal / not equal.
+enum class Compare : uint8_t { kNone, kIfEq, kIfNe, kIfDeq, kIfDne };
+
+Compare compare_keyword(std::string_view arg) {
+  if (is_option(arg, "IFEQ")) return Compare::kIfEq;
+  if (is_option(arg, "IFNE")) return Compare::kIfNe;
+  if (is_option(arg, "IFDEQ")) return Compare::kIfDeq;
+  if (is_option(arg, "IFDNE")) return Compare::kIfDne;
+  return Compare::kNone;
+}
+
+constexpr size_t kDigestHexDigits = 16;
+
+bool is_digest_compare(Compare compare) {
+  return compare == Compare::kIfDeq || compare == Compare::kIfDne;
+}
+
+// The digest of a string value: XXH3-64 as 16 lowercase hex digits, leading zeros kept
+// (Redis 8.4's DIGEST after redis/redis#14502).
+std::string value_digest(std::string_view bytes) {
+  char hex[kDigestHexDigits + 1];
+  std::snprintf(hex, sizeof hex, "%016" PRIx64,
+                static_cast<uint64_t>(XXH3_64bits(bytes.data(), bytes.size())));
+  return std::string(hex, kDigestHexDigits);
+}
+
+// Whether the condition holds for `entry` (a string, or nullptr when the key is absent):
+// IFEQ/IFDEQ need the key, IFNE/IFDNE hold for an absent one.
+bool compare_holds(Compare compare, std::string_view operand, const Entry* entry) {
+  if (entry == nullptr) return compare == Compare::kIfNe || compare == Compare::kIfDne;
+  char scratch[kInt64BufferSize];
+  const std::string_view current = entry->value.string_view(scratch);
+  switch (compare) {
+    case Compare::kIfEq: return current == operand;
+    case Compare::kIfNe: return current != operand;
+    case Compare::kIfDeq: return equals_ignore_case(value_digest(current), operand);
+    case Compare::kIfDne: return !equals_ignore_case(value_digest(current), operand);
+    case Compare::kNone: break;
+  }
+  return true;
+}
+
 struct StringOptions {
   bool nx = false;
   bool xx = false;
+  Compare compare = Compare::kNone;
+  std::string_view compare_arg;
   bool get = false;
   bool keep_ttl = false;
   bool persist = false;
@@ -100,7 +169,7 @@ struct StringOptions {
   std::string_view expire_arg;
 };
 
-// Reads SET's options (NX, XX, GET, KEEPTTL and an expiry) or GETEX's (PERSIST and an expiry)
+// Reads SET's options (NX, XX or an IF* condition, GET, KEEPTTL and an expiry) or GETEX's (PERSIST and an expiry)
 // from args[start…]. Redis's acceptance rules: NX and XX exclude each other, an expiry kind
 // excludes the other kinds and KEEPTTL/PERSIST, and repeating an accepted option is fine (a
 // repeated expiry keeps the last value). False means "syntax error".
@@ -115,10 +184,18 @@ bool parse_string_options(std::span<const std::string_view> args, size_t start, 
              has_value;
     };
     ExpireKind kind = ExpireKind::kNone;
-    if (for_set && is_option(opt, "NX") && !o.xx) {
+    const Compare compare = for_set ? compare_keyword(opt) : Compare::kNone;
+    if (for_set && is_option(opt, "NX") && !o.xx && o.compare == Compare::kNone) {
       o.nx = true;
-    } else if (for_set && is_option(opt, "XX") && !o.nx) {
+    } else if (for_set && is_option(opt, "XX") && !o.nx && o.compare == Compare::kNone) {
       o.xx = true;
+    } else if (compare != Compare::kNone) {
+      // One condition at most: NX, XX and the IF* forms exclude each other.
+      if (o.nx || o.xx || (o.compare != Compare::kNone && o.compare != compare) || !has_value) {
+        return false;
+      }
+      o.compare = compare;
+      o.compare_arg = args[++i];
     } else if (for_set && is_option(opt, "GET")) {
       o.get = true;
     } else if (for_set && is_option(opt, "KEEPTTL") && o.expire == ExpireKind::kNone) {
@@ -201,7 +278,13 @@ void set_generic(CommandContext& ctx, const StringOptions& options, std::string_
     entry = ctx.lookup_write(key);
   }
   const bool found = entry != nullptr;
-  if ((options.nx && found) || (options.xx && !found)) {
+  // IF* compare with a string only (GET has already answered WRONGTYPE for another type).
+  if (options.compare != Compare::kNone && found && !is_string(entry)) {
+    return ctx.error(errors::kWrongType);
+  }
+  if ((options.nx && found) || (options.xx && !found) ||
+      (options.compare != Compare::kNone &&
+       !compare_holds(options.compare, options.compare_arg, entry))) {
     if (!options.get) {
       if (replies == SetReplies::kOneOrZero) {
         ctx.reply.integer(0);
@@ -212,19 +295,7 @@ void set_generic(CommandContext& ctx, const StringOptions& options, std::string_
     return;
   }
 
-  Database& db = ctx.db();
-  if (found) {
-    overwrite_string(db, entry, value, options.keep_ttl,
-                     ctx.server.settings().lazyfree_lazy_server_del);
-  } else {
-    entry = db.add(key, Value::make_string(value));
-    ctx.created(key);
-  }
-  ctx.changed(key, kNotifyString, "set");
-  if (deadline != kNoExpiry) {
-    db.set_expiry(entry, deadline);
-    ctx.also_notify(kNotifyGeneric, "expire", key);
-  }
+  store_string(ctx, entry, key, value, options.keep_ttl, deadline);
   if (!options.get) {
     if (replies == SetReplies::kOneOrZero) {
       ctx.reply.integer(1);
@@ -238,6 +309,13 @@ void set_generic(CommandContext& ctx, const StringOptions& options, std::string_
     char digits[kMaxInt64Chars];
     std::string_view when(digits, int64_to_chars(deadline, digits));
     ctx.propagate({"SET", key, value, "PXAT", when});
+  } else if (options.compare != Compare::kNone) {
+    // The condition held here, so replicas apply the write without it.
+    if (options.keep_ttl) {
+      ctx.propagate({"SET", key, value, "KEEPTTL"});
+    } else {
+      ctx.propagate({"SET", key, value});
+    }
   } else if (options.get || propagation == SetPropagation::kRenamedToSet) {
     // GET only shapes the reply: replicas get the command without it (every occurrence).
     std::vector<std::string_view> effect;
@@ -256,6 +334,9 @@ void set_command(CommandContext& ctx) {
   StringOptions options;
   if (!parse_string_options(ctx.args, 3, /*for_set=*/true, &options)) {
     return ctx.error(errors::kSyntax);
+  }
+  if (is_digest_compare(options.compare) && options.compare_arg.size() != kDigestHexDigits) {
+    return ctx.error(errors::kDigestLength);
   }
   set_generic(ctx, options, ctx.args[1], ctx.args[2], SetReplies::kOkOrNull,
               SetPropagation::kAsReceived);
@@ -337,6 +418,57 @@ void getdel_command(CommandContext& ctx) {
   delete_and_propagate(ctx, entry, ctx.server.settings().lazyfree_lazy_user_del);
 }
 
+// --- Compare-and-delete (Redis 8.4's DIGEST and DELEX, Valkey 9.0's DELIFEQ) -----------------
+
+void digest_command(CommandContext& ctx) {
+  const Entry* entry = ctx.lookup_read(ctx.args[1]);
+  if (entry == nullptr) return ctx.reply.null();
+  if (!is_string(entry)) return ctx.error(errors::kWrongType);
+  char scratch[kInt64BufferSize];
+  ctx.reply.bulk(value_digest(entry->value.string_view(scratch)));
+}
+
+// Deletes a key for DELEX/DELIFEQ: replicas and the AOF get DEL whatever lazyfree-lazy-user-del
+// says (as Redis 8.4's DELEX propagates), and the value is freed as that setting says.
+void delete_compared(CommandContext& ctx, Entry* entry) {
+  std::string_view key = entry->key();
+  ctx.propagate({"DEL", key});  // copies the key before it is freed
+  ctx.changed(key, kNotifyGeneric, "del");
+  ctx.db().remove(entry, ctx.server.settings().lazyfree_lazy_user_del);
+  ctx.reply.integer(1);
+}
+
+// DELEX key [IFEQ v | IFNE v | IFDEQ digest | IFDNE digest]: 1 deleted, 0 not (absent key or
+// condition false). Without a condition it deletes a key of any type, as DEL; with one the
+// value must be a string.
+void delex_command(CommandContext& ctx) {
+  Compare compare = Compare::kNone;
+  if (ctx.args.size() != 2) {
+    if (ctx.args.size() != 4) return ctx.error(errors::kSyntax);
+    compare = compare_keyword(ctx.args[2]);
+    if (compare == Compare::kNone) return ctx.error(errors::kSyntax);
+  }
+  Entry* entry = ctx.lookup_write(ctx.args[1]);
+  if (entry == nullptr) return ctx.reply.integer(0);
+  if (compare != Compare::kNone) {
+    if (!is_string(entry)) return ctx.error(errors::kWrongType);
+    if (is_digest_compare(compare) && ctx.args[3].size() != kDigestHexDigits) {
+      return ctx.error(errors::kDigestLength);
+    }
+    if (!compare_holds(compare, ctx.args[3], entry)) return ctx.reply.integer(0);
+  }
+  delete_compared(ctx, entry);
+}
+
+// DELIFEQ key value (Valkey 9.0): DELEX key IFEQ value under Valkey's name.
+void delifeq_command(CommandContext& ctx) {
+  Entry* entry = ctx.lookup_write(ctx.args[1]);
+  if (entry == nullptr) return ctx.reply.integer(0);
+  if (!is_string(entry)) return ctx.error(errors::kWrongType);
+  if (!compare_holds(Compare::kIfEq, ctx.args[2], entry)) return ctx.reply.integer(0);
+  delete_compared(ctx, entry);
+}
+
 // --- Multi-key ---------------------------------------------------------------------------
 
 void mget_command(CommandContext& ctx) {
@@ -358,17 +490,9 @@ void mset_generic(CommandContext& ctx, bool only_if_none_exist) {
       if (ctx.lookup_write(ctx.args[i]) != nullptr) return ctx.reply.integer(0);
     }
   }
-  Database& db = ctx.db();
   for (size_t i = 1; i < ctx.args.size(); i += 2) {
-    Entry* entry = ctx.lookup_write(ctx.args[i]);
-    if (entry != nullptr) {
-      overwrite_string(db, entry, ctx.args[i + 1], /*keep_ttl=*/false,
-                       ctx.server.settings().lazyfree_lazy_server_del);
-    } else {
-      db.add(ctx.args[i], Value::make_string(ctx.args[i + 1]));
-      ctx.created(ctx.args[i]);
-    }
-    ctx.changed(ctx.args[i], kNotifyString, "set");
+    store_string(ctx, ctx.lookup_write(ctx.args[i]), ctx.args[i], ctx.args[i + 1],
+                 /*keep_ttl=*/false, kNoExpiry);
   }
   if (only_if_none_exist) return ctx.reply.integer(1);
   ctx.reply.simple_string("OK");
@@ -376,6 +500,70 @@ void mset_generic(CommandContext& ctx, bool only_if_none_exist) {
 
 void mset_command(CommandContext& ctx) { mset_generic(ctx, false); }
 void msetnx_command(CommandContext& ctx) { mset_generic(ctx, true); }
+
+// MSETEX's key count: args[1], an integer of at least 1 whose pairs all fit in the arguments.
+// 0 when it is not (the caller answers the error).
+int64_t msetex_pair_count(std::span<const std::string_view> args) {
+  int64_t count;
+  if (args.size() < 2 || !parse_int64(args[1], &count) || count < 1 ||
+      count > static_cast<int64_t>((args.size() - 2) / 2)) {
+    return 0;
+  }
+  return count;
+}
+
+// COMMAND GETKEYS and the dispatcher's key walk: the keys at 2, 4, … of MSETEX.
+std::vector<int> msetex_keys(std::span<const std::string_view> args) {
+  std::vector<int> positions;
+  const int64_t count = msetex_pair_count(args);
+  for (int64_t i = 0; i < count; ++i) positions.push_back(2 + 2 * static_cast<int>(i));
+  return positions;
+}
+
+// MSETEX numkeys key value [key value …] [NX | XX] [EX s | PX ms | EXAT s | PXAT ms | KEEPTTL]
+// (Redis 8.4): sets every pair with one shared expiry, all or none. 1 set, 0 when NX or XX
+// said no. Replicas get one SET … PXAT (or KEEPTTL) per key in MULTI/EXEC, which Redis 7.0
+// replicas apply as well.
+void msetex_command(CommandContext& ctx) {
+  int64_t count;
+  if (!parse_int64(ctx.args[1], &count)) return ctx.error(errors::kNotInteger);
+  if (count < 1) return ctx.error(errors::kMsetexNumkeys);
+  if (count > static_cast<int64_t>((ctx.args.size() - 2) / 2)) {
+    return ctx.error(errors::kMsetexPairs);
+  }
+  const size_t options_at = 2 + 2 * static_cast<size_t>(count);
+  StringOptions options;
+  if (!parse_string_options(ctx.args, options_at, /*for_set=*/true, &options) || options.get ||
+      options.compare != Compare::kNone) {
+    return ctx.error(errors::kSyntax);
+  }
+  int64_t deadline = kNoExpiry;
+  if (options.expire != ExpireKind::kNone &&
+      !expiry_deadline(ctx, options.expire, options.expire_arg, &deadline)) {
+    return;
+  }
+  if (options.nx || options.xx) {
+    for (size_t i = 2; i < options_at; i += 2) {
+      if ((ctx.lookup_write(ctx.args[i]) != nullptr) != options.xx) return ctx.reply.integer(0);
+    }
+  }
+  char digits[kMaxInt64Chars];
+  const std::string_view when(digits, deadline == kNoExpiry ? 0 : int64_to_chars(deadline, digits));
+  for (size_t i = 2; i < options_at; i += 2) {
+    const std::string_view key = ctx.args[i];
+    const std::string_view value = ctx.args[i + 1];
+    store_string(ctx, ctx.lookup_write(key), key, value, options.keep_ttl, deadline);
+    if (deadline != kNoExpiry) {
+      ctx.propagate({"SET", key, value, "PXAT", when});
+    } else if (options.keep_ttl) {
+      ctx.propagate({"SET", key, value, "KEEPTTL"});
+    } else {
+      ctx.propagate({"SET", key, value});
+    }
+  }
+  if (!ctx.session.transaction.in_multi()) ctx.server.propagator().wrap_pending_in_transaction();
+  ctx.reply.integer(1);
+}
 
 // --- Length and in-place edits -----------------------------------------------------------
 
@@ -738,6 +926,19 @@ constexpr CommandSpec kStringCommands[] = {
     {"lcs", -3, kReadonly, 1, 2, 1, kAclString, lcs_command, "string", "7.0.0",
      "Find longest common substring",
      "O(N*M) where N and M are the lengths of s1 and s2, respectively"},
+    // Newer than Redis 7.0: Redis 8.4 (DIGEST, DELEX, MSETEX) and Valkey 9.0 (DELIFEQ).
+    {"digest", 2, kReadonly | kFast, 1, 1, 1, kAclString, digest_command, "string", "8.4.0",
+     "Returns the XXH3 hash of a string value.",
+     "O(N) where N is the length of the string value."},
+    {"delex", -2, kWrite | kFast, 1, 1, 1, kAclString, delex_command, "string", "8.4.0",
+     "Conditionally removes the specified key based on value or digest comparison.",
+     "O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the string value."},
+    {"delifeq", 3, kWrite | kFast, 1, 1, 1, kAclString, delifeq_command, "string", "9.0.0",
+     "Delete key if value matches string.", "O(1)"},
+    {"msetex", -4, kWrite | kDenyOom | kMovableKeys, 0, 0, 0, kAclString, msetex_command,
+     "string", "8.4.0",
+     "Atomically sets multiple string keys with a shared expiration in a single operation.",
+     "O(N) where N is the number of keys to set.", {}, msetex_keys},
 };
 
 }  // namespace

@@ -38,6 +38,7 @@ ForkChild::Started ForkChild::start(Kind kind, std::function<int()> body) {
     return result;
   }
   const int64_t started = wall_ms();
+  const auto fork_began = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) {
     result.error = errno;
@@ -55,6 +56,10 @@ ForkChild::Started ForkChild::start(Kind kind, std::function<int()> body) {
     int code = body ? body() : 0;
     ::_exit(code);
   }
+  latest_fork_usec_ = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::steady_clock::now() - fork_began)
+                          .count();
+  ++total_forks_;
   pid_ = pid;
   kind_ = kind;
   start_ms_ = started;

@@ -57,6 +57,10 @@ class ForkChild {
   static pid_t pid() { return pid_; }
   // Wall time when the active child was started (ms), 0 when none.
   static int64_t start_time_ms() { return start_ms_; }
+  // How long the last fork() call took in the parent (µs: the page-table copy that stalls the
+  // command thread, INFO's latest_fork_usec), and how many children were forked.
+  static int64_t latest_fork_usec() { return latest_fork_usec_; }
+  static int64_t total_forks() { return total_forks_; }
 
   // Non-blocking check from the cron: once the child has ended, reaps it, allows resizes again
   // and returns how it ended; nullopt while it runs or when there is none.
@@ -79,6 +83,8 @@ class ForkChild {
   static inline pid_t pid_ = -1;
   static inline Kind kind_ = Kind::kNone;
   static inline int64_t start_ms_ = 0;
+  static inline int64_t latest_fork_usec_ = 0;
+  static inline int64_t total_forks_ = 0;
   static inline bool in_child_ = false;
   static inline std::function<void()> child_setup_;
 };

@@ -894,7 +894,12 @@ RdbReader::Status RdbReader::read_set(uint8_t type, const CommandSettings& setti
 }
 
 RdbReader::Status RdbReader::read_zset(uint8_t type, const CommandSettings& settings, Value* out) {
-  auto zset = std::make_unique<ZSetValue>();
+  // Loose members are stored in no useful order, so as Redis 7.0 they go into a skiplist and
+  // the set converts once loaded if it fits a listpack. Building the listpack as they come
+  // would make a score's sign depend on the order: a listpack turns -0 into 0, a skiplist
+  // keeps it.
+  const bool loose = type == rdb::kTypeZSet || type == rdb::kTypeZSet2;
+  auto zset = std::make_unique<ZSetValue>(/*skiplist=*/loose);
   bool bad = false;
   // A listpack (or ziplist) blob stays a listpack unless it has too many entries: Redis 7.0
   // checks only the count on load, not the length of the members.
@@ -912,7 +917,7 @@ RdbReader::Status RdbReader::read_zset(uint8_t type, const CommandSettings& sett
       bad = true;
     }
   };
-  if (type == rdb::kTypeZSet || type == rdb::kTypeZSet2) {
+  if (loose) {
     uint64_t count;
     if (!length(&count)) return Status::kError;
     std::string member;
@@ -924,6 +929,7 @@ RdbReader::Status RdbReader::read_zset(uint8_t type, const CommandSettings& sett
       }
       add(member, score);
     }
+    if (!bad && zset->fits_listpack(settings.zset_limits)) zset->convert_to_listpack();
   } else {
     std::string blob;
     if (!string(&blob)) return Status::kError;

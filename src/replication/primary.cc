@@ -129,7 +129,7 @@ PrimarySide::PrimarySide(ReplicationService& service)
     : service_(service), pipe_(std::make_unique<PipeReader>(*this)) {}
 
 PrimarySide::~PrimarySide() {
-  if (sink_) service_.state().propagator().remove_sink(sink_.get());
+  if (sink_listening_) service_.state().propagator().remove_sink(sink_.get());
   close_pipe();
 }
 
@@ -151,21 +151,30 @@ void PrimarySide::create_backlog() {
   const int64_t size = std::max(service_.settings().backlog_size, kMinBacklogBytes);
   backlog_ = std::make_unique<ReplicationBacklog>(size, service_.ids().offset + 1);
   sink_ = std::make_unique<StreamSink>(*this);
-  service_.state().propagator().add_sink(sink_.get());
+  update_sink();
   stream_db_ = -1;
+}
+
+void PrimarySide::update_sink() {
+  const bool listen = backlog_ != nullptr && !service_.is_replica();
+  if (listen == sink_listening_) return;
+  if (listen) {
+    service_.state().propagator().add_sink(sink_.get());
+  } else {
+    service_.state().propagator().remove_sink(sink_.get());
+  }
+  sink_listening_ = listen;
 }
 
 void PrimarySide::free_backlog() {
   if (!backlog_) return;
-  service_.state().propagator().remove_sink(sink_.get());
-  sink_.reset();
   backlog_.reset();
+  update_sink();
+  sink_.reset();
 }
 
 void PrimarySide::feed_command(int db, std::span<const std::string> args) {
-  // A replica passes its primary's stream on as received (append_stream from the replica
-  // side); its own propagation path (applying that stream) must not add to it.
-  if (service_.is_replica() || !backlog_) return;
+  if (!backlog_) return;
   std::string encoded;
   if (db != stream_db_) {
     const std::string index = std::to_string(db);

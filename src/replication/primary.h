@@ -85,6 +85,10 @@ class PrimarySide {
   // Creates the backlog, starting after ids().offset, unless one exists: a replica that
   // continued its history by +CONTINUE after a restart has none yet.
   void create_backlog();
+  // Listens to this server's own writes while it has a backlog and is a primary; a replica
+  // passes its primary's stream on as received instead (append_stream), so applying that
+  // stream must not be encoded a second time. Called when the role changes.
+  void update_sink();
   // For the repl-* AUX fields of a save on a primary: true while a backlog exists, with the
   // database the stream last selected (Redis's rdbPopulateSaveInfo).
   bool save_info(int* stream_db) const;
@@ -142,6 +146,7 @@ class PrimarySide {
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::unique_ptr<ReplicationBacklog> backlog_;
   std::unique_ptr<StreamSink> sink_;
+  bool sink_listening_ = false;
   std::unique_ptr<PipeReader> pipe_;
   ReplicationStats stats_;
   // The database the stream selected last (-1: the next command selects again).

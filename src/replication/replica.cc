@@ -27,6 +27,7 @@
 #include "replication/primary.h"
 #include "replication/replica_channel.h"
 #include "replication/replication_service.h"
+#include "resp/command_encoding.h"
 #include "resp/reply_writer.h"
 
 namespace keywarden {
@@ -43,17 +44,9 @@ void log_warning(std::string_view text) { log_message(LogLevel::kWarning, text);
 
 // One command in RESP, as the replica sends its own (REPLCONF ACK, PSYNC…).
 std::string encode_command(std::initializer_list<std::string_view> args) {
-  std::string out = "*" + std::to_string(args.size()) + "\r\n";
-  for (std::string_view arg : args) {
-    out += "$" + std::to_string(arg.size()) + "\r\n";
-    out.append(arg);
-    out += "\r\n";
-  }
+  std::string out;
+  append_resp_command(out, args);
   return out;
-}
-
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
 }
 
 }  // namespace
@@ -512,8 +505,8 @@ void ReplicaSide::handle_line(std::string_view line) {
   switch (state_) {
     case LinkState::kReceivePing:
       // -NOAUTH and -NOPERM mean the primary is alive and wants AUTH, which comes next.
-      if (!line.empty() && line[0] == '-' && !starts_with(line, "-NOAUTH") &&
-          !starts_with(line, "-NOPERM") && !starts_with(line, "-ERR operation not permitted")) {
+      if (!line.empty() && line[0] == '-' && !line.starts_with("-NOAUTH") &&
+          !line.starts_with("-NOPERM") && !line.starts_with("-ERR operation not permitted")) {
         log_warning("Error reply to PING from master: '" + std::string(line) + "'");
         fail();
         return;
@@ -606,11 +599,11 @@ void ReplicaSide::handle_psync_reply(std::string_view line) {
   if (line.empty()) return;
   // A FAILOVER's PSYNC to its target: any answer but a resynchronization rolls it back.
   if (service_.failover().in_progress()) {
-    const bool accepted = starts_with(line, "+FULLRESYNC") || starts_with(line, "+CONTINUE");
+    const bool accepted = line.starts_with("+FULLRESYNC") || line.starts_with("+CONTINUE");
     service_.failover().psync_answered(accepted);
     if (!accepted) return;
   }
-  if (starts_with(line, "+FULLRESYNC")) {
+  if (line.starts_with("+FULLRESYNC")) {
     // "+FULLRESYNC <replid> <offset>"
     std::string_view rest = line.substr(11);
     int64_t offset = -1;
@@ -629,7 +622,7 @@ void ReplicaSide::handle_psync_reply(std::string_view line) {
     begin_transfer(replid, offset);
     return;
   }
-  if (starts_with(line, "+CONTINUE")) {
+  if (line.starts_with("+CONTINUE")) {
     if (!resumable_) {
       log_warning("Master accepted a partial resynchronization this replica did not offer");
       fail();
@@ -656,7 +649,7 @@ void ReplicaSide::handle_psync_reply(std::string_view line) {
     link_established(stream_db_);
     return;
   }
-  if (starts_with(line, "-NOMASTERLINK") || starts_with(line, "-LOADING")) {
+  if (line.starts_with("-NOMASTERLINK") || line.starts_with("-LOADING")) {
     log_notice("Master is currently unable to PSYNC but should be in the future: " +
                std::string(line));
     fail();
@@ -718,7 +711,7 @@ bool ReplicaSide::receive_payload() {
       return false;
     }
     const char* target = transfer_to_disk_ ? "to disk" : "to parser";
-    if (starts_with(line, "$EOF:") && line.size() >= 5 + kRunIdSize) {
+    if (line.starts_with("$EOF:") && line.size() >= 5 + kRunIdSize) {
       transfer_eof_mark_ = true;
       eof_mark_ = line.substr(5, kRunIdSize);
       transfer_size_ = 0;

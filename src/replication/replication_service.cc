@@ -82,6 +82,7 @@ void ReplicationService::settings_changed() {
   if (!role.replica) role.link_up = false;
   // A replica never deletes a key by expiry: it hides it until its primary's DEL arrives.
   state_.keyspace().hold_expiry(Keyspace::kHoldForReplica, role.replica);
+  primary_->update_sink();
   set_log_role(role.replica ? 'S' : 'M');
   role.min_replicas_to_write = settings_.min_replicas_to_write;
   role.min_replicas_max_lag = settings_.min_replicas_max_lag;

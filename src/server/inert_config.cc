@@ -126,7 +126,6 @@ const Row kRows[] = {
     {"acllog-max-len", nullptr, Kind::kInteger, "128", 0, kLongMax, "", 0, kAcl},
     {"stream-node-max-bytes", nullptr, Kind::kMemory, "4096", 0, kLongMax, "", 0, "streams"},
     {"stream-node-max-entries", nullptr, Kind::kInteger, "100", 0, kLongMax, "", 0, "streams"},
-    {"hll-sparse-max-bytes", nullptr, Kind::kMemory, "3000", 0, kLongMax, "", 0, "HyperLogLog"},
     {"tracking-table-max-keys", nullptr, Kind::kInteger, "1000000", 0, kLongMax, "", 0,
      "client-side caching"},
 };

@@ -20,6 +20,7 @@
 #include "common/ascii.h"
 #include "common/number.h"
 #include "common/version.h"
+#include "persistence/fork_child.h"
 #include "scripting/script_engine.h"
 #include "replication/primary.h"
 #include "server/server.h"
@@ -279,8 +280,8 @@ void stats_section(InfoText& info, Server& server) {
   info.field("pubsub_channels", pubsub.channel_count());
   info.field("pubsub_patterns", pubsub.pattern_count());
   info.field("pubsubshard_channels", pubsub.shard_channel_count());
-  info.field("latest_fork_usec", 0);
-  info.field("total_forks", 0);
+  info.field("latest_fork_usec", ForkChild::latest_fork_usec());
+  info.field("total_forks", ForkChild::total_forks());
   info.field("migrate_cached_sockets",
              static_cast<int64_t>(server.rdb().migrate_connections().size()));
   info.field("slave_expires_tracked_keys", 0);

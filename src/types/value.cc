@@ -281,6 +281,24 @@ size_t Value::write_at(size_t offset, std::string_view patch) {
   return new_size;
 }
 
+char* Value::zero_extend(size_t min_length) {
+  const size_t old_size = string_length();
+  char* bytes = extend_for_overwrite(min_length);
+  if (min_length > old_size) std::memset(bytes + old_size, 0, min_length - old_size);
+  return bytes;
+}
+
+char* Value::extend_for_overwrite(size_t min_length) {
+  const size_t new_size = std::max(string_length(), min_length);
+  char* bytes = make_writable(new_size);
+  if (kind() == Kind::kInline) {
+    inline_size_ = static_cast<uint8_t>(new_size);
+  } else {
+    heap()->size = new_size;
+  }
+  return bytes;
+}
+
 size_t Value::payload_bytes() const {
   switch (kind()) {
     case Kind::kHeap: return sizeof(HeapString) + heap()->capacity;

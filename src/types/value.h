@@ -82,7 +82,17 @@ class Value {
   // Redis does before an in-place change, and return the new length. write_at() pads with
   // zero bytes up to `offset` when the string is shorter.
   size_t append(std::string_view suffix);
+  // The string's bytes, writable in place at their current length (the value becomes "raw",
+  // as Redis unshares a string before editing it in place: PFADD, PFCOUNT's cache).
+  char* mutable_bytes() { return make_writable(string_length()); }
   size_t write_at(size_t offset, std::string_view patch);
+  // The string's bytes, writable for an in-place bit edit (SETBIT, BITFIELD, BITOP's result):
+  // converts the value to "raw" as write_at() does, pads it with zero bytes to at least
+  // `min_length`, and returns them (valid until the value next changes).
+  char* zero_extend(size_t min_length);
+  // The same, without the zero fill: the bytes past the old length are unspecified, for a
+  // caller that writes every one of them (BITOP's result).
+  char* extend_for_overwrite(size_t min_length);
 
   // The collection payload as its concrete class; only for the matching type().
   template <typename T>

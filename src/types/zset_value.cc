@@ -10,6 +10,7 @@
 #include <new>
 #include <unordered_map>
 
+#include "common/prefetch.h"
 #include "types/packed_buffer.h"
 #include "types/packed_length.h"
 
@@ -489,6 +490,12 @@ std::string_view ZSetValue::Cursor::member() const {
 
 double ZSetValue::Cursor::score() const {
   return zset_->skiplist_ == nullptr ? zset_->listpack_read(offset_).score : node_->score;
+}
+
+void ZSetValue::Cursor::prefetch_next() const {
+  if (zset_->skiplist_ == nullptr || node_ == nullptr) return;
+  const SkipNode* next = node_->levels[0].forward;
+  if (next != nullptr) prefetch_read(next);
 }
 
 void ZSetValue::Cursor::next() {

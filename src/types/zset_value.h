@@ -182,6 +182,9 @@ class ZSetValue final : public Aggregate {
     void next();
     // Towards lower ranks.
     void prev();
+    // Asks the cache for the next element (skiplist nodes are scattered in memory), so that a
+    // walk doing real work per element (GEOSEARCH's distance tests) overlaps the load with it.
+    void prefetch_next() const;
 
    private:
     friend class ZSetValue;

@@ -36,6 +36,11 @@ def populate(c) -> None:
     c.execute("SADD", "set", *[f"m{i}" for i in range(150)])
     c.execute("ZADD", "zset", "1.5", "a", "-2", "b", "1e20", "c")
     c.execute("PEXPIRE", "hash", "5000000")
+    # HyperLogLogs: replayed PFADDs (sparse, then promoted) and a PFCOUNT that refreshed the
+    # cache must rebuild the same bytes.
+    c.execute("PFADD", "hll", "a", "b", "c")
+    c.execute("PFADD", "hll-dense", *[f"e{i}" for i in range(3000)])
+    c.execute("PFCOUNT", "hll-dense")
     c.execute("FUNCTION", "LOAD", LIBRARY)
     c.execute("SELECT", "5")
     c.execute("SET", "db5", "x")

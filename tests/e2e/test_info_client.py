@@ -206,6 +206,20 @@ def test_info_rdb_changes_since_last_save_counts_writes(server_factory):
     assert after - before == 2
 
 
+@pytest.mark.parametrize("binary", ["keywarden", "redis"])
+def test_info_stats_counts_forks_and_times_the_last(server_factory, binary):
+    server = server_factory(binary=None if binary == "keywarden" else redis_binary())
+    conn = server.raw()
+    conn.execute("SET", "a", "1")
+    before = info_fields(conn, "stats")
+    assert conn.execute("BGSAVE") == b"Background saving started"
+    wait_until(lambda: info_fields(conn, "persistence")["rdb_bgsave_in_progress"] == "0",
+               "the BGSAVE child to end")
+    after = info_fields(conn, "stats")
+    assert int(after["total_forks"]) == int(before["total_forks"]) + 1
+    assert int(after["latest_fork_usec"]) > 0
+
+
 def connected_clients(conn) -> int:
     return int(info_fields(conn, "clients")["connected_clients"])
 

@@ -55,6 +55,9 @@ def populate(c: redis.Redis) -> None:
     p.hset("hash", mapping={"f": "v", "n": "17", "e": ""})
     p.hset("bighash", mapping={f"f{i}": "v" * (i % 90) for i in range(600)})
     p.hset("longvalhash", mapping={"f": "w" * 100})
+    p.pfadd("hll-sparse", "a", "b", "c")                 # HyperLogLogs: strings in Redis's
+    p.pfadd("hll-dense", *[f"e{i}" for i in range(5000)])  # layout, compared byte for byte
+    p.pfcount("hll-dense")                                # with its cached cardinality
     p.expire("bigzset", 100_000)
     p.expire("bighash", 200_000)
     p.execute()

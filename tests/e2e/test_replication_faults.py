@@ -91,6 +91,10 @@ def test_replica_killed_during_full_sync(cluster, kinds, phase):
     replica.start()  # its config file has no replicaof: point it at the primary again
     if phase == "load":
         replica.config_set("key-load-delay", 0)
+    # A replica killed after its RDB reached the disk loads that file at start, and answers
+    # REPLICAOF with -LOADING meanwhile (Redis as keywarden).
+    wait_until(lambda: replica.info("persistence").get("loading") == "0",
+               "the restarted replica done loading its own RDB")
     replica.replicaof(primary)
     wait_link_up(replica, primary)
     fill(primary, 100, prefix="after")

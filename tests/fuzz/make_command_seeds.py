@@ -14,7 +14,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # "k" plus a couple of generic forms.
 EXAMPLES = {
     'set': [['k', 'v', 'EX', '10'], ['k', 'v', 'NX', 'GET'],
-            ['k', 'v', 'PXAT', '1800000000000', 'XX']],
+            ['k', 'v', 'PXAT', '1800000000000', 'XX'], ['k', 'v', 'IFEQ', '10', 'KEEPTTL'],
+            ['k', 'v', 'IFDNE', '0123456789abcdef', 'GET', 'PX', '100']],
+    'delex': [['k', 'IFEQ', '10'], ['k', 'IFDEQ', '0123456789ABCDEF'], ['l']],
+    'delifeq': [['k', '10']], 'digest': [['k']],
+    'msetex': [['2', 'k', '1', 'k2', '2', 'NX', 'EX', '10'], ['1', 'k', 'v', 'XX', 'KEEPTTL']],
     'getex': [['k', 'PERSIST'], ['k', 'EX', '5']],
     'setrange': [['k', '3', 'abc']], 'getrange': [['k', '0', '-1']],
     'incrbyfloat': [['k', '1.5']], 'incrby': [['k', '5']], 'decrby': [['k', '5']],
@@ -63,6 +67,19 @@ EXAMPLES = {
     'zscan': [['z', '0']], 'zrank': [['z', 'a', 'WITHSCORE']], 'zmscore': [['z', 'a', 'x']],
     'zremrangebyscore': [['z', '-inf', '1']], 'zremrangebyrank': [['z', '0', '0']],
     'zremrangebylex': [['z', '-', '[b']],
+    'geoadd': [['g', '13.361389', '38.115556', 'Palermo'], ['g', 'XX', 'CH', '1', '2', 'a'],
+               ['g', '181', '90', 'x']],
+    'geopos': [['z', 'a', 'x']], 'geohash': [['z', 'a', 'b']], 'geodist': [['z', 'a', 'c', 'km']],
+    'geosearch': [['z', 'FROMMEMBER', 'a', 'BYRADIUS', '500', 'km', 'WITHCOORD'],
+                  ['z', 'FROMLONLAT', '0', '0', 'BYBOX', '1e9', '1'],
+                  ['z', 'BYRADIUS', '1', 'm', 'COUNT', '1', 'ANY']],
+    'geosearchstore': [['d', 'z', 'FROMMEMBER', 'b', 'BYRADIUS', '1e6'],
+                       ['d', 'z', 'FROMLONLAT', '180', '85', 'BYBOX', '5']],
+    'georadius': [['z', '-180', '-85', '100', 'km', 'STOREDIST'],
+                  ['z', '0', '0', '2e7', 'm', 'DESC']],
+    'georadius_ro': [['z', '0', '0', '1', 'ft', 'WITHHASH', 'ASC']],
+    'georadiusbymember': [['z', 'a', '10', 'mi', 'STORE', 'd'], ['z', 'x', '1', 'm']],
+    'georadiusbymember_ro': [['z', 'c', '0', 'm', 'WITHDIST', 'COUNT']],
     'sort': [['l', 'ALPHA', 'LIMIT', '0', '2', 'DESC'],
              ['s', 'BY', 'w_*', 'GET', '#', 'GET', 'h->f', 'STORE', 'd']],
     'sort_ro': [['z', 'BY', 'nosort']],
@@ -77,7 +94,16 @@ EXAMPLES = {
     'psubscribe': [['c*']], 'ssubscribe': [['ch']], 'spublish': [['ch', 'x']],
     'watch': [['k']], 'echo': [['hi']], 'ping': [[], ['x']], 'dump': [['z']],
     'append': [['k', 'xyz']], 'getdel': [['k']], 'strlen': [['k']], 'touch': [['k', 'l']],
+    'pfadd': [['p', 'x', 'y'], ['k', 'a']], 'pfcount': [['p'], ['p', 'p2', 'missing']],
+    'pfmerge': [['p2', 'p', 'missing'], ['p', 'p']],
+    'pfdebug': [['GETREG', 'p'], ['DECODE', 'p'], ['TODENSE', 'p'], ['ENCODING', 'p']],
     'unlink': [['k', 's']], 'del': [['k', 'z']], 'randomkey': [[]], 'dbsize': [[]],
+    'setbit': [['b', '100', '1'], ['k', '7', '0']], 'getbit': [['b', '100'], ['k', '-1']],
+    'bitcount': [['b', '0', '-1', 'BIT'], ['k', '-2', '-1']],
+    'bitpos': [['b', '1', '2', '-1', 'BIT'], ['k', '0', '1']],
+    'bitop': [['AND', 'd', 'b', 'k'], ['NOT', 'd', 'k']],
+    'bitfield': [['b', 'OVERFLOW', 'SAT', 'INCRBY', 'i5', '#3', '100', 'GET', 'u63', '1']],
+    'bitfield_ro': [['b', 'GET', 'i64', '#2', 'GET', 'u1', '0']],
 }
 SUB_EXAMPLES = {
     ('command', 'info'): [['get', 'set']],
@@ -98,7 +124,7 @@ SUB_EXAMPLES = {
 }
 SETUP = [['SET', 'k', '10'], ['RPUSH', 'l', 'a', 'b', 'c'], ['HSET', 'h', 'f', 'v', 'g', '1'],
          ['SADD', 's', 'a', 'b', '1'], ['ZADD', 'z', '1', 'a', '2', 'b', '3', 'c'],
-         ['SET', 'w_a', '3']]
+         ['SET', 'w_a', '3'], ['PFADD', 'p', 'a', 'b', 'c']]
 
 
 def encode_command(index, args, client=0):

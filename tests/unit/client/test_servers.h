@@ -55,6 +55,11 @@ class ServerProcess {
       : kind_(kind), extra_(std::move(extra)), port_(port == 0 ? free_port() : port) {
     start();
   }
+  // Any other program listening on `port` (a redis-sentinel): `argv` is its whole command line.
+  ServerProcess(std::vector<std::string> argv, int port)
+      : kind_(ServerKind::kRedis), argv_(std::move(argv)), port_(port) {
+    start();
+  }
   ~ServerProcess() { stop(); }
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
@@ -63,12 +68,14 @@ class ServerProcess {
   ServerKind kind() const { return kind_; }
 
   void start() {
-    std::vector<std::string> args;
-    args.push_back(kind_ == ServerKind::kKeywarden ? KEYWARDEN_SERVER_BINARY
-                                                   : "/usr/bin/redis-server");
-    args.insert(args.end(), {"--port", std::to_string(port_), "--bind", "127.0.0.1", "--save",
-                             "", "--appendonly", "no", "--loglevel", "warning"});
-    args.insert(args.end(), extra_.begin(), extra_.end());
+    std::vector<std::string> args = argv_;
+    if (args.empty()) {
+      args.push_back(kind_ == ServerKind::kKeywarden ? KEYWARDEN_SERVER_BINARY
+                                                     : "/usr/bin/redis-server");
+      args.insert(args.end(), {"--port", std::to_string(port_), "--bind", "127.0.0.1", "--save",
+                               "", "--appendonly", "no", "--loglevel", "warning"});
+      args.insert(args.end(), extra_.begin(), extra_.end());
+    }
     pid_t parent = ::getpid();
     pid_ = ::fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");
@@ -118,6 +125,7 @@ class ServerProcess {
  private:
   ServerKind kind_;
   std::vector<std::string> extra_;
+  std::vector<std::string> argv_;
   int port_;
   pid_t pid_ = -1;
 };

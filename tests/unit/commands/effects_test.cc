@@ -44,6 +44,7 @@ constexpr std::string_view kDataset[] = {
     "HSET h f 1 g 2",
     "HSET hv f 1 g 2",
     "HPEXPIRE hv 100000 FIELDS 1 g",
+    "PFADD hll a b c",
 };
 
 // (database, key) -> type, deadline and contents, sets and hashes in sorted order.
@@ -172,6 +173,10 @@ Outcome check_form(std::string_view line, bool forced = false) {
 // Forms of every write command: at least one changes the keyspace; others change nothing.
 constexpr std::string_view kWriteForms[] = {
     "APPEND s x", "APPEND new x",
+    "BITFIELD s SET u8 0 1", "BITFIELD s SET u8 0 1 SET u8 0 1", "BITFIELD new INCRBY u4 0 1",
+    "BITFIELD s GET u8 0", "BITFIELD s OVERFLOW FAIL INCRBY u8 0 999",
+    "BITOP OR d s s2", "BITOP AND s nokey", "BITOP AND d nokey",
+    "SETBIT s 0 1", "SETBIT s 0 1", "SETBIT new 9 0",
     "BLMOVE l d LEFT RIGHT 0", "BLMPOP 0 1 l LEFT COUNT 2", "BLPOP nokey l 0", "BRPOP l 0",
     "BRPOPLPUSH l d 0", "BZMPOP 0 1 z MIN", "BZPOPMAX z 0", "BZPOPMIN nokey z 0",
     "COPY s s2", "COPY s s DB 1", "COPY s st REPLACE", "COPY nokey s2",
@@ -181,6 +186,11 @@ constexpr std::string_view kWriteForms[] = {
     "EXPIREAT s 1", "EXPIREAT s 99999999999", "PEXPIRE s 100000", "PEXPIREAT s 1",
     "PERSIST tmp", "PERSIST s",
     "FLUSHDB", "FLUSHALL", "FLUSHALL SYNC", "SWAPDB 0 1", "SWAPDB 0 0",
+    "GEOADD g 1 1 a", "GEOADD z XX 1 1 x", "GEOADD z 1 1 a", "GEOADD z CH 1 1 a",
+    "GEORADIUS z -180 -85 1000 km STORE d", "GEORADIUS z 0 0 1 m STORE z2",
+    "GEORADIUS z 0 0 1 m", "GEORADIUSBYMEMBER z a 1000 km STOREDIST d",
+    "GEOSEARCHSTORE d z FROMMEMBER a BYRADIUS 1000 km",
+    "GEOSEARCHSTORE d nokey FROMMEMBER a BYRADIUS 1 m",
     "GETDEL s", "GETDEL nokey", "GETEX s EX 100", "GETEX tmp PERSIST", "GETEX s PXAT 1",
     "GETEX s", "GETSET s y", "GETSET new y",
     "HDEL h f", "HDEL h f g", "HDEL h nofield", "HINCRBY h f 2", "HINCRBYFLOAT h f 1.5",
@@ -202,6 +212,14 @@ constexpr std::string_view kWriteForms[] = {
     "LSET l 0 x", "LTRIM l 0 0", "LTRIM l 0 -1", "LTRIM l 5 10",
     "MOVE s 1", "MOVE nokey 1",
     "MSET a 1 b 2", "MSETNX a 1 b 2", "MSETNX s 1 a 2",
+    "MSETEX 2 a 1 b 2 EX 100", "MSETEX 2 s 1 a 2 NX", "MSETEX 1 s 1 XX KEEPTTL", "MSETEX 1 a 1",
+    "DELEX s", "DELEX nokey", "DELEX l", "DELEX s IFEQ 10", "DELEX s IFEQ 11", "DELEX s IFNE 11",
+    "DELIFEQ s 10", "DELIFEQ s 9", "DELIFEQ nokey 1",
+    "SET s v IFEQ 10", "SET s v IFEQ 11", "SET new v IFNE x", "SET tmp v IFNE y KEEPTTL",
+    "SET s v IFDNE 0000000000000000 PX 5000",
+    "PFADD hll d", "PFADD hll a", "PFADD hll", "PFADD new x", "PFADD new", "PFADD s x",
+    "PFMERGE hll hll", "PFMERGE d hll nokey", "PFMERGE d nokey", "PFMERGE d s",
+    "PFDEBUG TODENSE hll", "PFDEBUG GETREG hll", "PFDEBUG ENCODING hll", "PFDEBUG TODENSE nokey",
     "PSETEX a 100000 v", "SETEX a 100 v", "SETNX a v", "SETNX s v",
     "SET a v", "SET s v GET", "SET a v EX 100", "SET s v NX", "SET s v KEEPTTL XX",
     "SETRANGE s 1 xx", "SETRANGE new 2 xx", "SETRANGE s 1 \"\"",

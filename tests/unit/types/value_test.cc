@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <utility>
@@ -271,6 +272,21 @@ TEST(ValueTest, AppendToAnIntFormatsItFirst) {
   Value big = Value::make_int(std::numeric_limits<int64_t>::min());
   big.append("x");  // 20 digits and sign: straight onto the heap
   EXPECT_EQ(text_of(big), "-9223372036854775808x");
+}
+
+TEST(ValueTest, ZeroExtendGrowsInPlaceTurnsRawAndNeverShrinks) {
+  Value number = Value::make_string("123");
+  char* bytes = number.zero_extend(2);  // shorter than the value: kept whole, but raw
+  EXPECT_FALSE(number.is_int());
+  EXPECT_EQ(number.encoding(), Encoding::kRaw);
+  EXPECT_EQ(std::string(bytes, 3), "123");
+  bytes = number.zero_extend(40);  // onto the heap, zero padded
+  bytes[39] = 'x';
+  EXPECT_EQ(text_of(number), "123" + std::string(36, '\0') + "x");
+  Value fresh = Value::make_raw({});
+  std::memset(fresh.extend_for_overwrite(20), 'y', 20);
+  EXPECT_EQ(text_of(fresh), std::string(20, 'y'));
+  EXPECT_EQ(fresh.encoding(), Encoding::kRaw);
 }
 
 TEST(ValueTest, WriteAtPadsWithZerosAndTurnsRaw) {
