@@ -392,9 +392,6 @@ void hscan_command(CommandContext& ctx) {
 
 // --- Hash-field expiration ------------------------------------------------------------------
 
-// The latest absolute field deadline Redis 8 accepts (HFE_MAX_ABS_TIME_MSEC: 2^46 - 1 ms, about
-// the year 4199; the top bits of its 48-bit field metadata are reserved).
-constexpr int64_t kMaxFieldDeadlineMs = (int64_t{1} << 46) - 1;
 
 // Reads a field expiry argument as Redis 8's parseExpireTime: a non-negative integer in
 // seconds or milliseconds, relative to `base_ms` (0 for absolute times), made an absolute

@@ -975,7 +975,8 @@ RdbReader::Status RdbReader::read_hash(uint8_t type, const CommandSettings& sett
   // propagates it, as soon as the keyspace holds them); out of range is corruption.
   bool bad_deadline = false;
   auto set_deadline = [&](std::string_view field, int64_t deadline) {
-    if (deadline < 0) {
+    // Redis's loader refuses deadlines past 2^48 - 1 too; a hash cannot store them.
+    if (deadline < 0 || deadline > kMaxStoredFieldDeadlineMs) {
       bad_deadline = true;
       return;
     }

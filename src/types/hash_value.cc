@@ -2,6 +2,8 @@
 #include "types/hash_value.h"
 
 #include <algorithm>
+#include <bit>
+#include <cassert>
 
 #include "types/packed_buffer.h"
 
@@ -32,12 +34,18 @@ HashValue::HashValue(const HashValue& other)
 void HashValue::copy_deadlines_from(const HashValue& other) {
   heap_.reserve(other.heap_.size());
   for (const DeadlineSlot& slot : other.heap_) {
-    heap_set(table_->find(slot.pair->field), slot.deadline_ms);
+    heap_set(table_->find(slot.pair()->field), slot.deadline_ms());
   }
 }
 
 HashValue& HashValue::operator=(const HashValue& other) {
-  if (this != &other) *this = HashValue(other);
+  if (this != &other) {
+    // The contents are the other hash's; the place in this hash's database index stays (the
+    // owner refreshes its deadline there).
+    const uint32_t slot = index_slot_;
+    *this = HashValue(other);
+    index_slot_ = slot;
+  }
   return *this;
 }
 
@@ -194,6 +202,8 @@ int64_t HashValue::field_deadline(std::string_view field) const {
 }
 
 bool HashValue::set_field_deadline(std::string_view field, int64_t deadline_ms) {
+  assert(deadline_ms == kNoFieldDeadline ||
+         (deadline_ms >= 0 && deadline_ms <= kMaxStoredFieldDeadlineMs));
   if (table_ == nullptr) {
     size_t index = 0;
     if (listpack_find(field, &index) == std::string::npos) return false;
@@ -232,21 +242,32 @@ int64_t HashValue::earliest_deadline() const {
     }
     return earliest;
   }
-  return heap_.empty() ? earliest : heap_[0].deadline_ms;
+  return heap_.empty() ? earliest : heap_[0].deadline_ms();
 }
 
 // --- The hashtable's deadline heap (the same scheme as storage/expiry_index.h) -------------
 
+// The heap's capacity after `size` slots: an eighth more, rounded up to what the allocator
+// hands out anyway (jemalloc's size classes are a quarter of a power of two apart). Neither
+// the vector's doubling nor the allocator's rounding then leaves a big unused tail, which
+// every volatile field pays its share of (with doubling, 12-byte slots cost 16-20 bytes a
+// field); growth stays geometric, so a push is still amortised O(1).
+size_t HashValue::grown_heap_capacity(size_t size) {
+  const size_t wanted = (size + size / 8 + 4) * sizeof(DeadlineSlot);
+  const size_t step = std::max<size_t>(16, std::bit_floor(wanted) / 4);
+  return (wanted + step - 1) / step * step / sizeof(DeadlineSlot);
+}
+
 void HashValue::heap_place(size_t index, DeadlineSlot slot) {
   heap_[index] = slot;
-  Table::aux_of(*slot.pair) = static_cast<uint32_t>(index);
+  Table::aux_of(*slot.pair()) = static_cast<uint32_t>(index);
 }
 
 void HashValue::heap_sift_up(size_t index) {
   const DeadlineSlot moving = heap_[index];
   while (index > 0) {
     const size_t parent = (index - 1) / 2;
-    if (heap_[parent].deadline_ms <= moving.deadline_ms) break;
+    if (heap_[parent].deadline_ms() <= moving.deadline_ms()) break;
     heap_place(index, heap_[parent]);
     index = parent;
   }
@@ -259,8 +280,10 @@ void HashValue::heap_sift_down(size_t index) {
   for (;;) {
     size_t child = 2 * index + 1;
     if (child >= count) break;
-    if (child + 1 < count && heap_[child + 1].deadline_ms < heap_[child].deadline_ms) ++child;
-    if (moving.deadline_ms <= heap_[child].deadline_ms) break;
+    if (child + 1 < count && heap_[child + 1].deadline_ms() < heap_[child].deadline_ms()) {
+      ++child;
+    }
+    if (moving.deadline_ms() <= heap_[child].deadline_ms()) break;
     heap_place(index, heap_[child]);
     index = child;
   }
@@ -269,18 +292,19 @@ void HashValue::heap_sift_down(size_t index) {
 
 int64_t HashValue::heap_deadline(const Pair& pair) const {
   const uint32_t slot = Table::aux_of(pair);
-  return slot == Table::kNoAux ? kNoFieldDeadline : heap_[slot].deadline_ms;
+  return slot == Table::kNoAux ? kNoFieldDeadline : heap_[slot].deadline_ms();
 }
 
 void HashValue::heap_set(Pair* pair, int64_t deadline_ms) {
   const uint32_t slot = Table::aux_of(*pair);
   if (slot == Table::kNoAux) {
-    heap_.push_back(DeadlineSlot{deadline_ms, pair});
+    if (heap_.size() == heap_.capacity()) heap_.reserve(grown_heap_capacity(heap_.size()));
+    heap_.emplace_back(deadline_ms, pair);
     heap_sift_up(heap_.size() - 1);
     return;
   }
-  const int64_t old = heap_[slot].deadline_ms;
-  heap_[slot].deadline_ms = deadline_ms;
+  const int64_t old = heap_[slot].deadline_ms();
+  heap_[slot] = DeadlineSlot(deadline_ms, pair);
   if (deadline_ms < old) {
     heap_sift_up(slot);
   } else {
@@ -298,9 +322,11 @@ void HashValue::heap_remove(Pair* pair) {
     std::vector<DeadlineSlot>().swap(heap_);
     return;
   }
+  // A heap that a mass expiry emptied to a quarter gives the rest back.
+  if (heap_.size() < heap_.capacity() / 4) heap_.shrink_to_fit();
   if (slot == heap_.size()) return;
   heap_place(slot, last);
-  if (slot > 0 && heap_[(slot - 1) / 2].deadline_ms > last.deadline_ms) {
+  if (slot > 0 && heap_[(slot - 1) / 2].deadline_ms() > last.deadline_ms()) {
     heap_sift_up(slot);
   } else {
     heap_sift_down(slot);

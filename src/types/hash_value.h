@@ -19,9 +19,14 @@
 // on the encoding, so that a volatile field costs at most 16 bytes more than a plain one:
 //  - listpack: a vector of deadlines parallel to the records (kNoDeadline for a plain field),
 //    allocated when the first field gets a deadline and dropped with the last: 8 bytes a field.
-//  - hashtable: a binary min-heap of (deadline, field) slots, 16 bytes per volatile field; each
+//  - hashtable: a binary min-heap of (deadline, field) slots, 12 bytes per volatile field (the
+//    deadline and the node pointer packed in 48 bits each), grown by an eighth to the
+//    allocator's next size class rather than doubled, and shrunk when a quarter full, so that
+//    the heap's slack stays small; each
 //    field's slot number lives in its table node's spare aux word (StringTable::aux_of), so a
 //    TTL change, HDEL or HSET of a volatile field fixes the heap in O(log n) without a search.
+//    Deadlines are below 2^48 ms (kMaxStoredFieldDeadlineMs): commands accept less (Redis's
+//    2^46 - 1), loaders refuse more.
 // The hash itself knows nothing of time: it stores deadlines, reports the earliest, and removes
 // the fields due at a time it is given. Whether an expired field is hidden or deleted is the
 // keyspace's decision (storage/database.h). Writing a field's value (set()) drops its deadline
@@ -50,6 +55,10 @@ inline constexpr int64_t kDefaultHashMaxListpackValue = 64;
 
 // A field without a deadline.
 inline constexpr int64_t kNoFieldDeadline = -1;
+// The latest field deadline a command accepts (Redis's HFE_MAX_ABS_TIME_MSEC, year 4199) and
+// the latest one a hash can store (Redis's EB_EXPIRE_TIME_MAX, what its RDB loader accepts).
+inline constexpr int64_t kMaxFieldDeadlineMs = (int64_t{1} << 46) - 1;
+inline constexpr int64_t kMaxStoredFieldDeadlineMs = (int64_t{1} << 48) - 1;
 // The slot value of a hash that is not in its database's field-deadline index.
 inline constexpr uint32_t kHashNotIndexed = UINT32_MAX;
 
@@ -156,12 +165,32 @@ class HashValue final : public Aggregate {
     return static_cast<int64_t>(text.size()) <= limits.max_listpack_value;
   }
 
-  // One slot of the hashtable encoding's deadline heap.
-  struct DeadlineSlot {
-    int64_t deadline_ms;
-    Pair* pair;
+  // One slot of the hashtable encoding's deadline heap: a deadline below 2^48 and a pointer to
+  // the pair (user-space addresses have 48 bits on x86-64 and AArch64) in 12 bytes, not 16.
+  class DeadlineSlot {
+   public:
+    DeadlineSlot(int64_t deadline_ms, Pair* pair) {
+      const auto deadline = static_cast<uint64_t>(deadline_ms);
+      const auto address = reinterpret_cast<uintptr_t>(pair);
+      words_[0] = static_cast<uint32_t>(deadline);
+      words_[1] = static_cast<uint32_t>((deadline >> 32) & 0xffff) |
+                  static_cast<uint32_t>((address & 0xffff) << 16);
+      words_[2] = static_cast<uint32_t>(address >> 16);
+    }
+    int64_t deadline_ms() const {
+      return static_cast<int64_t>(words_[0] | (uint64_t{words_[1] & 0xffff} << 32));
+    }
+    Pair* pair() const {
+      return reinterpret_cast<Pair*>((uintptr_t{words_[2]} << 16) | (words_[1] >> 16));
+    }
+
+   private:
+    uint32_t words_[3];
   };
+  static_assert(sizeof(DeadlineSlot) == 12);
+  static_assert(sizeof(uintptr_t) == 8, "the slot packs 64-bit pointers");
   // Heap helpers (hashtable encoding).
+  static size_t grown_heap_capacity(size_t size);
   void heap_place(size_t index, DeadlineSlot slot);
   void heap_sift_up(size_t index);
   void heap_sift_down(size_t index);
@@ -215,8 +244,8 @@ void HashValue::for_each_volatile(Fn&& visit) const {
     return;
   }
   for (const DeadlineSlot& slot : heap_) {
-    visit(std::string_view(slot.pair->field), std::string_view(slot.pair->value),
-          slot.deadline_ms);
+    const Pair* pair = slot.pair();
+    visit(std::string_view(pair->field), std::string_view(pair->value), slot.deadline_ms());
   }
 }
 
@@ -245,8 +274,8 @@ size_t HashValue::remove_due(int64_t now_ms, size_t limit, Fn&& on_removed) {
     }
     return removed;
   }
-  while (!heap_.empty() && heap_[0].deadline_ms < now_ms && removed < limit) {
-    Pair* pair = heap_[0].pair;
+  while (!heap_.empty() && heap_[0].deadline_ms() < now_ms && removed < limit) {
+    Pair* pair = heap_[0].pair();
     on_removed(std::string_view(pair->field));
     heap_remove(pair);
     // erase() reads its key while unlinking the node that holds it: pass a copy.
