@@ -9,7 +9,11 @@ expected replies are written here):
   from the AOF restores the deadlines;
 * a keywarden replica of a keywarden primary gets the deadlines by full sync and by the
   stream, hides due fields without deleting them, and drops them when the primary's HDEL
-  arrives.
+  arrives;
+* keys of every type deleted, overwritten, renamed, copied, moved, swapped, flushed, reloaded
+  and restored beside hashes with field TTLs (a regression: the field index once read any
+  value as a hash);
+* INFO's expired_subkeys counts fields expired lazily and actively.
 Waits poll with generous deadlines; nothing asserts on timing.
 """
 
@@ -157,3 +161,113 @@ def test_keywarden_replica_of_keywarden_primary(server_factory):
     p.execute_command("HGETEX", "s", "PX", 500000, "FIELDS", 1, "a")
     expected = p.execute_command("HPEXPIRETIME", "s", "FIELDS", 1, "a")
     wait_until(lambda: r.execute_command("HPEXPIRETIME", "s", "FIELDS", 1, "a") == expected)
+
+
+def _every_type(c, prefix: str = "") -> list[str]:
+    """One key of every type, and two hashes with a volatile field (listpack and hashtable)."""
+    c.set(prefix + "str", "1")
+    c.rpush(prefix + "list", "a", "b")
+    c.sadd(prefix + "set", "a", "b")
+    c.zadd(prefix + "zset", {"a": 1})
+    c.hset(prefix + "plain", "f", "v")
+    c.pfadd(prefix + "hll", "a")
+    for key, big in ((prefix + "vh", False), (prefix + "vbig", True)):
+        fill(c, key, 600 if big else 3)
+        c.execute_command("HPEXPIRE", key, 100_000, "FIELDS", 1, "f1")
+    return [prefix + name for name in ("str", "list", "set", "zset", "plain", "hll", "vh", "vbig")]
+
+
+def volatile(c, key: str, field: str) -> bool:
+    """The field has the 100 s deadline _every_type gave it (a few seconds may have passed)."""
+    return 50 <= httl(c, key, field)[0] <= 100
+
+
+def test_keys_of_every_type_come_and_go_beside_volatile_hashes(server_factory):
+    """Regression: deleting or overwriting a non-hash key once read its value as a hash in the
+    field-deadline index (SET a 1; DEL a crashed the server). Every way a key leaves, changes
+    type or moves, with the server alive and the deadlines intact after each."""
+    server = server_factory()
+    c = server.client()
+    c.set("a", "1")
+    assert c.delete("a") == 1
+    keys = _every_type(c)
+    assert c.delete(*keys) == len(keys)
+    keys = _every_type(c)
+    assert c.unlink(*keys) == len(keys)
+    # A string over a hash with field TTLs, and over every other type.
+    keys = _every_type(c)
+    for key in keys:
+        assert c.set(key, "s")
+    assert c.object("encoding", "vh") == b"embstr"
+    c.flushall()
+    # RENAME both ways, COPY onto each type, MOVE to db 1 and SWAPDB.
+    keys = _every_type(c)
+    for key in keys:
+        fill(c, "target", 3)
+        c.execute_command("HPEXPIRE", "target", 100_000, "FIELDS", 1, "f0")
+        assert c.rename(key, "target")
+        assert c.rename("target", key)
+    assert volatile(c, "vh", "f1") and httl(c, "vh", "f2") == [-1]
+    for key in keys:
+        assert c.copy("vbig", key + "-copy")
+    for key in keys[:-2]:  # every type but the volatile hashes themselves
+        assert c.copy("vh", key, replace=True)
+    assert volatile(c, "str", "f1")
+    assert volatile(c, "str-copy", "f1")
+    for key in keys:
+        assert c.move(key, 1)
+    assert c.dbsize() == len(keys)  # the copies
+    assert c.swapdb(0, 1)
+    assert volatile(c, "vbig", "f1")
+    c.execute_command("SELECT", 1)
+    assert volatile(c, "vbig-copy", "f1")
+    c.execute_command("SELECT", 0)
+    # DEBUG RELOAD keeps them, then FLUSHALL (sync and async) drops everything.
+    assert c.execute_command("DEBUG", "RELOAD")
+    assert volatile(c, "str", "f1")
+    assert c.hlen("vbig") == 600
+    c.flushall(asynchronous=True)
+    assert c.dbsize() == 0
+    keys = _every_type(c)
+    c.flushall()
+    # DUMP/RESTORE REPLACE over every type, and a key TTL on a hash with field TTLs.
+    keys = _every_type(c)
+    payload = c.dump("vbig")
+    for key in keys:
+        assert c.restore(key, 0, payload, replace=True)
+    assert volatile(c, "list", "f1") and httl(c, "list", "f2") == [-1]
+    assert c.pexpire("vbig", 1)
+    wait_until(lambda: c.exists("vbig") == 0, timeout=30)
+    assert c.expire("vh", -1)
+    assert c.exists("vh") == 0
+    assert c.ping()
+
+
+def _expired_subkeys(c) -> int:
+    return int(c.info("stats")["expired_subkeys"])
+
+
+def test_info_counts_expired_subkeys_lazy_and_active(server_factory):
+    c = server_factory().client()
+    assert _expired_subkeys(c) == 0
+    # Lazy: active expiry off, a read after the deadline reclaims (and counts) the due fields.
+    assert c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0)
+    fill(c, "h", 5)
+    c.execute_command("HPEXPIRE", "h", 1, "FIELDS", 2, "f1", "f2")
+    wait_until(lambda: httl(c, "h", "f1") == [-2], timeout=30)
+    assert _expired_subkeys(c) == 2
+    assert sorted(c.hkeys("h")) == [b"f0", b"f3", b"f4"]
+    # An HDEL of a field, or a key expiring, is not a field expiring.
+    c.execute_command("HPEXPIRE", "h", 100_000, "FIELDS", 1, "f0")
+    assert c.hdel("h", "f0") == 1
+    assert _expired_subkeys(c) == 2
+    assert c.config_resetstat()
+    assert _expired_subkeys(c) == 0
+    # Active: nobody reads the hashes; the cycle reclaims and counts every field.
+    assert c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 1)
+    fill(c, "big", 300)
+    c.execute_command("HPEXPIRE", "big", 1, "FIELDS", 300, *[f"f{i}" for i in range(300)])
+    c.execute_command("HPEXPIRE", "h", 1, "FIELDS", 1, "f3")
+    wait_until(lambda: _expired_subkeys(c) == 301, timeout=30)
+    assert c.exists("big") == 0
+    assert c.hkeys("h") == [b"f4"]

@@ -336,6 +336,159 @@ TEST_F(HashFieldExpiry, RenameMoveCopyAndRestoreKeepFieldDeadlines) {
   EXPECT_EQ(h.call("FLUSHALL"), "+OK");
 }
 
+// The field index's invariant, checked from both sides: every indexed entry is a live hash of
+// this database with a volatile field, filed at the slot it records and by its earliest field
+// deadline; every hash of the table with a volatile field is indexed.
+void expect_field_index_consistent(Database& db) {
+  const ExpiryIndex& index = db.field_expiry_index();
+  for (size_t i = 0; i < index.size(); ++i) {
+    Entry* entry = index.at(i);
+    ASSERT_EQ(db.find_raw(entry->key()), entry) << "slot " << i;
+    ASSERT_EQ(entry->value.type(), ValueType::kHash) << entry->key();
+    const HashValue& hash = entry->value.as<HashValue>();
+    EXPECT_EQ(hash.index_slot(), i) << entry->key();
+    EXPECT_EQ(index.deadline_of(entry), hash.earliest_deadline()) << entry->key();
+  }
+  size_t volatile_hashes = 0;
+  db.for_each([&](Entry* entry) {
+    if (entry->value.type() != ValueType::kHash) {
+      EXPECT_FALSE(index.contains(entry)) << entry->key();
+      return;
+    }
+    const bool has_deadlines = entry->value.as<HashValue>().volatile_count() > 0;
+    EXPECT_EQ(index.contains(entry), has_deadlines) << entry->key();
+    volatile_hashes += has_deadlines ? 1 : 0;
+  });
+  EXPECT_EQ(volatile_hashes, index.size());
+}
+
+// Regression: the field index once read any entry's value as a hash, so deleting, overwriting,
+// renaming or moving a key of another type read garbage (SET a 1; DEL a crashed). Every key
+// type, next to hashes with and without field deadlines, through every way a key leaves,
+// changes type, or moves between names and databases; the sanitizer build runs this too.
+TEST_F(HashFieldExpiry, EveryKeyTypeComesAndGoesBesideVolatileHashes) {
+  // A hash with a volatile field, in the listpack and the table encodings.
+  auto volatile_hash = [&](const std::string& key, bool big) {
+    std::string line = "HSET " + key + " a 1 b 2";
+    if (big) line += " long " + std::string(100, 'x');
+    h.call(line);
+    h.call("HPEXPIRE " + key + " 50000 FIELDS 1 a");
+  };
+  // One key of every type under `prefix`.
+  auto every_type = [&](const std::string& prefix) {
+    h.call("SET " + prefix + "str 1");
+    h.call("SET " + prefix + "int 12345");
+    h.call("RPUSH " + prefix + "list a b");
+    h.call("SADD " + prefix + "set a b");
+    h.call("SADD " + prefix + "intset 1 2");
+    h.call("ZADD " + prefix + "zset 1 a");
+    h.call("HSET " + prefix + "plainhash f v");
+    h.call("PFADD " + prefix + "hll a b");
+    h.call("GEOADD " + prefix + "geo 13.36 38.11 p");
+    volatile_hash(prefix + "vh", false);
+    volatile_hash(prefix + "vbig", true);
+  };
+  const std::vector<std::string> types = {"str", "int",       "list", "set", "intset", "zset",
+                                          "plainhash", "hll", "geo",  "vh",  "vbig"};
+
+  every_type("");
+  expect_field_index_consistent(db());
+  EXPECT_EQ(db().field_expiry_index().size(), 2u);
+  // DEL and UNLINK of every type.
+  for (const std::string& type : types) EXPECT_EQ(h.call("DEL " + type), ":1") << type;
+  expect_field_index_consistent(db());
+  every_type("");
+  for (const std::string& type : types) EXPECT_EQ(h.call("UNLINK " + type), ":1") << type;
+  EXPECT_EQ(db().field_expiry_index().size(), 0u);
+
+  // SET (and SET … GET, GETSET) over every type, volatile hashes included.
+  every_type("");
+  for (const std::string& type : types) EXPECT_EQ(h.call("SET " + type + " s"), "+OK") << type;
+  expect_field_index_consistent(db());
+  EXPECT_EQ(db().field_expiry_index().size(), 0u);
+  h.call("DEL vh");
+  volatile_hash("vh", false);
+  EXPECT_EQ(h.call("SET vh s GET"), kWrongType);
+  EXPECT_EQ(db().field_expiry_index().size(), 1u);
+  EXPECT_EQ(h.call("MSET vh s2 str s3"), "+OK");
+  EXPECT_EQ(h.call("FLUSHALL"), "+OK");
+
+  // Each type renamed onto a volatile hash, and a volatile hash renamed onto each type.
+  for (const std::string& type : types) {
+    every_type("");
+    volatile_hash("target", type == "vbig");
+    volatile_hash("source", type != "vbig");
+    EXPECT_EQ(h.call("RENAME " + type + " target"), "+OK") << type;
+    expect_field_index_consistent(db());
+    EXPECT_EQ(h.call("RENAME source " + type), "+OK") << type;
+    expect_field_index_consistent(db());
+    volatile_hash("other", false);
+    EXPECT_EQ(h.call("COPY other " + type + " REPLACE"), ":1") << type;
+    EXPECT_EQ(h.call("COPY target other REPLACE"), ":1") << type;
+    expect_field_index_consistent(db());
+    EXPECT_EQ(h.call("FLUSHALL"), "+OK");
+  }
+
+  // Stores over a volatile hash: SORT … STORE, the set/zset stores, BITOP, GEOSEARCHSTORE,
+  // and the same over each type.
+  const std::vector<std::string> stores = {
+      "SORT list ALPHA STORE dst",        "SUNIONSTORE dst set",
+      "ZUNIONSTORE dst 1 zset",           "BITOP OR dst str",
+      "GEOSEARCHSTORE dst geo FROMLONLAT 13.36 38.11 BYRADIUS 10 km",
+      "LMOVE list dst LEFT LEFT",         "SMOVE set dst a"};
+  for (const std::string& store : stores) {
+    every_type("");
+    volatile_hash("dst", false);
+    h.call(store);
+    expect_field_index_consistent(db());
+    EXPECT_EQ(h.call("FLUSHALL"), "+OK");
+  }
+
+  // MOVE each type to database 1 and back, SWAPDB both ways, with volatile hashes in each.
+  every_type("");
+  for (const std::string& type : types) EXPECT_EQ(h.call("MOVE " + type + " 1"), ":1") << type;
+  expect_field_index_consistent(db());
+  expect_field_index_consistent(h.state.keyspace().db(1));
+  EXPECT_EQ(h.state.keyspace().db(1).field_expiry_index().size(), 2u);
+  every_type("");
+  EXPECT_EQ(h.call("SWAPDB 0 1"), "+OK");
+  EXPECT_EQ(h.call("SWAPDB 1 0"), "+OK");
+  EXPECT_EQ(h.call("SWAPDB 0 1"), "+OK");
+  expect_field_index_consistent(db());
+  expect_field_index_consistent(h.state.keyspace().db(1));
+  h.call("SELECT 1");
+  for (const std::string& type : types) EXPECT_EQ(h.call("MOVE " + type + " 0"), ":0") << type;
+  EXPECT_EQ(h.call("FLUSHDB"), "+OK");
+  h.call("SELECT 0");
+  expect_field_index_consistent(h.state.keyspace().db(1));
+  EXPECT_EQ(h.state.keyspace().db(1).field_expiry_index().size(), 0u);
+
+  // Keys of every type that expire (EXPIRE in the past deletes at once; a deadline reached
+  // is reclaimed by lookup and by the active cycle) while volatile hashes are indexed.
+  for (const std::string& type : types) EXPECT_EQ(h.call("PEXPIRE " + type + " 10"), ":1");
+  h.advance_ms(11);
+  EXPECT_EQ(h.call("EXISTS str vh"), ":0");
+  h.active_expire();
+  EXPECT_EQ(db().size(), 0u);
+  expect_field_index_consistent(db());
+  every_type("");
+  for (const std::string& type : types) EXPECT_EQ(h.call("EXPIRE " + type + " -1"), ":1");
+  EXPECT_EQ(db().size(), 0u);
+  EXPECT_EQ(db().field_expiry_index().size(), 0u);
+
+  // FLUSHALL and FLUSHALL ASYNC with volatile hashes in two databases.
+  every_type("");
+  h.call("SELECT 1");
+  every_type("");
+  h.call("SELECT 0");
+  EXPECT_EQ(h.call("FLUSHALL ASYNC"), "+OK");
+  EXPECT_EQ(db().field_expiry_index().size(), 0u);
+  EXPECT_EQ(h.state.keyspace().db(1).field_expiry_index().size(), 0u);
+  every_type("");
+  EXPECT_EQ(h.call("FLUSHALL"), "+OK");
+  EXPECT_EQ(db().field_expiry_index().size(), 0u);
+}
+
 TEST_F(HashFieldExpiry, AReplicaHidesDueFieldsAndNeverDeletesThem) {
   h.call("HSET h a 1 b 2");
   h.call("HPEXPIRE h 10 FIELDS 1 a");
