@@ -392,7 +392,6 @@ void hscan_command(CommandContext& ctx) {
 
 // --- Hash-field expiration ------------------------------------------------------------------
 
-
 // Reads a field expiry argument as Redis 8's parseExpireTime: a non-negative integer in
 // seconds or milliseconds, relative to `base_ms` (0 for absolute times), made an absolute
 // Unix time in milliseconds that must not pass kMaxFieldDeadlineMs. Replies the error itself.
