@@ -24,6 +24,12 @@ NOTES = {
            "ACL LOAD/SAVE answer as a server without an aclfile; aclfile and "
            "acl-pubsub-default allchannels are not supported yet. The single "
            "commands ACL LIST shows after its categories come in name order (Redis: hash order).",
+    "hset": "Drops the deadline of a field it overwrites, as Redis 8 (HSETEX … KEEPTTL keeps it).",
+    "hincrby": "Keeps the field's deadline, as Redis 8.",
+    "hincrbyfloat": "Keeps the field's deadline, as Redis 8; propagated as HSETEX … KEEPTTL when "
+                    "the field has one, else as HSET.",
+    "hlen": "Never counts a field whose deadline passed (the access reclaims it first); Redis 8 "
+            "may count expired fields not yet reclaimed.",
     "wait": "Counts replicas that acknowledged the client's last write offset, as Redis 7.0.",
     "psync": "PSYNC2 (current or previous replication ID within the backlog); full syncs "
              "diskless (EOF-mark framing, for replicas with capa eof) or from the RDB file. "
@@ -128,6 +134,20 @@ NEWER = {
     "lock.release": ("keywarden", "keywarden's own (docs/locks.md); propagated as HINCRBY, HDEL "
                                   "or DEL."),
     "lock.info": ("keywarden", "keywarden's own (docs/locks.md)."),
+    # Hash-field expiration. Deadlines are propagated as HPEXPIREAT and expired fields as HDEL.
+    "hexpire": ("Redis 7.4", "Propagated as HPEXPIREAT (HDEL for fields a past deadline "
+                             "deletes)."),
+    "hpexpire": ("Redis 7.4", "As HEXPIRE."),
+    "hexpireat": ("Redis 7.4", "As HEXPIRE."),
+    "hpexpireat": ("Redis 7.4", "As HEXPIRE."),
+    "httl": ("Redis 7.4", ""),
+    "hpttl": ("Redis 7.4", ""),
+    "hexpiretime": ("Redis 7.4", ""),
+    "hpexpiretime": ("Redis 7.4", ""),
+    "hpersist": ("Redis 7.4", ""),
+    "hgetex": ("Redis 8.0", "Propagated as HPEXPIREAT, HPERSIST or HDEL, as 8.0."),
+    "hsetex": ("Redis 8.0", "Relative TTLs propagated as PXAT."),
+    "hgetdel": ("Redis 8.0", "Propagated as HDEL."),
 }
 
 # Where single commands that are not here yet are planned.

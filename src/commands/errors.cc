@@ -53,6 +53,12 @@ std::string wrong_arity(std::string_view full_name) {
   return text;
 }
 
+std::string unknown_argument(std::string_view argument) {
+  std::string text = "ERR unknown argument: ";
+  text.append(argument);
+  return text;
+}
+
 std::string invalid_expire_time(std::string_view command) {
   std::string text = "ERR invalid expire time in '";
   text += command;

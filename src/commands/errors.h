@@ -230,6 +230,23 @@ inline constexpr std::string_view kFunctionFlushMode =
 // MEMORY PURGE when jemalloc refuses.
 inline constexpr std::string_view kPurgeFailed = "ERR Error purging dirty pages";
 
+// --- Hash-field expiration (Redis 8.4's wording, typos included) ---
+inline constexpr std::string_view kFieldsMissing =
+    "ERR Mandatory argument FIELDS is missing or not at the right position";
+inline constexpr std::string_view kNumFieldsNotPositive =
+    "ERR Parameter `numFields` should be greater than 0";
+inline constexpr std::string_view kNumberOfFieldsNotPositive =
+    "ERR Number of fields must be a positive integer";
+inline constexpr std::string_view kNumFieldsMismatch =
+    "ERR The `numfields` parameter must match the number of arguments";
+inline constexpr std::string_view kExpireTimeNegative = "ERR invalid expire time, must be >= 0";
+inline constexpr std::string_view kInvalidNumberOfFields = "ERR invalid number of fields";
+inline constexpr std::string_view kMissingExpireTime = "ERR missing expire time";
+inline constexpr std::string_view kFnxFxxConflict =
+    "ERR Only one of FXX or FNX arguments can be specified";
+inline constexpr std::string_view kHashExpirationConflict =
+    "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified";
+
 // "ERR unknown command 'foo', with args beginning with: 'a' 'b' "
 std::string unknown_command(std::string_view name, const std::string_view* args, size_t count);
 // "ERR unknown subcommand 'x'. Try CONFIG HELP."
@@ -240,6 +257,8 @@ std::string wrong_arity(std::string_view full_name);
 std::string no_permission_to_run(std::string_view full_name);
 // "ERR invalid expire time in 'set' command"
 std::string invalid_expire_time(std::string_view command);
+// "ERR unknown argument: foo" (HSETEX)
+std::string unknown_argument(std::string_view argument);
 
 // --- Persistence (DUMP/RESTORE, SAVE/BGSAVE) ---
 inline constexpr std::string_view kBusyKey = "BUSYKEY Target key name already exists.";

@@ -31,6 +31,16 @@ void ServerState::key_expired(int db, std::string_view key) {
   notify_keyspace_event(kNotifyExpired, "expired", key, db);
 }
 
+void ServerState::hash_fields_expired(int db, std::string_view key,
+                                      const std::vector<std::string>& fields, bool key_deleted) {
+  // One HDEL per field, as Redis 8 propagates fields it expired, so that replicas and the AOF
+  // delete exactly what this side deleted (a replica never expires fields itself).
+  for (const std::string& field : fields) propagator_.add(db, {"HDEL", key, field});
+  watches_.touch(keyspace_.db(db), key);
+  notify_keyspace_event(kNotifyHash, "hexpired", key, db);
+  if (key_deleted) notify_keyspace_event(kNotifyGeneric, "del", key, db);
+}
+
 void ServerState::key_evicted(int db, std::string_view key, bool lazy) {
   propagator_.add(db, {lazy ? "UNLINK" : "DEL", key});
   watches_.touch(keyspace_.db(db), key);

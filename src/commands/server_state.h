@@ -179,6 +179,8 @@ class ServerState final : public KeyspaceListener {
   // serves no list waiter, but it frees a lock its LOCK.ACQUIRE waiters queue for.
   // Expiry, lazy or active: fires `expired`.
   void key_expired(int db, std::string_view key) override;
+  void hash_fields_expired(int db, std::string_view key, const std::vector<std::string>& fields,
+                           bool key_deleted) override;
   // Eviction, after it removed the key (freed lazily when `lazy`): fires `evicted`.
   void key_evicted(int db, std::string_view key, bool lazy);
 

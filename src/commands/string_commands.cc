@@ -81,6 +81,8 @@ bool check_string_length(CommandContext& ctx, int64_t size, int64_t append) {
 // A collection it replaces is freed lazily under lazyfree-lazy-server-del, as Redis's setKey does.
 void overwrite_string(Database& db, Entry* entry, std::string_view bytes, bool keep_ttl,
                       bool lazy) {
+  // A hash leaving the entry leaves the field-deadline index first.
+  if (entry->value.type() == ValueType::kHash) db.forget_field_expiry(entry);
   if (lazy && entry->value.type() != ValueType::kString) {
     db.release_value(std::exchange(entry->value, Value()), true);
   }

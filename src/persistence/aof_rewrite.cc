@@ -154,6 +154,18 @@ std::string write_keyspace_as_commands(const Keyspace& keyspace, int fd, int64_t
               emit({field, data});
             });
           });
+          // Then each field deadline, as Redis 8's rewrite does: one HPEXPIREAT per field. One
+          // already passed still goes out: loading deletes the field, as it would have been.
+          hash.for_each_volatile(
+              [&](std::string_view field, std::string_view, int64_t field_deadline_ms) {
+                out.header(6);
+                out.bulk("HPEXPIREAT");
+                out.bulk(key);
+                out.bulk(std::to_string(field_deadline_ms));
+                out.bulk("FIELDS");
+                out.bulk("1");
+                out.bulk(field);
+              });
           break;
         }
       }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/crc64.h"
@@ -152,8 +153,13 @@ uint8_t RdbWriter::object_type(const Value& value) {
       return value.encoding() == Encoding::kIntset ? rdb::kTypeSetIntset : rdb::kTypeSet;
     case ValueType::kZSet:
       return value.as<ZSetValue>().is_listpack() ? rdb::kTypeZSetListpack : rdb::kTypeZSet2;
-    case ValueType::kHash:
-      return value.as<HashValue>().is_listpack() ? rdb::kTypeHashListpack : rdb::kTypeHash;
+    case ValueType::kHash: {
+      const auto& hash = value.as<HashValue>();
+      if (hash.volatile_count() > 0) {
+        return hash.is_listpack() ? rdb::kTypeHashListpackEx : rdb::kTypeHashMetadata;
+      }
+      return hash.is_listpack() ? rdb::kTypeHashListpack : rdb::kTypeHash;
+    }
   }
   return rdb::kTypeString;
 }
@@ -242,6 +248,44 @@ void RdbWriter::object_body(const Value& value) {
     }
     case ValueType::kHash: {
       const auto& hash = value.as<HashValue>();
+      if (hash.volatile_count() > 0) {
+        const int64_t earliest = hash.earliest_deadline();
+        int64_le(earliest);
+        if (hash.is_listpack()) {
+          // Volatile fields by deadline, then the plain ones, as Redis keeps a listpackex.
+          std::vector<std::tuple<int64_t, std::string_view, std::string_view>> volatile_fields;
+          hash.for_each_volatile(
+              [&](std::string_view field, std::string_view val, int64_t deadline) {
+                volatile_fields.emplace_back(deadline, field, val);
+              });
+          std::stable_sort(volatile_fields.begin(), volatile_fields.end(),
+                           [](const auto& a, const auto& b) {
+                             return std::get<0>(a) < std::get<0>(b);
+                           });
+          ListpackBuilder builder;
+          for (const auto& [deadline, field, val] : volatile_fields) {
+            builder.append(field);
+            builder.append(val);
+            builder.append(std::to_string(deadline));
+          }
+          hash.for_each([&](std::string_view field, std::string_view val) {
+            if (hash.field_deadline(field) != kNoFieldDeadline) return;
+            builder.append(field);
+            builder.append(val);
+            builder.append("0");
+          });
+          string(builder.finish());
+          return;
+        }
+        length(hash.size());
+        hash.for_each([&](std::string_view field, std::string_view val) {
+          const int64_t deadline = hash.field_deadline(field);
+          length(deadline == kNoFieldDeadline ? 0 : static_cast<uint64_t>(deadline - earliest) + 1);
+          string(field);
+          string(val);
+        });
+        return;
+      }
       if (hash.is_listpack()) {
         ListpackBuilder builder;
         hash.for_each([&](std::string_view field, std::string_view val) {
@@ -722,7 +766,8 @@ bool RdbReader::int32_le(int32_t* out) {
 }
 
 bool RdbReader::is_object_type(uint8_t type) {
-  return type <= rdb::kTypeStreamListpacks3 && type != 8;
+  return (type <= rdb::kTypeStreamListpacks3 && type != 8) || type == rdb::kTypeHashMetadata ||
+         type == rdb::kTypeHashListpackEx;
 }
 
 RdbReader::Status RdbReader::object(uint8_t type, const CommandSettings& settings, Value* out) {
@@ -751,6 +796,8 @@ RdbReader::Status RdbReader::object(uint8_t type, const CommandSettings& setting
     case rdb::kTypeHashZipmap:
     case rdb::kTypeHashZiplist:
     case rdb::kTypeHashListpack:
+    case rdb::kTypeHashMetadata:
+    case rdb::kTypeHashListpackEx:
       return read_hash(type, settings, out);
     case rdb::kTypeModule:
     case rdb::kTypeModule2:
@@ -924,7 +971,64 @@ RdbReader::Status RdbReader::read_hash(uint8_t type, const CommandSettings& sett
   auto set = [&](std::string_view field, std::string_view value) {
     if (!hash->set(field, value, limits)) duplicate = true;
   };
-  if (type == rdb::kTypeHash) {
+  // Field deadlines: kept as read, even when already passed (expiry deletes those, and
+  // propagates it, as soon as the keyspace holds them); out of range is corruption.
+  bool bad_deadline = false;
+  auto set_deadline = [&](std::string_view field, int64_t deadline) {
+    // Redis's loader refuses deadlines past 2^48 - 1 too; a hash cannot store them.
+    if (deadline < 0 || deadline > kMaxStoredFieldDeadlineMs) {
+      bad_deadline = true;
+      return;
+    }
+    if (deadline != kNoFieldDeadline) hash->set_field_deadline(field, deadline);
+  };
+  if (type == rdb::kTypeHashMetadata || type == rdb::kTypeHashListpackEx) {
+    int64_t earliest;
+    if (!int64_le(&earliest)) return Status::kError;
+    if (earliest < 0) return fail("corrupt hash field deadline"), Status::kError;
+    if (type == rdb::kTypeHashMetadata) {
+      uint64_t count;
+      if (!length(&count)) return Status::kError;
+      std::string field, value;
+      for (uint64_t i = 0; i < count && !duplicate && !bad_deadline; ++i) {
+        uint64_t relative;
+        if (!length(&relative) || !string(&field) || !string(&value)) return Status::kError;
+        set(field, value);
+        if (relative == 0) continue;
+        if (relative - 1 > static_cast<uint64_t>(INT64_MAX - earliest)) {
+          bad_deadline = true;
+          break;
+        }
+        set_deadline(field, earliest + static_cast<int64_t>(relative - 1));
+      }
+    } else {
+      std::string blob;
+      if (!string(&blob)) return Status::kError;
+      if (deep_) ++deep_validations_;
+      std::string field, value;
+      int position = 0;
+      auto visit = [&](std::string_view element) {
+        if (position == 0) {
+          field.assign(element);
+        } else if (position == 1) {
+          value.assign(element);
+        } else {
+          int64_t deadline;
+          if (!parse_int64(element, &deadline) || deadline < 0) {
+            bad_deadline = true;
+          } else {
+            set(field, value);
+            if (deadline != 0) set_deadline(field, deadline);
+          }
+        }
+        position = (position + 1) % 3;
+      };
+      if (!rdb_parse_listpack(blob, visit, deep_) || position != 0) {
+        return fail("corrupt hash blob"), Status::kError;
+      }
+    }
+    if (bad_deadline) return fail("corrupt hash field deadline"), Status::kError;
+  } else if (type == rdb::kTypeHash) {
     uint64_t count;
     if (!length(&count)) return Status::kError;
     std::string field, value;
@@ -969,8 +1073,13 @@ std::string encode_dump_payload(const Value& value) {
   RdbWriter out(/*compression=*/true);
   out.object(value);
   std::string& payload = out.buffer();
-  payload.push_back(static_cast<char>(rdb::kVersion & 0xff));
-  payload.push_back(static_cast<char>((rdb::kVersion >> 8) & 0xff));
+  // A hash with field deadlines needs RDB 12 to be read back; anything else stays at 10, which
+  // Redis 7.0 restores.
+  const bool field_ttls =
+      value.type() == ValueType::kHash && value.as<HashValue>().volatile_count() > 0;
+  const int version = field_ttls ? rdb::kVersionWithFieldTtl : rdb::kVersion;
+  payload.push_back(static_cast<char>(version & 0xff));
+  payload.push_back(static_cast<char>((version >> 8) & 0xff));
   put_le(payload, crc64(0, payload), 8);
   return std::move(payload);
 }
@@ -980,7 +1089,12 @@ DumpPayloadStatus decode_dump_payload(std::string_view payload, const CommandSet
   // Redis's verifyDumpPayload: a footer of a version we can read and a matching CRC64.
   if (payload.size() < 10) return DumpPayloadStatus::kBadFooter;
   const auto* footer = reinterpret_cast<const unsigned char*>(payload.data() + payload.size() - 10);
-  if (get_le(footer, 2) > static_cast<uint64_t>(rdb::kVersion)) {
+  // Up to 10 as Redis 7.0, and 12 (Redis 7.4+, which hashes with field deadlines need; a
+  // Redis 8 DUMP of anything else carries it too). 11 stays refused as 7.0 refuses it: the
+  // 7.2 types it brings are not loaded here.
+  const uint64_t version = get_le(footer, 2);
+  if (version > static_cast<uint64_t>(rdb::kVersion) &&
+      version != static_cast<uint64_t>(rdb::kVersionWithFieldTtl)) {
     return DumpPayloadStatus::kBadFooter;
   }
   if (crc64(0, payload.substr(0, payload.size() - 8)) != get_le(footer + 2, 8)) {
@@ -991,10 +1105,12 @@ DumpPayloadStatus decode_dump_payload(std::string_view payload, const CommandSet
   RdbReader in(payload, deep);
   uint8_t type = 0;
   Value value;
-  // The footer says RDB 10 at most: types added later (7.2's listpack sets, streams 3) are as
-  // unknown here as they are to Redis 7.0.
-  const bool known =
-      in.byte(&type) && RdbReader::is_object_type(type) && type <= rdb::kTypeStreamListpacks2;
+  // Types added after RDB 10 (7.2's listpack sets, streams 3) are as unknown here as they are
+  // to Redis 7.0, except the hashes with field deadlines, in a payload that says RDB 12.
+  const bool known = in.byte(&type) && RdbReader::is_object_type(type) &&
+                     (type <= rdb::kTypeStreamListpacks2 ||
+                      ((type == rdb::kTypeHashMetadata || type == rdb::kTypeHashListpackEx) &&
+                       version >= static_cast<uint64_t>(rdb::kVersionWithFieldTtl)));
   const auto status = known ? in.object(type, settings, &value) : RdbReader::Status::kError;
   if (deep_validations != nullptr) *deep_validations += in.deep_validations();
   if (status != RdbReader::Status::kOk) return DumpPayloadStatus::kBadData;

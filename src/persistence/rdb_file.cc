@@ -68,8 +68,15 @@ void aux(RdbWriter& out, std::string_view key, std::string_view value) {
 }
 
 void write_image(RdbWriter& out, const Keyspace& keyspace, const RdbSaveOptions& options) {
+  // RDB 12 only when some hash has field deadlines (types 24/25): a file without them stays
+  // loadable by Redis 7.0.
+  bool field_ttls = false;
+  for (int index = 0; index < keyspace.database_count(); ++index) {
+    if (keyspace.db(index).volatile_hash_count() > 0) field_ttls = true;
+  }
   char magic[10];
-  std::snprintf(magic, sizeof magic, "REDIS%04d", rdb::kVersion);
+  std::snprintf(magic, sizeof magic, "REDIS%04d",
+                field_ttls ? rdb::kVersionWithFieldTtl : rdb::kVersion);
   out.raw(std::string_view(magic, 9));
   aux(out, "redis-ver", "7.0.15");
   aux(out, "redis-bits", sizeof(void*) == 8 ? "64" : "32");

@@ -8,7 +8,10 @@
 namespace keywarden::rdb {
 
 inline constexpr int kVersion = 10;  // what we write; we load 1..kVersion (and 11's set type)
-inline constexpr int kMaxLoadableVersion = 11;
+// What we write instead when the data holds hash-field deadlines (Redis 7.4+'s types 24, 25),
+// so that a file without any stays loadable by Redis 7.0.
+inline constexpr int kVersionWithFieldTtl = 12;
+inline constexpr int kMaxLoadableVersion = 12;
 
 // Object types (the byte before each key).
 inline constexpr uint8_t kTypeString = 0;
@@ -32,6 +35,13 @@ inline constexpr uint8_t kTypeListQuicklist2 = 18;
 inline constexpr uint8_t kTypeStreamListpacks2 = 19;
 inline constexpr uint8_t kTypeSetListpack = 20;  // Redis 7.2 (RDB 11)
 inline constexpr uint8_t kTypeStreamListpacks3 = 21;
+// Redis 7.4 GA's hashes with field deadlines (RDB 12). Both open with the earliest deadline in
+// 8 little-endian bytes (0: none). METADATA, for the hashtable encoding: a count, then per field
+// its deadline as a length (0: none, else deadline - earliest + 1), the field and the value.
+// LISTPACK_EX: one listpack of (field, value, deadline-or-0) triplets, by deadline, plain last.
+// (22 and 23 were the pre-GA forms, which Redis itself no longer loads.)
+inline constexpr uint8_t kTypeHashMetadata = 24;
+inline constexpr uint8_t kTypeHashListpackEx = 25;
 
 // Opcodes (in the type position).
 inline constexpr uint8_t kOpFunction2 = 245;

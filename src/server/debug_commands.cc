@@ -284,7 +284,8 @@ void debug_listpack(CommandContext& ctx) {
   const Entry* entry = lookup_quietly(ctx, ctx.args[2]);
   if (entry == nullptr) return ctx.error(errors::kNoSuchKey);
   const Value& value = entry->value;
-  if (value.type() == ValueType::kString || value.encoding() != Encoding::kListpack) {
+  if (value.type() == ValueType::kString || (value.encoding() != Encoding::kListpack &&
+                                             value.encoding() != Encoding::kListpackEx)) {
     return ctx.error("ERR Not a listpack encoded object.");
   }
   std::cout << "{listpack " << ctx.args[2] << "} type " << static_cast<int>(value.type())

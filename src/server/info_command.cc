@@ -268,6 +268,8 @@ void stats_section(InfoText& info, Server& server) {
   info.field("sync_full", replication.sync_full);
   info.field("sync_partial_ok", replication.sync_partial_ok);
   info.field("sync_partial_err", replication.sync_partial_err);
+  // Redis 7.4+ counts expired hash fields here (before expired_keys, as it prints them).
+  info.field("expired_subkeys", expiry.expired_fields);
   info.field("expired_keys", expiry.expired_keys);
   info.fixed2("expired_stale_perc", expiry.stale_percent);
   info.field("expired_time_cap_reached_count", expiry.time_cap_reached_count);

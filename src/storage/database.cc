@@ -108,12 +108,54 @@ Entry* Database::find_raw(std::string_view key) { return table_.find(key); }
 
 Entry* Database::lookup(std::string_view key, int64_t now_ms) {
   Entry* entry = table_.find(key);
-  if (entry != nullptr && is_expired(entry, now_ms)) {
+  if (entry == nullptr) return nullptr;
+  if (is_expired(entry, now_ms)) {
     if (expired_visible_) return entry;
     expire(entry);
     return nullptr;
   }
+  // The field index is empty unless some hash has field deadlines: one load for everyone else.
+  if (!field_expiry_.empty() && !expiry_held_ && has_due_fields(entry, now_ms)) {
+    bool key_deleted = false;
+    expire_fields(entry, now_ms, SIZE_MAX, &key_deleted);
+    if (key_deleted) return nullptr;
+  }
   return entry;
+}
+
+void Database::refresh_field_expiry(Entry* entry) {
+  if (entry->value.type() != ValueType::kHash) return;
+  const int64_t earliest = entry->value.as<HashValue>().earliest_deadline();
+  if (earliest == INT64_MAX) {
+    field_expiry_.remove(entry);
+  } else {
+    field_expiry_.set(entry, earliest);
+  }
+}
+
+size_t Database::expire_fields(Entry* entry, int64_t now_ms, size_t limit, bool* key_deleted) {
+  *key_deleted = false;
+  if (expiry_held_) return 0;
+  HashValue& hash = entry->value.as<HashValue>();
+  std::vector<std::string> fields;
+  hash.remove_due(now_ms, limit,
+                  [&](std::string_view field) { fields.emplace_back(field); });
+  if (hash.empty()) {
+    // The key goes with its last field; the key string must outlive the entry for the
+    // listener, which hears of it after the entry left the indexes, as for key expiry.
+    const std::string key(entry->key());
+    remove(entry, lazy_free_ != nullptr && lazy_free_->settings().lazy_expire);
+    *key_deleted = true;
+    if (listener_ != nullptr && !fields.empty()) {
+      listener_->hash_fields_expired(index_, key, fields, true);
+    }
+    return fields.size();
+  }
+  refresh_field_expiry(entry);
+  if (listener_ != nullptr && !fields.empty()) {
+    listener_->hash_fields_expired(index_, entry->key(), fields, false);
+  }
+  return fields.size();
 }
 
 void Database::drop_hidden_expired(std::string_view key) {
@@ -125,15 +167,19 @@ Entry* Database::add(std::string_view key, Value value) {
   Entry* entry = Entry::create(key, std::move(value));
   if (new_entry_access_clock_ != nullptr) entry->access_clock = *new_entry_access_clock_;
   table_.insert(entry);
+  // A hash restored, loaded or copied with field deadlines.
+  refresh_field_expiry(entry);
   return entry;
 }
 
 void Database::overwrite(Entry* entry, Value value, bool keep_ttl, bool lazy) {
   // The old value leaves the entry before it is released, so that it is unreachable from the
   // keyspace by the time another thread may free it.
+  field_expiry_.remove(entry);
   Value old = std::exchange(entry->value, std::move(value));
   release_value(std::move(old), lazy);
   if (!keep_ttl) set_expiry(entry, kNoExpiry);
+  refresh_field_expiry(entry);
 }
 
 void Database::set_expiry(Entry* entry, int64_t deadline_ms) {
@@ -161,6 +207,7 @@ void Database::release_value(Value&& value, bool lazy) {
 
 void Database::remove(Entry* entry, bool lazy) {
   expiry_.remove(entry);
+  field_expiry_.remove(entry);
   table_.remove(entry);
   if (lazy) release_value(std::move(entry->value), true);
   Entry::destroy(entry);
@@ -172,6 +219,7 @@ void Database::expire(Entry* entry) {
 
 void Database::expire_now(Entry* entry) {
   expiry_.remove(entry);
+  field_expiry_.remove(entry);
   table_.remove(entry);
   if (listener_ != nullptr) listener_->key_expired(index_, entry->key());
   if (lazy_free_ != nullptr && lazy_free_->settings().lazy_expire) {
@@ -187,10 +235,12 @@ Entry* Database::move_entry(Entry* entry, Database& target, std::string_view new
   }
   const int64_t deadline_ms = deadline_of(entry);
   expiry_.remove(entry);
+  field_expiry_.remove(entry);
   table_.remove(entry);
   Entry* moved = Entry::rekey(entry, new_key);
   target.table_.insert(moved);
   if (deadline_ms != kNoExpiry) target.expiry_.set(moved, deadline_ms);
+  target.refresh_field_expiry(moved);
   return moved;
 }
 
@@ -198,11 +248,14 @@ size_t Database::clear(bool lazy) {
   size_t count = table_.size();
   if (lazy && lazy_free_ != nullptr && count > 0) {
     // The database starts over with fresh, empty indexes; the old ones belong to the thread.
+    // The field index only points at entries that are going: drop it without visiting them.
+    field_expiry_.abandon();
     lazy_free_->release_entries(std::exchange(table_, EntryTable()),
                                 std::exchange(expiry_, ExpiryIndex()));
     return count;
   }
   expiry_.clear();
+  field_expiry_.clear();
   table_.clear([](Entry* entry) { Entry::destroy(entry); });
   return count;
 }
@@ -210,6 +263,7 @@ size_t Database::clear(bool lazy) {
 void Database::swap_contents(Database& other) {
   std::swap(table_, other.table_);
   std::swap(expiry_, other.expiry_);
+  std::swap(field_expiry_, other.field_expiry_);
 }
 
 uint64_t Database::scan(uint64_t cursor, const std::function<void(Entry*)>& visit) {

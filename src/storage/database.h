@@ -12,15 +12,26 @@
 // holds expiry too; while its primary's commands run, expired keys are even visible
 // (set_expired_visible): lookup() returns them as if alive.
 //
+// Hash fields with deadlines (HEXPIRE…) expire the same way. A hash with volatile fields is in
+// a second index (field_expiry_) by its earliest field deadline; lookup() of a hash whose
+// earliest field deadline has passed deletes its due fields first (all of them, in O(k log n)),
+// and the key with the last one, reporting them to the listener (HDEL to the AOF and replicas,
+// `hexpired`); active expiry takes due hashes from the front of that index. While expiry is
+// held nothing is deleted: readers above hide the due fields (commands/hash_commands.cc).
+// Whoever changes a hash's fields or their deadlines calls refresh_field_expiry() after.
+//
 // Invariants: every entry is in the table; an entry is in the expiry index exactly when it
-// has a deadline; the Database owns its entries and frees them on removal.
+// has a deadline, and in the field index exactly when it holds a hash with a volatile field;
+// the Database owns its entries and frees them on removal.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <random>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "storage/entry.h"
 #include "storage/expiry_index.h"
@@ -36,6 +47,12 @@ class KeyspaceListener {
   virtual ~KeyspaceListener() = default;
   // Called after the entry left the indexes and before it is freed.
   virtual void key_expired(int db, std::string_view key) = 0;
+  // Fields of the hash at `key` deleted because their deadlines passed, in deletion order;
+  // `key_deleted` when the last one took the key with it (the entry is already gone then).
+  virtual void hash_fields_expired(int db, std::string_view key,
+                                   const std::vector<std::string>& fields, bool key_deleted) {
+    (void)db, (void)key, (void)fields, (void)key_deleted;
+  }
 };
 
 struct EntryTraits : DefaultKeyHash {
@@ -81,6 +98,8 @@ class Database {
   int index() const { return index_; }
   size_t size() const { return table_.size(); }
   size_t volatile_count() const { return expiry_.size(); }
+  // Hashes that have at least one field with a deadline.
+  size_t volatile_hash_count() const { return field_expiry_.size(); }
 
   // The entry for `key` if it exists and has not expired at `now_ms`; an expired entry is
   // deleted on the way (lazy expiry).
@@ -106,6 +125,19 @@ class Database {
   void overwrite(Entry* entry, Value value, bool keep_ttl, bool lazy = false);
   // kNoExpiry removes the deadline.
   void set_expiry(Entry* entry, int64_t deadline_ms);
+  // Re-reads the earliest field deadline of the hash `entry` holds and files it in the field
+  // index (or takes it out when no field has one). Call after changing a hash's fields.
+  void refresh_field_expiry(Entry* entry);
+  // Takes the hash `entry` holds out of the field index, before its value is replaced in place.
+  void forget_field_expiry(Entry* entry) { field_expiry_.remove(entry); }
+  // Deletes up to `limit` fields of the hash `entry` holds whose deadline is before `now_ms`,
+  // and the key with the last one, telling the listener. Returns how many fields went and
+  // sets *key_deleted (the entry is freed then). Does nothing while expiry is held.
+  size_t expire_fields(Entry* entry, int64_t now_ms, size_t limit, bool* key_deleted);
+  // True when the hash `entry` holds has a field whose deadline is before `now_ms`.
+  bool has_due_fields(const Entry* entry, int64_t now_ms) const {
+    return field_expiry_.contains(entry) && field_expiry_.deadline_of(entry) < now_ms;
+  }
 
   // Removes and frees. Returns false when the key was absent (no expiry check: callers look
   // the key up first).
@@ -120,6 +152,7 @@ class Database {
   bool expiry_held() const { return expiry_held_; }
   // Lookups return expired entries as alive (the primary's commands on a replica).
   void set_expired_visible(bool visible) { expired_visible_ = visible; }
+  bool expired_visible() const { return expired_visible_; }
 
   // The one way a value that has left the keyspace is freed: on the lazy-free thread when
   // `lazy` and the value is big enough to be worth it (see free_effort()), in place otherwise.
@@ -148,6 +181,8 @@ class Database {
 
   ExpiryIndex& expiry_index() { return expiry_; }
   const ExpiryIndex& expiry_index() const { return expiry_; }
+  ExpiryIndex& field_expiry_index() { return field_expiry_; }
+  const ExpiryIndex& field_expiry_index() const { return field_expiry_; }
   EntryTable& table() { return table_; }
 
   // The entry's absolute deadline in Unix milliseconds, kNoExpiry when it has none.
@@ -168,6 +203,7 @@ class Database {
 
   EntryTable table_;
   ExpiryIndex expiry_;
+  ExpiryIndex field_expiry_{ExpiryIndex::Kind::kHashFields};
   bool expiry_held_ = false;
   bool expired_visible_ = false;
 };

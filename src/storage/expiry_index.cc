@@ -15,7 +15,8 @@ ExpiryIndex::ExpiryIndex(ExpiryIndex&& other) noexcept
     : heap_(std::exchange(other.heap_, nullptr)),
       size_(std::exchange(other.size_, 0)),
       capacity_(std::exchange(other.capacity_, 0)),
-      deadline_sum_(std::exchange(other.deadline_sum_, 0)) {}
+      deadline_sum_(std::exchange(other.deadline_sum_, 0)),
+      kind_(other.kind_) {}
 
 ExpiryIndex& ExpiryIndex::operator=(ExpiryIndex&& other) noexcept {
   if (this != &other) {
@@ -24,6 +25,7 @@ ExpiryIndex& ExpiryIndex::operator=(ExpiryIndex&& other) noexcept {
     size_ = std::exchange(other.size_, 0);
     capacity_ = std::exchange(other.capacity_, 0);
     deadline_sum_ = std::exchange(other.deadline_sum_, 0);
+    kind_ = other.kind_;
   }
   return *this;
 }
@@ -46,7 +48,7 @@ void ExpiryIndex::release() {
 
 void ExpiryIndex::place(size_t index, Slot slot) {
   heap_[index] = slot;
-  slot.entry->expiry_slot = static_cast<uint32_t>(index);
+  slot_of(slot.entry) = static_cast<uint32_t>(index);
 }
 
 void ExpiryIndex::sift_up(size_t index) {
@@ -75,18 +77,19 @@ void ExpiryIndex::sift_down(size_t index) {
 }
 
 void ExpiryIndex::set(Entry* entry, int64_t deadline_ms) {
-  if (entry->expiry_slot == kNotInExpiryIndex) {
+  assert(indexable(entry));
+  if (slot_of(entry) == kNotInExpiryIndex) {
     if (size_ == capacity_ && !reallocate(capacity_ == 0 ? kMinCapacity : 2 * capacity_)) {
       throw std::bad_alloc();
     }
     const size_t index = size_++;
     heap_[index] = {deadline_ms, entry};
     deadline_sum_ += deadline_ms;
-    entry->expiry_slot = static_cast<uint32_t>(index);
+    slot_of(entry) = static_cast<uint32_t>(index);
     sift_up(index);
     return;
   }
-  size_t index = entry->expiry_slot;
+  size_t index = slot_of(entry);
   assert(heap_[index].entry == entry);
   int64_t old_deadline = heap_[index].deadline_ms;
   deadline_sum_ += deadline_ms - old_deadline;
@@ -99,11 +102,12 @@ void ExpiryIndex::set(Entry* entry, int64_t deadline_ms) {
 }
 
 void ExpiryIndex::remove(Entry* entry) {
-  size_t index = entry->expiry_slot;
+  if (!indexable(entry)) return;
+  size_t index = slot_of(entry);
   if (index == kNotInExpiryIndex) return;
   assert(heap_[index].entry == entry);
   deadline_sum_ -= heap_[index].deadline_ms;
-  entry->expiry_slot = kNotInExpiryIndex;
+  slot_of(entry) = kNotInExpiryIndex;
   const Slot last = heap_[--size_];
   // Halving at a quarter full leaves room to grow back without reallocating at once. A failed
   // shrink only keeps the bigger array.
@@ -135,7 +139,7 @@ int64_t ExpiryIndex::count_due(int64_t now_ms, int64_t limit) const {
 }
 
 void ExpiryIndex::clear() {
-  for (size_t i = 0; i < size_; ++i) heap_[i].entry->expiry_slot = kNotInExpiryIndex;
+  for (size_t i = 0; i < size_; ++i) slot_of(heap_[i].entry) = kNotInExpiryIndex;
   release();
   deadline_sum_ = 0;
 }

@@ -12,7 +12,13 @@
 // by doubling and shrinks by half when a quarter full, through memory::resize_block(): a big
 // heap is remapped rather than copied, and a mass expiry gives its pages back.
 //
-// Invariants: heap_[i].entry->expiry_slot == i for every i < size_; the parent of every slot
+// A database has two: one of its volatile keys by key deadline, and one of the hashes that have
+// volatile fields by their earliest field deadline (Kind::kHashFields), which is how active
+// expiry finds due hash fields by deadline with the same slices and budget as keys. The second
+// kind records an entry's slot in its HashValue (HashValue::index_slot) instead of the entry,
+// so that Entry stays 32 bytes; the entry must hold a hash for as long as it is indexed there.
+//
+// Invariants: slot_of(heap_[i].entry) == i for every i < size_; the parent of every slot
 // has a deadline no later than its children.
 #pragma once
 
@@ -20,12 +26,14 @@
 #include <cstddef>
 
 #include "storage/entry.h"
+#include "types/hash_value.h"
 
 namespace keywarden {
 
 class ExpiryIndex {
  public:
-  ExpiryIndex() = default;
+  enum class Kind : uint8_t { kKeys, kHashFields };
+  explicit ExpiryIndex(Kind kind = Kind::kKeys) : kind_(kind) {}
   ~ExpiryIndex();
   ExpiryIndex(const ExpiryIndex&) = delete;
   ExpiryIndex& operator=(const ExpiryIndex&) = delete;
@@ -45,8 +53,17 @@ class ExpiryIndex {
   int64_t front_deadline() const { return size_ == 0 ? INT64_MAX : heap_[0].deadline_ms; }
   // The deadline of an indexed entry; kNoExpiry for one that is not indexed.
   int64_t deadline_of(const Entry* entry) const {
-    return entry->expiry_slot == kNotInExpiryIndex ? kNoExpiry
-                                                   : heap_[entry->expiry_slot].deadline_ms;
+    if (!indexable(entry)) return kNoExpiry;
+    const uint32_t slot = slot_of(entry);
+    return slot == kNotInExpiryIndex ? kNoExpiry : heap_[slot].deadline_ms;
+  }
+  bool contains(const Entry* entry) const {
+    return indexable(entry) && slot_of(entry) != kNotInExpiryIndex;
+  }
+  // Empties the index without touching its entries (they are being freed elsewhere).
+  void abandon() {
+    release();
+    deadline_sum_ = 0;
   }
   // The entry in heap slot `index` (< size()): eviction samples volatile keys uniformly here.
   Entry* at(size_t index) const { return heap_[index].entry; }
@@ -68,6 +85,17 @@ class ExpiryIndex {
   };
   static constexpr size_t kMinCapacity = 16;
 
+  static_assert(kNotInExpiryIndex == kHashNotIndexed);
+  // Whether `entry` can be in this index at all: any key for the key index, only hashes for
+  // the field index (whose slot lives in the hash).
+  bool indexable(const Entry* entry) const {
+    return kind_ == Kind::kKeys || entry->value.type() == ValueType::kHash;
+  }
+  uint32_t& slot_of(Entry* entry) const {
+    return kind_ == Kind::kKeys ? entry->expiry_slot : entry->value.as<HashValue>().index_slot();
+  }
+  uint32_t slot_of(const Entry* entry) const { return slot_of(const_cast<Entry*>(entry)); }
+
   void place(size_t index, Slot slot);
   void sift_up(size_t index);
   void sift_down(size_t index);
@@ -79,6 +107,7 @@ class ExpiryIndex {
   size_t size_ = 0;
   size_t capacity_ = 0;
   __int128 deadline_sum_ = 0;
+  Kind kind_;
 };
 
 }  // namespace keywarden

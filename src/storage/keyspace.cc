@@ -44,9 +44,16 @@ void Keyspace::key_expired(int db, std::string_view key) {
   if (listener_ != nullptr) listener_->key_expired(db, key);
 }
 
+void Keyspace::hash_fields_expired(int db, std::string_view key,
+                                   const std::vector<std::string>& fields, bool key_deleted) {
+  expiry_stats_.expired_fields += fields.size();
+  if (listener_ != nullptr) listener_->hash_fields_expired(db, key, fields, key_deleted);
+}
+
 bool Keyspace::has_due_keys(int64_t now_ms) const {
   for (const auto& db : databases_) {
     if (db->expiry_index().front_deadline() < now_ms) return true;
+    if (db->field_expiry_index().front_deadline() < now_ms) return true;
   }
   return false;
 }
@@ -69,7 +76,10 @@ void Keyspace::set_expired_visible(bool visible) {
 int64_t Keyspace::next_expiry_deadline_ms() const {
   if (!expiry_settings_.active_expire_enabled || expiry_held()) return INT64_MAX;
   int64_t earliest = INT64_MAX;
-  for (const auto& db : databases_) earliest = std::min(earliest, db->expiry_index().front_deadline());
+  for (const auto& db : databases_) {
+    earliest = std::min(earliest, db->expiry_index().front_deadline());
+    earliest = std::min(earliest, db->field_expiry_index().front_deadline());
+  }
   return earliest;
 }
 
@@ -92,6 +102,17 @@ bool Keyspace::active_expire_slice() {
           out_of_time = true;
           break;
         }
+      }
+    }
+    ExpiryIndex& fields = db.field_expiry_index();
+    while (!out_of_time && !fields.empty() && fields.front_deadline() < now_ms) {
+      bool key_deleted = false;
+      const size_t limit = static_cast<size_t>(kDeletionsPerClockCheck - deletions_since_check);
+      deletions_since_check +=
+          static_cast<int>(db.expire_fields(fields.front(), now_ms, limit, &key_deleted));
+      if (deletions_since_check >= kDeletionsPerClockCheck) {
+        deletions_since_check = 0;
+        if (clock_.monotonic_us() - start_us >= budget_us) out_of_time = true;
       }
     }
     // Move on even when out of time, as Redis does, so one database's mass expiry cannot

@@ -8,6 +8,11 @@
 // `expired` event fired, about a millisecond after its deadline, a backlog of due keys is
 // drained at full speed between client requests, and no slice stalls clients for longer than
 // its budget. Deletions themselves are O(log n) in the index.
+//
+// Hash fields with deadlines ride the same slices: after a database's due keys, the slice takes
+// due hashes from the front of its field index and deletes their due fields, kDeletionsPerClock
+// at a time, so a hash of a million fields expiring together is drained across slices like a
+// million keys would be.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +28,7 @@ namespace keywarden {
 
 struct ExpiryStats {
   uint64_t expired_keys = 0;           // lazy + active
+  uint64_t expired_fields = 0;         // hash fields, lazy + active (INFO expired_subkeys)
   uint64_t time_cap_reached_count = 0;  // active slices that ran out of budget
   int64_t cycle_cpu_us = 0;            // time spent in active slices
   double stale_percent = 0;            // running estimate of due keys left behind, in %
@@ -87,6 +93,8 @@ class Keyspace final : public KeyspaceListener {
   void set_new_entry_access_clock(uint32_t bits) { new_entry_access_clock_ = bits; }
 
   void key_expired(int db, std::string_view key) override;
+  void hash_fields_expired(int db, std::string_view key, const std::vector<std::string>& fields,
+                           bool key_deleted) override;
 
  private:
   const Clock& clock_;

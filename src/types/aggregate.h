@@ -21,6 +21,7 @@ enum class Encoding : uint8_t {
   kQuicklist,
   kIntset,
   kSkiplist,
+  kListpackEx,  // Redis 7.4+: a small hash with field deadlines
 };
 
 class Aggregate {

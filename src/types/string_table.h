@@ -96,7 +96,10 @@ template <typename Element, typename KeyOf = KeyMember<Element>>
 class StringTable {
   struct Node {
     Node* next;
-    uint64_t hash;
+    uint32_t hash;
+    // A word the collection may use for its own bookkeeping about the element (a hash keeps
+    // the element's slot in its field-deadline heap here); it fills what would be padding.
+    uint32_t aux;
     Element element;
   };
 
@@ -146,6 +149,16 @@ class StringTable {
     const Node* node_ = nullptr;
   };
 
+  // The value of a node's aux word until the collection sets it.
+  static constexpr uint32_t kNoAux = UINT32_MAX;
+  // The aux word of the node holding `element` (an element of this table).
+  static uint32_t& aux_of(Element& element) {
+    return node_of(element)->aux;
+  }
+  static uint32_t aux_of(const Element& element) {
+    return node_of(const_cast<Element&>(element))->aux;
+  }
+
   StringTable() = default;
   ~StringTable() { clear(); }
   StringTable(const StringTable& other) : buckets_(other.buckets_.size(), nullptr) {
@@ -153,7 +166,7 @@ class StringTable {
     for (size_t i = 0; i < other.buckets_.size(); ++i) {
       Node** tail = &buckets_[i];
       for (const Node* node = other.buckets_[i]; node != nullptr; node = node->next) {
-        *tail = new Node{nullptr, node->hash, node->element};
+        *tail = new Node{nullptr, node->hash, kNoAux, node->element};
         tail = &(*tail)->next;
       }
     }
@@ -202,21 +215,21 @@ class StringTable {
   // whether it was inserted (when not, `element` is left untouched).
   std::pair<Element*, bool> insert(Element&& element) {
     const std::string_view key = KeyOf::of(element);
-    const uint64_t hash = hash_of(key);
+    const uint32_t hash = hash_of(key);
     if (Element* present = find_node(key, hash)) return {present, false};
     return {&insert_unique(hash, std::move(element)), true};
   }
   std::pair<Element*, bool> insert(const Element& element) { return insert(Element(element)); }
   // Adds an element whose key the caller knows to be absent (conversions, copies).
   Element& insert_new(Element&& element) {
-    const uint64_t hash = hash_of(KeyOf::of(element));
+    const uint32_t hash = hash_of(KeyOf::of(element));
     return insert_unique(hash, std::move(element));
   }
 
   // Removes the element with `key`, moving it to *removed when given. False when absent.
   bool erase(std::string_view key, Element* removed = nullptr) {
     if (buckets_.empty()) return false;
-    const uint64_t hash = hash_of(key);
+    const uint32_t hash = hash_of(key);
     Node** link = &buckets_[hash & (buckets_.size() - 1)];
     while (*link != nullptr && !((*link)->hash == hash && KeyOf::of((*link)->element) == key)) {
       link = &(*link)->next;
@@ -331,9 +344,21 @@ class StringTable {
   }
 
  private:
-  static uint64_t hash_of(std::string_view key) { return string_table_detail::hash_bytes(key); }
+  // 32 bits of the hash are kept and compared: enough for any bucket count a collection
+  // reaches, and they leave room for the node's aux word.
+  static uint32_t hash_of(std::string_view key) {
+    return static_cast<uint32_t>(string_table_detail::hash_bytes(key));
+  }
 
-  Element* find_node(std::string_view key, uint64_t hash) const {
+  static Node* node_of(Element& element) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+    constexpr size_t kElementOffset = offsetof(Node, element);
+#pragma GCC diagnostic pop
+    return reinterpret_cast<Node*>(reinterpret_cast<char*>(&element) - kElementOffset);
+  }
+
+  Element* find_node(std::string_view key, uint32_t hash) const {
     if (buckets_.empty()) return nullptr;
     for (Node* node = buckets_[hash & (buckets_.size() - 1)]; node != nullptr;
          node = node->next) {
@@ -342,11 +367,11 @@ class StringTable {
     return nullptr;
   }
 
-  Element& insert_unique(uint64_t hash, Element&& element) {
+  Element& insert_unique(uint32_t hash, Element&& element) {
     if (size_ >= buckets_.size()) {
       rehash(buckets_.empty() ? string_table_detail::kMinBuckets : buckets_.size() * 2);
     }
-    Node* node = new Node{nullptr, hash, std::move(element)};
+    Node* node = new Node{nullptr, hash, kNoAux, std::move(element)};
     link(node);
     ++size_;
     return node->element;

@@ -32,6 +32,7 @@ std::string_view encoding_name(Encoding encoding) {
     case Encoding::kQuicklist: return "quicklist";
     case Encoding::kIntset: return "intset";
     case Encoding::kSkiplist: return "skiplist";
+    case Encoding::kListpackEx: return "listpackex";
   }
   return "unknown";
 }

@@ -26,6 +26,8 @@ from conftest import (Map, RawConnection, ReplyError, RespSet, Verbatim, encode_
 # Field names keywarden adds to a section, with the reason.
 DELIBERATE_ADDITIONS = {
     "Server": {"keywarden_version": "which keywarden release answers beside redis_version"},
+    "Stats": {"expired_subkeys": "Redis 7.4+'s count of expired hash fields (hash-field "
+                                 "expiration), before expired_keys as 7.4 prints it"},
 }
 # Field names Redis prints that keywarden leaves out, with the reason. Empty: every field of
 # every section is printed, with Redis's idle value where the machinery does not exist yet.

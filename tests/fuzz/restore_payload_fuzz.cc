@@ -2,9 +2,9 @@
 //
 // Input: one control byte, then the payload. Control bit 0 picks the validation depth
 // (sanitize-dump-payload yes or no); bit 1 says the input carries its own footer (RDB version
-// and CRC64), else the target appends a valid one, so that mutations reach the object decoder
-// instead of dying at the checksum; bits 2-3 shrink the encoding limits so that loaded values
-// convert between packed and table encodings. A payload that loads must DUMP again, and that
+// and CRC64), else the target appends a valid one (RDB 12), so that mutations reach the object
+// decoder instead of dying at the checksum; bits 2-3 shrink the encoding limits so that loaded
+// values convert between packed and table encodings. A payload that loads must DUMP again, and that
 // payload must load (in depth) to the same value: whatever the decoder accepts is internally
 // consistent.
 #include <cstddef>
@@ -23,7 +23,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool deep = (control & 1) != 0;
   std::string payload(reinterpret_cast<const char*>(data + 1), size - 1);
   if ((control & 2) == 0) {
-    payload.push_back(10);  // RDB version 10
+    // RDB 12: the newest footer the decoder accepts, so that hashes with field deadlines
+    // (types 24/25, which need it) are reached too; older types read the same under it.
+    payload.push_back(12);
     payload.push_back(0);
     const uint64_t crc = crc64(0, payload);
     for (int i = 0; i < 8; ++i) payload.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));

@@ -42,6 +42,8 @@ constexpr std::string_view kDataset[] = {
     "ZADD z 1 a 2 b 3 c",
     "ZADD z2 2 b 3 c 4 d",
     "HSET h f 1 g 2",
+    "HSET hv f 1 g 2",
+    "HPEXPIRE hv 100000 FIELDS 1 g",
     "PFADD hll a b c",
 };
 
@@ -80,7 +82,9 @@ Snapshot snapshot(CommandHarness& h) {
           break;
         case ValueType::kHash:
           value.as<HashValue>().for_each([&](std::string_view field, std::string_view data) {
-            items.push_back(std::string(field) + "=" + std::string(data));
+            const int64_t deadline = value.as<HashValue>().field_deadline(field);
+            items.push_back(std::string(field) + "=" + std::string(data) +
+                            (deadline == kNoFieldDeadline ? "" : "@" + std::to_string(deadline)));
           });
           break;
       }
@@ -191,6 +195,15 @@ constexpr std::string_view kWriteForms[] = {
     "GETEX s", "GETSET s y", "GETSET new y",
     "HDEL h f", "HDEL h f g", "HDEL h nofield", "HINCRBY h f 2", "HINCRBYFLOAT h f 1.5",
     "HMSET h a 1", "HSET h a 1 f 1", "HSETNX h a 1", "HSETNX h f 1",
+    "HEXPIRE h 100 FIELDS 1 f", "HEXPIRE h 0 FIELDS 2 f nofield", "HEXPIRE nokey 1 FIELDS 1 f",
+    "HPEXPIRE hv 5 NX FIELDS 2 g f", "HEXPIREAT hv 1 FIELDS 2 f g", "HPEXPIREAT hv 1 GT FIELDS 1 f", "HPEXPIREAT h 1800000000000 FIELDS 1 f",
+    "HPERSIST hv FIELDS 2 f g", "HPERSIST h FIELDS 1 f",
+    "HGETEX h FIELDS 1 f", "HGETEX h EX 10 FIELDS 2 f nofield", "HGETEX h EXAT 1 FIELDS 1 f",
+    "HGETEX hv PERSIST FIELDS 1 g", "HGETEX hv PXAT 1 FIELDS 2 f g",
+    "HSETEX h FIELDS 1 f 5", "HSETEX h FNX FIELDS 1 f 5", "HSETEX new PX 100 FIELDS 1 a 1",
+    "HSETEX hv KEEPTTL FIELDS 1 g 3", "HSETEX hv FXX EXAT 1 FIELDS 1 g 3",
+    "HGETDEL h FIELDS 1 f", "HGETDEL h FIELDS 2 f g", "HGETDEL h FIELDS 1 nofield",
+    "HINCRBYFLOAT hv g 1.5",
     "INCR s", "INCRBY s 5", "INCRBYFLOAT f 1", "INCR new",
     "LINSERT l BEFORE b x", "LINSERT l BEFORE nothere x",
     "LMOVE l d LEFT RIGHT", "LMOVE l l LEFT RIGHT", "LMPOP 1 l RIGHT COUNT 2",

@@ -400,6 +400,19 @@ TEST(RdbSanitizeTest, FooterFaults) {
             DumpPayloadStatus::kBadFooter);
   EXPECT_EQ(decode_dump_payload(good.substr(0, 9), CommandSettings{}, true, &value),
             DumpPayloadStatus::kBadFooter);
+  // RDB 12 (hash-field expiration) is read; 13 is not.
+  EXPECT_EQ(decode_dump_payload(with_footer(std::string("\x00\x01"
+                                                        "a",
+                                                        3),
+                                            12),
+                                CommandSettings{}, true, &value),
+            kOk);
+  EXPECT_EQ(decode_dump_payload(with_footer(std::string("\x00\x01"
+                                                        "a",
+                                                        3),
+                                            13),
+                                CommandSettings{}, true, &value),
+            DumpPayloadStatus::kBadFooter);
 }
 
 TEST(RdbSanitizeTest, DeepValidationsCounted) {
