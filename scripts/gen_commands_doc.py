@@ -255,9 +255,10 @@ def main():
     if missing:
         raise SystemExit(f"add {', '.join(missing)} to NEWER in scripts/gen_commands_doc.py")
     out += ["", "## newer than Redis 7.0", "",
-            f"**{len(newer)}** commands from later Redis or Valkey releases, which the reference "
-            "server lacks: their replies follow that release's documentation and command "
-            "definitions, and the tests hold the expected replies.", "",
+            f"**{len(newer)}** commands the reference server lacks: from later Redis or Valkey "
+            "releases, whose replies follow that release's documentation and command "
+            "definitions, or keywarden's own (\"follows: keywarden\", documented in docs/). "
+            "The tests hold the expected replies.", "",
             "| command | group | follows | notes |", "| --- | --- | --- | --- |"]
     for group, name, _ in sorted(newer, key=lambda row: (row[0], row[1])):
         follows, note = NEWER[name]
