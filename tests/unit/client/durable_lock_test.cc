@@ -4,9 +4,6 @@
 // throws NotDurableError saying how many confirmed; a frozen replica makes renewals count as
 // failed (the hold is lost, on_lost says why) and a release go to on_error.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
-
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -23,33 +20,12 @@ using testing::ServerKind;
 using testing::ServerProcess;
 using Clock = std::chrono::steady_clock;
 
-// A primary and its replica, each in a directory of its own (a full sync writes an RDB file).
-class ReplicatedPair {
+// The pair, and a wait until the replica acknowledges writes (its initial sync is done).
+class Pair : public testing::ReplicatedPair {
  public:
-  explicit ReplicatedPair(ServerKind kind) {
-    char directory[] = "/tmp/kw-durable-XXXXXX";
-    if (::mkdtemp(directory) == nullptr) throw std::runtime_error("mkdtemp failed");
-    directory_ = directory;
-    ::mkdir((directory_ + "/primary").c_str(), 0700);
-    ::mkdir((directory_ + "/replica").c_str(), 0700);
-    // No diskless-sync delay: the replica should be online at once, not after Redis's 5 s.
-    primary_ = std::make_unique<ServerProcess>(
-        kind, std::vector<std::string>{"--dir", directory_ + "/primary",
-                                       "--repl-diskless-sync-delay", "0"});
-    replica_ = std::make_unique<ServerProcess>(
-        kind, std::vector<std::string>{"--dir", directory_ + "/replica", "--replicaof",
-                                       "127.0.0.1", std::to_string(primary_->port())});
-  }
-  ~ReplicatedPair() {
-    replica_->thaw();
-    replica_.reset();
-    primary_.reset();
-    std::system(("rm -rf " + directory_).c_str());
-  }
-
-  // Waits until the replica acknowledges writes (its initial sync is done).
+  using ReplicatedPair::ReplicatedPair;
   bool replica_online() {
-    Client client(direct(primary_->port()));
+    Client client(options(primary()));
     const Clock::time_point until = Clock::now() + 20s;
     while (Clock::now() < until) {
       client.command("SET", "durable:probe", "1");
@@ -57,58 +33,52 @@ class ReplicatedPair {
     }
     return false;
   }
-  ClientOptions direct(int port) const {
+  static ClientOptions options(ServerProcess& server) {
     ClientOptions o;
-    o.port = port;
+    o.port = server.port();
     return o;
   }
-  ClientOptions primary() const { return direct(primary_->port()); }
-  ClientOptions replica() const { return direct(replica_->port()); }
-  ServerProcess& replica_process() { return *replica_; }
-
- private:
-  std::unique_ptr<ServerProcess> primary_;
-  std::unique_ptr<ServerProcess> replica_;
-  std::string directory_;
 };
 
 class DurableLockTest : public ::testing::TestWithParam<ServerKind> {
  protected:
   void SetUp() override {
-    pair_ = std::make_unique<ReplicatedPair>(GetParam());
+    pair_ = std::make_unique<Pair>(GetParam(), "kw-durable");
     ASSERT_TRUE(pair_->replica_online());
   }
-  std::unique_ptr<ReplicatedPair> pair_;
+  ClientOptions primary() { return Pair::options(pair_->primary()); }
+  ClientOptions replica() { return Pair::options(pair_->replica()); }
+  std::unique_ptr<Pair> pair_;
 };
 
 TEST_P(DurableLockTest, ConfirmedGrantAndReleaseAreOnTheReplica) {
-  ClientOptions o = pair_->primary();
+  ClientOptions o = primary();
   o.lock_durable_replicas = 1;
   o.lock_durable_timeout = 2s;
   Client client(o);
-  Client replica(pair_->replica());
+  Client on_replica(replica());
   Lock lock = client.get_lock("durable:confirmed");
   std::vector<std::string> errors;
   lock.on_error([&](const std::exception& e) { errors.push_back(e.what()); });
   lock.lock();
   // WAIT answered only once the replica had applied the grant: no polling needed.
-  EXPECT_EQ(replica.command("HGET", "durable:confirmed", lock.owner()).str(), "1");
+  EXPECT_EQ(on_replica.command("HGET", "durable:confirmed", lock.owner()).str(), "1");
   lock.lock();  // a re-entry is confirmed the same way
-  EXPECT_EQ(replica.command("HGET", "durable:confirmed", lock.owner()).str(), "2");
+  EXPECT_EQ(on_replica.command("HGET", "durable:confirmed", lock.owner()).str(), "2");
   lock.unlock();
   lock.unlock();
-  EXPECT_EQ(replica.command("EXISTS", "durable:confirmed").integer(), 0);
+  EXPECT_EQ(on_replica.command("EXISTS", "durable:confirmed").integer(), 0);
   EXPECT_TRUE(errors.empty());
 
   FencedLock fenced = client.get_fenced_lock("durable:fenced");
   int64_t token = fenced.lock_and_get_token();
-  EXPECT_EQ(replica.command("HGET", "durable:fenced", "keywarden:fencing-token").str(),
+  EXPECT_EQ(on_replica.command("HGET", "durable:fenced", "keywarden:fencing-token").str(),
             std::to_string(token));
   fenced.unlock();
 }
 
 TEST_P(DurableLockTest, TooFewReplicasUndoTheGrant) {
-  Client client(pair_->primary());
+  Client client(primary());
   Lock lock = client.get_lock("durable:short");
   lock.require_replicas(2, 100ms);  // there is one
   try {
@@ -133,7 +103,7 @@ TEST_P(DurableLockTest, TooFewReplicasUndoTheGrant) {
 }
 
 TEST_P(DurableLockTest, UnconfirmedRenewalsLoseTheHold) {
-  ClientOptions o = pair_->primary();
+  ClientOptions o = primary();
   o.lock_watchdog_timeout = 900ms;
   o.lock_durable_replicas = 1;
   o.lock_durable_timeout = 100ms;
@@ -142,18 +112,18 @@ TEST_P(DurableLockTest, UnconfirmedRenewalsLoseTheHold) {
   testing::LostLog lost;
   lock.on_lost(lost.callback());
   lock.lock();
-  pair_->replica_process().freeze();
+  pair_->replica().freeze();
   // Renewals still reach the primary, but no replica confirms them: the local deadline stays
   // put and passes, as if the renewals had failed.
   std::optional<LockLostReason> reason = lost.wait(10s);
-  pair_->replica_process().thaw();
+  pair_->replica().thaw();
   ASSERT_TRUE(reason.has_value());
   EXPECT_EQ(*reason, LockLostReason::kRenewFailed);
   EXPECT_FALSE(lock.valid());
 }
 
 TEST_P(DurableLockTest, UnconfirmedReleaseGoesToOnError) {
-  ClientOptions o = pair_->primary();
+  ClientOptions o = primary();
   o.lock_durable_replicas = 1;
   o.lock_durable_timeout = 100ms;
   Client client(o);
@@ -164,9 +134,9 @@ TEST_P(DurableLockTest, UnconfirmedReleaseGoesToOnError) {
     errors.push_back(e.what());
   });
   lock.lock(60s);
-  pair_->replica_process().freeze();
+  pair_->replica().freeze();
   lock.unlock();
-  pair_->replica_process().thaw();
+  pair_->replica().thaw();
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("the release was acknowledged by 0 of 1"), std::string::npos)
       << errors[0];

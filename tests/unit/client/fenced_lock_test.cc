@@ -132,25 +132,26 @@ TEST_P(FencedLockTest, SharedLayoutContinuesAboveALeftoverPerNameCounter) {
 TEST_P(FencedLockTest, DistinctNamesLeaveOnlySlotCounters) {
   Client client(options());
   constexpr int kNames = 200;
+  std::vector<std::string> names;
   std::set<std::string> counters;
-  for (int i = 0; i < kNames; ++i) counters.insert(shared_counter(name("n" + std::to_string(i))));
   for (int i = 0; i < kNames; ++i) {
-    FencedLock lock = client.get_fenced_lock(name("n" + std::to_string(i)));
+    names.push_back(name(std::to_string(i)));
+    counters.insert(shared_counter(names.back()));
+  }
+  for (const std::string& each : names) {
+    FencedLock lock = client.get_fenced_lock(each);
     ASSERT_GT(lock.lock_and_get_token(), 0);
     lock.unlock();
   }
-  for (int i = 0; i < kNames; ++i) {
-    EXPECT_EQ(client.command("EXISTS", name("n" + std::to_string(i)),
-                             per_name_counter(name("n" + std::to_string(i))))
-                  .integer(),
-              0);
+  for (const std::string& each : names) {
+    EXPECT_EQ(client.command("EXISTS", each, per_name_counter(each)).integer(), 0) << each;
   }
   for (const std::string& counter : counters) {
     EXPECT_EQ(client.command("EXISTS", counter).integer(), 1) << counter;
   }
   int64_t last = 0;
   for (int i = 0; i < 10; ++i) {
-    FencedLock lock = client.get_fenced_lock("{" + name("tag") + "}" + std::to_string(i));
+    FencedLock lock = client.get_fenced_lock(std::to_string(i) + "{" + name("tag") + "}");
     int64_t token = lock.lock_and_get_token();
     EXPECT_GT(token, last);
     last = token;

@@ -43,24 +43,11 @@ bool eventually(Predicate predicate, std::chrono::seconds limit = 30s) {
 // A primary, its replica and one sentinel (quorum 1) watching them.
 class SentinelGroup {
  public:
-  explicit SentinelGroup(ServerKind kind) {
-    // Each node works in a directory of its own: a full sync writes an RDB file, which a node
-    // started in the test's directory would load in a later test.
-    char directory[] = "/tmp/kw-sentinel-XXXXXX";
-    if (::mkdtemp(directory) == nullptr) throw std::runtime_error("mkdtemp failed");
-    directory_ = directory;
-    ::mkdir((directory_ + "/primary").c_str(), 0700);
-    ::mkdir((directory_ + "/replica").c_str(), 0700);
-    primary_ = std::make_unique<ServerProcess>(
-        kind, std::vector<std::string>{"--dir", directory_ + "/primary",
-                                       "--repl-diskless-sync-delay", "0"});
-    replica_ = std::make_unique<ServerProcess>(
-        kind, std::vector<std::string>{"--dir", directory_ + "/replica", "--replicaof", "127.0.0.1",
-                                       std::to_string(primary_->port())});
+  explicit SentinelGroup(ServerKind kind) : nodes_(kind, "kw-sentinel") {
     // The sentinel learns of replicas from the primary's INFO, which it asks for at once and
     // then every 10 s: with the link up before it starts, it knows the replica from the start
     // rather than 10 s later.
-    Client replica = direct(replica_->port());
+    Client replica = direct(replica_port());
     if (!eventually([&] {
           return replica.command("INFO", "replication").str().find("master_link_status:up") !=
                  std::string::npos;
@@ -68,20 +55,16 @@ class SentinelGroup {
       throw std::runtime_error("the replica did not connect to its primary");
     }
     sentinel_port_ = testing::free_port();
-    const std::string config = directory_ + "/sentinel.conf";
-    std::ofstream(config) << "port " << sentinel_port_ << "\nbind 127.0.0.1\ndir " << directory_
-                          << "\nsentinel monitor " << kGroup << " 127.0.0.1 " << primary_->port()
+    const std::string config = nodes_.directory() + "/sentinel.conf";
+    std::ofstream(config) << "port " << sentinel_port_ << "\nbind 127.0.0.1\ndir "
+                          << nodes_.directory() << "\nsentinel monitor " << kGroup
+                          << " 127.0.0.1 " << primary_port()
                           << " 1\nsentinel down-after-milliseconds " << kGroup
                           << " 1000\nsentinel failover-timeout " << kGroup << " 10000\n";
     sentinel_ = std::make_unique<ServerProcess>(
         std::vector<std::string>{"/usr/bin/redis-sentinel", config}, sentinel_port_);
   }
-  ~SentinelGroup() {
-    sentinel_.reset();
-    replica_.reset();
-    primary_.reset();
-    std::system(("rm -rf " + directory_).c_str());
-  }
+  ~SentinelGroup() { sentinel_.reset(); }
 
   ClientOptions options() const {
     ClientOptions o;
@@ -100,8 +83,8 @@ class SentinelGroup {
     o.port = port;
     return Client(o);
   }
-  int primary_port() const { return primary_->port(); }
-  int replica_port() const { return replica_->port(); }
+  int primary_port() { return nodes_.primary().port(); }
+  int replica_port() { return nodes_.replica().port(); }
 
   // The port the sentinel names for the group now.
   int named_port() {
@@ -126,10 +109,8 @@ class SentinelGroup {
   }
 
  private:
-  std::unique_ptr<ServerProcess> primary_;
-  std::unique_ptr<ServerProcess> replica_;
+  testing::ReplicatedPair nodes_;
   std::unique_ptr<ServerProcess> sentinel_;
-  std::string directory_;
   int sentinel_port_ = 0;
 };
 
