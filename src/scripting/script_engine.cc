@@ -970,27 +970,37 @@ int ScriptEngine::lua_noop(lua_State* lua) { return 0; }
 
 int ScriptEngine::lua_acl_check_cmd(lua_State* lua) {
   // Whether the caller's user may run the command with these arguments (keys and channels
-  // included), without running it.
+  // included), without running it. raise_error unwinds by longjmp, past C++ destructors: the
+  // check runs in a scope of its own, and an error is raised only once that scope is gone.
   ScriptEngine& engine = self(lua);
-  const int argc = lua_gettop(lua);
-  if (argc == 0) {
-    return raise_error(lua, "Please specify at least one argument for this redis lib call");
-  }
-  std::vector<std::string_view> args;
-  for (int i = 1; i <= argc; ++i) {
-    size_t length;
-    const char* bytes = lua_tolstring(lua, i, &length);
-    if (bytes == nullptr) {
-      return raise_error(lua, "Lua redis lib command arguments must be strings or integers");
+  const char* error = nullptr;
+  bool allowed = false;
+  [&] {
+    const int argc = lua_gettop(lua);
+    if (argc == 0) {
+      error = "Please specify at least one argument for this redis lib call";
+      return;
     }
-    args.emplace_back(bytes, length);
-  }
-  const Command* command = engine.server_.commands().find_for_args(args);
-  if (command == nullptr) {
-    return raise_error(lua, "Invalid command passed to redis.acl_check_cmd()");
-  }
-  const std::shared_ptr<AclUser>& user = engine.script_session_.user;
-  lua_pushboolean(lua, user == nullptr || engine.server_.acl().check(*user, *command, args).allowed());
+    std::vector<std::string_view> args;
+    for (int i = 1; i <= argc; ++i) {
+      size_t length;
+      const char* bytes = lua_tolstring(lua, i, &length);
+      if (bytes == nullptr) {
+        error = "Lua redis lib command arguments must be strings or integers";
+        return;
+      }
+      args.emplace_back(bytes, length);
+    }
+    const Command* command = engine.server_.commands().find_for_args(args);
+    if (command == nullptr) {
+      error = "Invalid command passed to redis.acl_check_cmd()";
+      return;
+    }
+    const std::shared_ptr<AclUser>& user = engine.script_session_.user;
+    allowed = user == nullptr || engine.server_.acl().check(*user, *command, args).allowed();
+  }();
+  if (error != nullptr) return raise_error(lua, error);
+  lua_pushboolean(lua, allowed);
   return 1;
 }
 
