@@ -9,7 +9,8 @@ packages=(
   libjemalloc-dev                   # the server's allocator (used_memory, MEMORY STATS)
   liblua5.1-0-dev lua-cjson-dev lua-bitop-dev   # Lua 5.1 as Redis embeds it, with cjson and bit
   libxxhash-dev                     # XXH3 for DIGEST and SET/DELEX IFDEQ (Redis 8.4)
-  libssl-dev                        # SHA-256 of ACL passwords (libcrypto)
+  libssl-dev                        # SHA-1 of scripts, SHA-256 of ACL passwords (libcrypto)
+  liblzf-dev                        # LZF of RDB strings and DUMP payloads, as Redis compresses them
   redis-server redis-tools          # the reference server the tests and benchmarks compare with
   redis-sentinel                    # failover of keywarden primaries in the HA tests (docs/replication.md)
   python3 python3-redis python3-pytest

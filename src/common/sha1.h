@@ -1,5 +1,5 @@
-// SHA-1 (FIPS 180-4), for script identities: EVALSHA names a script by the hex digest of its
-// body, and redis.sha1hex exposes the same function to scripts.
+// SHA-1 (libcrypto's, underneath), for script identities: EVALSHA names a script by the hex
+// digest of its body, and redis.sha1hex exposes the same function to scripts.
 #pragma once
 #include <array>
 #include <cstdint>

@@ -35,5 +35,32 @@ TEST(Lzf, MalformedStreamsAreRefused) {
   EXPECT_FALSE(lzf_decompress(std::string("\x02" "abc", 4), 5, &out));      // shorter than announced
 }
 
+TEST(Lzf, CompressedTextRoundTrips) {
+  std::string text;
+  for (int i = 0; text.size() < 20000; ++i) text += "session:" + std::to_string(i % 97) + " ";
+  for (size_t size : {size_t{21}, size_t{100}, size_t{4096}, text.size()}) {
+    const std::string input = text.substr(0, size);
+    std::string compressed, restored;
+    ASSERT_TRUE(lzf_compress(input, input.size(), &compressed)) << size;
+    EXPECT_LT(compressed.size(), input.size());
+    ASSERT_TRUE(lzf_decompress(compressed, input.size(), &restored)) << size;
+    EXPECT_EQ(restored, input);
+    // One byte short of the real length is a malformed stream for that length.
+    EXPECT_FALSE(lzf_decompress(compressed, input.size() - 1, &restored));
+  }
+}
+
+TEST(Lzf, CompressionThatSavesNothingIsRefused) {
+  std::string noise;
+  uint32_t state = 12345;
+  for (int i = 0; i < 1000; ++i) {
+    state = state * 1103515245 + 12345;
+    noise.push_back(static_cast<char>(state >> 16));
+  }
+  std::string out;
+  EXPECT_FALSE(lzf_compress(noise, noise.size() - 4, &out));
+  EXPECT_FALSE(lzf_compress("", 10, &out));
+}
+
 }  // namespace
 }  // namespace keywarden
