@@ -1,8 +1,9 @@
 // The LZF codec itself is Debian's liblzf (the implementation Redis embeds). It replaced our
-// own in round two: bench/codec_bench.cc measured liblzf 3.7x faster compressing 16 KiB of
-// text and 2.5x faster decompressing 100-byte values, at the same ratio (docs/benchmarks.md,
-// "LZF and SHA-1"). What stays here is the adaptation to std::string and the checks that
-// make a hostile length harmless before anything is allocated.
+// own in round two: bench/codec_bench.cc measured liblzf 2.9x faster compressing 16 KiB of
+// text and 2.3x faster decompressing 100-byte values, at the same ratio; ours decompressed
+// 16 KiB 1.35x faster, but short values are most of what an RDB load decompresses
+// (docs/benchmarks.md, "LZF and SHA-1"). What stays here is the adaptation to std::string and
+// the checks that make a hostile length harmless before anything is allocated.
 #include "common/lzf.h"
 
 #include <lzf.h>
