@@ -38,8 +38,9 @@ NOTES = {
     "sync": "The pre-PSYNC full sync: the image as a plain bulk from the RDB file.",
     "replconf": "rdb-only and rdb-filter-only are accepted but the whole image and stream are "
                 "sent.",
-    "client": "CLIENT SETINFO and CLIENT NO-TOUCH answered as Redis 7.2 does (7.0 lacks them); "
-              "TRACKING and CACHING not yet.",
+    "client": "CLIENT SETINFO and CLIENT NO-TOUCH answered as Redis 7.2 does (7.0 lacks them).",
+    "client|tracking": "Default, BCAST, OPTIN/OPTOUT, NOLOOP and REDIRECT modes, compared with "
+                       "Redis 7.0 in tests/compat/test_tracking.py (docs/client-side-caching.md).",
     "pfadd": "Redis 7.0's bytes, sparse and dense (tests/compat/test_hyperloglog.py). One "
              "corner of corrupt values differs: on a sparse value ending in a truncated XZERO, "
              "Redis keeps the byte an edit writes past the string's end and reads it again on "

@@ -11,6 +11,7 @@
 
 #include "commands/blocking.h"
 #include "commands/locks.h"
+#include "commands/tracking.h"
 #include "commands/transactions.h"
 #include "pubsub/pubsub.h"
 
@@ -62,6 +63,8 @@ struct ClientSession {
   // The client as the pub/sub hub sees it (its subscriptions, where its messages go); null for
   // a client that cannot subscribe.
   Subscriber* subscriber = nullptr;
+  // CLIENT TRACKING (commands/tracking.h).
+  ClientTracking tracking;
 
   // Subscribed to a channel, pattern or shard channel: RESP2 subscribed mode.
   bool subscribed() const { return subscriber != nullptr && subscriber->subscribed(); }

@@ -46,6 +46,7 @@ void reset_command(CommandContext& ctx) {
   ClientSession& session = ctx.session;
   session.transaction.discard();  // leaves MULTI and unwatches, as Redis's RESET does
   if (session.subscriber != nullptr) ctx.server.pubsub().unsubscribe_all(session.subscriber);
+  ctx.server.tracking().disable(session);
   session.db = 0;
   session.resp = 2;
   ctx.reply.set_resp(2);

@@ -160,6 +160,9 @@ class CommandContext {
     // A flush serves no list waiter but frees every lock of the database.
     server.blocking().signal_all_in_db(emptied.index());
   }
+  // Every key name of the server may have changed (FLUSHDB, FLUSHALL: Redis's
+  // signalFlushedDb): clients tracking keys are told "everything", once.
+  void keys_flushed() { server.tracking().invalidate_all(); }
   // A key added that Redis neither counts nor announces nor propagates (DEBUG POPULATE): WATCH
   // and blocked clients are still told.
   void changed_uncounted(std::string_view key) { key_modified(db(), key); }
@@ -246,6 +249,7 @@ class CommandContext {
   void key_modified(Database& database, std::string_view key) {
     if (!server.watches().empty()) server.watches().touch(database, key);
     server.blocking().signal(database.index(), key);
+    if (server.tracking().active()) server.tracking().invalidate(key);
   }
   // Redis's notifyKeyspaceEvent, in the current database or in `database`.
   void notify(uint32_t event_class, std::string_view event, std::string_view key) {

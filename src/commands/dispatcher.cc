@@ -177,9 +177,32 @@ bool Dispatcher::queued_without(const ClientSession& session, const Command& com
   return false;
 }
 
+namespace {
+
+// CLIENT CACHING YES|NO applies to the next command only: any command but a CLIENT one ends
+// it, outside MULTI (Redis's resetClient; CLIENT CACHING itself sets it).
+class CachingFlagReset {
+ public:
+  CachingFlagReset(ClientSession& session, const Command* command)
+      : session_(session), command_(command) {}
+  ~CachingFlagReset() {
+    if (!session_.tracking.caching || session_.transaction.in_multi()) return;
+    const Command* top = command_;
+    while (top != nullptr && top->parent != nullptr) top = top->parent;
+    if (top == nullptr || top->spec->name != "client") session_.tracking.caching = false;
+  }
+
+ private:
+  ClientSession& session_;
+  const Command* command_;
+};
+
+}  // namespace
+
 ExecutionResult Dispatcher::execute(ClientSession& session, std::span<const std::string_view> args,
                                     ReplyWriter& reply, Command* command) {
   ExecutionResult result;
+  CachingFlagReset caching_reset(session, command);
   bool postponed = false;
   if (std::string refusal = check(session, command, args, &postponed); !refusal.empty()) {
     refuse(session, command, reply, refusal);
@@ -204,9 +227,14 @@ ExecutionResult Dispatcher::execute(ClientSession& session, std::span<const std:
   const uint64_t dirty_before = server_.stats().dirty;
   CommandContext context(server_, session, reply, args, *command, start.wall_ms);
   session.last_command = command;  // CLIENT LIST cmd= while it runs (EXEC's queue included)
+  KeyTracking& tracking = server_.tracking();
+  ClientSession* const outer_client = tracking.begin_command(session);
   command->spec->handler(context);
   const int64_t elapsed_us = clock.monotonic_us() - start_us;
   context.finish_effects();
+  if (tracking.active()) tracking.remember(*command, args);
+  // Invalidations for this client itself go after its reply.
+  tracking.end_command(outer_client);
 
   // A command that blocked is counted when its client is served or times out, as in Redis.
   if (!session.blocked.blocked()) count_call(*command, elapsed_us, context.failed());
@@ -262,6 +290,8 @@ int64_t Dispatcher::execute_nested(ClientSession& session, std::span<const std::
   const int64_t elapsed_us = clock.monotonic_us() - start_us;
   // Into the caller's batch: flushed (and wrapped in MULTI/EXEC) when the caller ends.
   context.finish_effects();
+  // The keys a script or a transaction reads count for the client that runs it.
+  if (server_.tracking().active()) server_.tracking().remember(command, args);
   count_call(command, elapsed_us, context.failed());
   ++server_.stats().total_commands_processed;
   return elapsed_us;

@@ -341,6 +341,7 @@ void flushdb_command(CommandContext& ctx) {
   bool async;
   if (!parse_flush_mode(ctx, &async)) return;
   ctx.database_replaced(ctx.db());
+  ctx.keys_flushed();
   ctx.changed_without_key(ctx.db().clear(async));
   ctx.propagate_as_received();
   ctx.reply.simple_string("OK");
@@ -355,6 +356,7 @@ void flushall_command(CommandContext& ctx) {
     ctx.database_replaced(keyspace.db(i));
     removed += keyspace.db(i).clear(async);
   }
+  ctx.keys_flushed();
   // Redis 7.0 counts the keys removed, no more (when save points are configured it also
   // rewrites the RDB snapshot; that belongs to the persistence layer), and propagates the
   // command even when there was nothing to remove.

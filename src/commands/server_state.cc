@@ -28,6 +28,7 @@ void ServerState::key_expired(int db, std::string_view key) {
   watches_.touch(keyspace_.db(db), key);
   blocking_.signal(db, key);
   locks_.expired(db, key);
+  tracking_.invalidate(key);
   notify_keyspace_event(kNotifyExpired, "expired", key, db);
 }
 
@@ -37,6 +38,7 @@ void ServerState::hash_fields_expired(int db, std::string_view key,
   // delete exactly what this side deleted (a replica never expires fields itself).
   for (const std::string& field : fields) propagator_.add(db, {"HDEL", key, field});
   watches_.touch(keyspace_.db(db), key);
+  tracking_.invalidate(key);
   notify_keyspace_event(kNotifyHash, "hexpired", key, db);
   if (key_deleted) notify_keyspace_event(kNotifyGeneric, "del", key, db);
 }
@@ -46,6 +48,7 @@ void ServerState::key_evicted(int db, std::string_view key, bool lazy) {
   watches_.touch(keyspace_.db(db), key);
   blocking_.signal(db, key);
   locks_.released(db, key);
+  tracking_.invalidate(key);
   notify_keyspace_event(kNotifyEvicted, "evicted", key, db);
 }
 

@@ -19,6 +19,7 @@
 #include "commands/propagation.h"
 #include "commands/replication_role.h"
 #include "commands/service.h"
+#include "commands/tracking.h"
 #include "commands/transactions.h"
 #include "common/clock.h"
 #include "pubsub/pubsub.h"
@@ -125,6 +126,8 @@ class ServerState final : public KeyspaceListener {
   BlockingRegistry& blocking() { return blocking_; }
   // The locks granted natively and their counters (locks.h).
   LockTable& locks() { return locks_; }
+  // CLIENT TRACKING: who may cache which keys, and their invalidation messages.
+  KeyTracking& tracking() { return tracking_; }
   // Channels, patterns and their subscribers; keyspace notifications are published here.
   PubSub& pubsub() { return pubsub_; }
   // maxmemory, its policy's evictions and the memory gauge they read (eviction.h).
@@ -206,6 +209,7 @@ class ServerState final : public KeyspaceListener {
   WatchRegistry watches_;
   BlockingRegistry blocking_;
   LockTable locks_;
+  KeyTracking tracking_;
   PubSub pubsub_;
   Evictor eviction_{*this};
   AclStore acl_{commands_};

@@ -1,11 +1,9 @@
 // CLIENT ID | SETNAME | GETNAME | LIST | INFO | KILL | REPLY | NO-EVICT | PAUSE | UNPAUSE |
-// GETREDIR | TRACKINGINFO | UNBLOCK | HELP, as Redis 7.0.15 answers them, plus SETINFO and
-// NO-TOUCH as Redis 7.2 added them (7.0 answers "unknown subcommand"; clients that send
-// SETINFO on connect, like redis-py 5, ignore that, so answering them instead breaks nobody).
-// CLIENT LIST and INFO keep 7.0's field set.
-//
-// Not here: CLIENT TRACKING and CACHING (server-assisted client-side caching does not exist
-// yet, so they answer "unknown subcommand").
+// TRACKING | CACHING | GETREDIR | TRACKINGINFO | UNBLOCK | HELP, as Redis 7.0.15 answers them,
+// plus SETINFO and NO-TOUCH as Redis 7.2 added them (7.0 answers "unknown subcommand"; clients
+// that send SETINFO on connect, like redis-py 5, ignore that, so answering them instead breaks
+// nobody). CLIENT LIST and INFO keep 7.0's field set. The tracking itself is
+// commands/tracking.h.
 #include <string>
 #include <vector>
 
@@ -82,6 +80,9 @@ void append_client_info_at(std::string& out, const Connection& connection, int64
   if (session.subscribed()) flags += 'P';
   if (session.transaction.in_multi()) flags += 'x';
   if (session.blocked.blocked() || connection.held_by_pause()) flags += 'b';
+  if (session.tracking.on) flags += 't';
+  if (session.tracking.broken_redirect) flags += 'R';
+  if (session.tracking.bcast) flags += 'B';
   if (session.transaction.dirty_cas()) flags += 'd';
   if (session.close_after_reply) flags += 'c';
   if (connection.close_asap()) flags += 'A';
@@ -148,7 +149,11 @@ void append_client_info_at(std::string& out, const Connection& connection, int64
   out += command;
   out += " user=";
   out += session.user != nullptr ? std::string_view(session.user->name) : "(superuser)";
-  out += " redir=-1 resp=" + std::to_string(session.resp);
+  // redir: the client tracking messages go to, 0 for itself, -1 when not tracking.
+  out += " redir=";
+  out += std::to_string(session.tracking.on ? static_cast<int64_t>(session.tracking.redirect) : -1);
+  out += " resp=";
+  out += std::to_string(session.resp);
 }
 
 void append_client_info(std::string& out, const Connection& connection,
@@ -406,18 +411,109 @@ void client_unpause_command(CommandContext& ctx) {
   ctx.reply.simple_string("OK");
 }
 
-// Tracking never turns on yet, so these report its "off" state.
-void client_getredir_command(CommandContext& ctx) { ctx.reply.integer(-1); }
+// CLIENT TRACKING ON|OFF [REDIRECT id] [PREFIX p]... [BCAST] [OPTIN] [OPTOUT] [NOLOOP]: every
+// option is parsed (and REDIRECT's client looked up) before ON or OFF is judged, as in Redis.
+void client_tracking_command(CommandContext& ctx) {
+  KeyTracking& tracking = ctx.server.tracking();
+  TrackingRequest request;
+  bool redirect_given = false;
+  for (size_t i = 3; i < ctx.args.size(); ++i) {
+    const std::string_view option = ctx.args[i];
+    const bool has_value = i + 1 < ctx.args.size();
+    if (equals_ignore_case(option, "redirect") && has_value) {
+      ++i;
+      if (redirect_given) {
+        return ctx.error("ERR A client can only redirect to a single other client");
+      }
+      int64_t id;
+      if (!parse_int64(ctx.args[i], &id)) return ctx.error(errors::kNotInteger);
+      if (tracking.find_client(static_cast<uint64_t>(id)) == nullptr) {
+        return ctx.error("ERR The client ID you want redirect to does not exist");
+      }
+      redirect_given = id != 0;
+      request.redirect = static_cast<uint64_t>(id);
+    } else if (equals_ignore_case(option, "bcast")) {
+      request.bcast = true;
+    } else if (equals_ignore_case(option, "optin")) {
+      request.optin = true;
+    } else if (equals_ignore_case(option, "optout")) {
+      request.optout = true;
+    } else if (equals_ignore_case(option, "noloop")) {
+      request.noloop = true;
+    } else if (equals_ignore_case(option, "prefix") && has_value) {
+      request.prefixes.emplace_back(ctx.args[++i]);
+    } else {
+      return ctx.error(errors::kSyntax);
+    }
+  }
+  if (equals_ignore_case(ctx.args[2], "on")) {
+    if (std::string refusal = tracking.check_enable(ctx.session, request); !refusal.empty()) {
+      return ctx.error(refusal);
+    }
+    tracking.enable(ctx.session, request);
+  } else if (equals_ignore_case(ctx.args[2], "off")) {
+    tracking.disable(ctx.session);
+  } else {
+    return ctx.error(errors::kSyntax);
+  }
+  ctx.reply.simple_string("OK");
+}
+
+// CLIENT CACHING YES|NO: whether the next command's keys are tracked, against the OPTIN or
+// OPTOUT default.
+void client_caching_command(CommandContext& ctx) {
+  ClientTracking& mode = ctx.session.tracking;
+  if (!mode.on) {
+    return ctx.error(
+        "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN "
+        "or OPTOUT mode enabled");
+  }
+  if (equals_ignore_case(ctx.args[2], "yes")) {
+    if (!mode.optin) {
+      return ctx.error(
+          "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.");
+    }
+  } else if (equals_ignore_case(ctx.args[2], "no")) {
+    if (!mode.optout) {
+      return ctx.error(
+          "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.");
+    }
+  } else {
+    return ctx.error(errors::kSyntax);
+  }
+  mode.caching = true;
+  ctx.reply.simple_string("OK");
+}
+
+// -1: not tracking; 0: messages go to the client itself.
+void client_getredir_command(CommandContext& ctx) {
+  const ClientTracking& mode = ctx.session.tracking;
+  ctx.reply.integer(mode.on ? static_cast<int64_t>(mode.redirect) : -1);
+}
 
 void client_trackinginfo_command(CommandContext& ctx) {
+  const ClientTracking& mode = ctx.session.tracking;
+  std::vector<std::string_view> flags{mode.on ? "on" : "off"};
+  if (mode.bcast) flags.push_back("bcast");
+  if (mode.optin) {
+    flags.push_back("optin");
+    if (mode.caching) flags.push_back("caching-yes");
+  }
+  if (mode.optout) {
+    flags.push_back("optout");
+    if (mode.caching) flags.push_back("caching-no");
+  }
+  if (mode.noloop) flags.push_back("noloop");
+  if (mode.broken_redirect) flags.push_back("broken_redirect");
   ctx.reply.map_header(3);
   ctx.reply.bulk("flags");
-  ctx.reply.set_header(1);
-  ctx.reply.bulk("off");
+  ctx.reply.set_header(flags.size());
+  for (std::string_view flag : flags) ctx.reply.bulk(flag);
   ctx.reply.bulk("redirect");
-  ctx.reply.integer(-1);
+  ctx.reply.integer(mode.on ? static_cast<int64_t>(mode.redirect) : -1);
   ctx.reply.bulk("prefixes");
-  ctx.reply.array_header(0);
+  ctx.reply.array_header(mode.prefixes.size());
+  for (const std::string& prefix : mode.prefixes) ctx.reply.bulk(prefix);
 }
 
 // CLIENT UNBLOCK <id> [TIMEOUT|ERROR]: ends the wait of a client blocked on keys, with its
@@ -526,6 +622,11 @@ constexpr CommandSpec kClientSubcommands[] = {
     {"unpause", 2, kClientAdminFlags, 0, 0, 0, kAclConnection, client_unpause_command,
      "connection", "6.2.0", "Resume processing of clients that were paused",
      "O(N) Where N is the number of paused clients"},
+    {"tracking", -3, kClientFlags, 0, 0, 0, kAclConnection, client_tracking_command,
+     "connection", "6.0.0", "Enable or disable server assisted client side caching support",
+     "O(1). Some options may introduce additional complexity."},
+    {"caching", 3, kClientFlags, 0, 0, 0, kAclConnection, client_caching_command, "connection",
+     "6.0.0", "Instruct the server about tracking or not keys in the next request", "O(1)"},
     {"getredir", 2, kClientFlags, 0, 0, 0, kAclConnection, client_getredir_command,
      "connection", "6.0.0", "Get tracking notifications redirection client ID if any", "O(1)"},
     {"trackinginfo", 2, kClientFlags, 0, 0, 0, kAclConnection, client_trackinginfo_command,

@@ -84,6 +84,11 @@ ClientRegistry::ClientRegistry(ServerState& state, Dispatcher& dispatcher, Event
                                const int& hz)
     : state_(state), dispatcher_(dispatcher), loop_(loop), hz_(hz) {
   state_.services().provide<ClientRegistry>(this);
+  // Tracking messages go to live connections only.
+  state_.tracking().set_client_finder([this](uint64_t id) -> ClientSession* {
+    Connection* found = connection(id);
+    return found != nullptr && !found->closed() ? &found->session() : nullptr;
+  });
 }
 
 ClientRegistry::~ClientRegistry() {
@@ -181,7 +186,7 @@ void ClientRegistry::install(ServiceSetup& setup) {
     // Clients held by CLIENT PAUSE count as blocked, as in Redis 7.0 (tooling waits on it).
     info.field("blocked_clients",
                blocking.blocked_count() + static_cast<uint64_t>(clients_held_by_pause_));
-    info.field("tracking_clients", 0);
+    info.field("tracking_clients", state_.tracking().clients());
     info.field("clients_in_timeout_table", blocking.timed_count());
   });
 }
@@ -191,6 +196,7 @@ void ClientRegistry::register_config(ConfigRegistry& c) {
   c.add_integer("maxclients", &settings_.maxclients, 1, kMax);
   c.add_integer("timeout", &settings_.timeout, 0, INT32_MAX);
   c.add_integer("tcp-keepalive", &settings_.tcp_keepalive, 0, INT32_MAX);
+  c.add_integer("tracking-table-max-keys", &settings_.tracking_table_max_keys, 0, kMax);
   c.add_memory("client-query-buffer-limit", &limits_.query_buffer_limit, 1024 * 1024, kMax);
   c.add({"maxmemory-clients", {}, 0,
          [this] {
@@ -328,6 +334,7 @@ void ClientRegistry::queue_write(Connection* connection) {
 
 void ClientRegistry::connection_closed(Connection* connection) {
   closed_connections_.push_back(connection->id());
+  state_.tracking().disable(connection->session());
   // A closed connection's bound locks are free at once; their waiters are served after the
   // command that closed it, or before the loop sleeps. Not when the server drops every
   // connection on its way out: the locks' leases stay what the AOF and the replicas know.
@@ -386,6 +393,10 @@ void ClientRegistry::before_sleep() {
     state_.keyspace().active_expire_slice();
     state_.propagator().flush();
     for (auto& [id, connection] : connections_) connection->resume();
+  }
+  // CLIENT TRACKING's BCAST batches of this turn, and its table's limit.
+  if (state_.tracking().active()) {
+    state_.tracking().before_sleep(settings_.tracking_table_max_keys);
   }
   // Locks freed outside a command (active expiry, eviction in the cron, a bound holder's
   // connection closed) go to their first waiter now, in the same loop turn.

@@ -41,6 +41,9 @@ struct ClientSettings {
   int64_t tcp_keepalive = 300;
   // maxmemory-clients: a byte count, or minus a percentage of maxmemory ("10%" is -10); 0 off.
   int64_t maxmemory_clients = 0;
+  // Keys CLIENT TRACKING remembers at most (0: no limit); over it, random ones are forgotten
+  // and their readers told.
+  int64_t tracking_table_max_keys = 1000000;
 };
 
 // The registry's counters for INFO stats (CONFIG RESETSTAT clears them by assigning {}): the

@@ -125,8 +125,6 @@ const Row kRows[] = {
      "allchannels resetchannels", 0, kAcl},
     {"stream-node-max-bytes", nullptr, Kind::kMemory, "4096", 0, kLongMax, "", 0, "streams"},
     {"stream-node-max-entries", nullptr, Kind::kInteger, "100", 0, kLongMax, "", 0, "streams"},
-    {"tracking-table-max-keys", nullptr, Kind::kInteger, "1000000", 0, kLongMax, "", 0,
-     "client-side caching"},
 };
 
 std::vector<std::string> split_words(std::string_view text) {

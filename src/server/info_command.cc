@@ -295,9 +295,10 @@ void stats_section(InfoText& info, Server& server) {
   info.field("active_defrag_key_misses", 0);
   info.field("total_active_defrag_time", 0);
   info.field("current_active_defrag_time", 0);
-  info.field("tracking_total_keys", 0);
-  info.field("tracking_total_items", 0);
-  info.field("tracking_total_prefixes", 0);
+  const KeyTracking& tracking = server.state().tracking();
+  info.field("tracking_total_keys", tracking.keys());
+  info.field("tracking_total_items", tracking.items());
+  info.field("tracking_total_prefixes", tracking.prefixes());
   info.field("unexpected_error_replies", 0);
   info.field("total_error_replies", stats.total_error_replies);
   info.field("dump_payload_sanitizations", stats.dump_payload_sanitizations);
