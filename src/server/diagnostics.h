@@ -89,6 +89,10 @@ class Diagnostics final : public Service {
 
   std::deque<SlowlogEntry>& slowlog() { return slowlog_; }
   std::map<std::string, LatencyEvent>& latency_events() { return latency_events_; }
+  // The per-command latency histograms (latency-tracking), by command.
+  const std::map<const Command*, LatencyHistogram>& command_latency() const {
+    return command_latency_;
+  }
   // CONFIG RESETSTAT: the latency histograms and the latency monitor's events.
   void reset_stats();
 
