@@ -149,7 +149,12 @@ void KeyTracking::remember(const Command& command, std::span<const std::string_v
   if (!command.has(kReadonly) || command.has(kRunsScripts) || command.has(kPubSub)) return;
   if ((mode.optin && !mode.caching) || (mode.optout && mode.caching)) return;
   for (const KeyReference& key : CommandTable::keys(command, args)) {
-    std::vector<uint64_t>& ids = table_[std::string(args[key.position])];
+    const std::string_view name = args[key.position];
+    auto found = table_.find(name);
+    if (found == table_.end()) {
+      found = table_.emplace(std::string(name), std::vector<uint64_t>()).first;
+    }
+    std::vector<uint64_t>& ids = found->second;
     const size_t before = ids.size();
     add_sorted(ids, current_->id);
     items_ += ids.size() - before;
@@ -164,7 +169,7 @@ void KeyTracking::invalidate(std::string_view key) {
     auto [at, inserted] = state.changed.try_emplace(std::string(key), modifier);
     if (!inserted) at->second = modifier;
   }
-  auto found = table_.find(std::string(key));
+  auto found = table_.find(key);
   if (found == table_.end()) return;
   std::vector<uint64_t> ids = std::move(found->second);
   table_.erase(found);

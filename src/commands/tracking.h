@@ -29,6 +29,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/string_hash.h"
+
 namespace keywarden {
 
 struct ClientSession;
@@ -121,7 +123,9 @@ class KeyTracking {
   ClientFinder find_client_;
   std::vector<uint64_t> tracking_ids_;  // the clients with tracking on, sorted
   uint64_t items_ = 0;  // ids over all keys of table_
-  std::unordered_map<std::string, std::vector<uint64_t>> table_;
+  // Key name -> ids of the clients that read it, sorted.
+  std::unordered_map<std::string, std::vector<uint64_t>, TransparentStringHash, std::equal_to<>>
+      table_;
   std::map<std::string, Prefix, std::less<>> prefixes_;
   ClientSession* current_ = nullptr;  // the client running a command at top level
   // Keys invalidated for the running client while its command runs; nullopt: everything.

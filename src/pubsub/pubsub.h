@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/string_hash.h"
 #include "resp/reply_writer.h"
 
 namespace keywarden {
@@ -99,12 +100,8 @@ class PubSub {
 
  private:
   // Heterogeneous lookup: a published channel is found without building a std::string.
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
-  };
-  using SubscriberMap =
-      std::unordered_map<std::string, std::vector<Subscriber*>, StringHash, std::equal_to<>>;
+  using SubscriberMap = std::unordered_map<std::string, std::vector<Subscriber*>,
+                                           TransparentStringHash, std::equal_to<>>;
 
   static bool add(SubscriberMap& map, std::vector<std::string>& own, Subscriber* subscriber,
                   std::string_view name);
