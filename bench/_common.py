@@ -58,6 +58,15 @@ def running_servers(args):
         signal.signal(signal.SIGTERM, previous)
 
 
+def encode(*args) -> bytes:
+    """A command in RESP (what drivers that speak raw sockets send); str/int/bytes arguments."""
+    out = [b"*%d\r\n" % len(args)]
+    for arg in args:
+        data = arg if isinstance(arg, bytes) else str(arg).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    return b"".join(out)
+
+
 def markdown_table(headers: list[str], rows: list[list[str]], right: set[int] = frozenset()) -> str:
     """A GitHub markdown table; columns whose index is in `right` are right-aligned."""
     lines = ["| " + " | ".join(headers) + " |",

@@ -34,19 +34,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (HOST, add_server_arguments, markdown_table, median,  # noqa: E402
+from _common import (HOST, add_server_arguments, encode, markdown_table, median,  # noqa: E402
                      redis_version, resolve_server_arguments, running_servers)
 
 KEY_FORMAT = "tracked:{:08d}"
 BATCH = 1000
-
-
-def encode(*args) -> bytes:
-    out = [b"*%d\r\n" % len(args)]
-    for arg in args:
-        data = arg if isinstance(arg, bytes) else str(arg).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(data), data))
-    return b"".join(out)
 
 
 class Conn:

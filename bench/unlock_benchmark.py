@@ -33,7 +33,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (HOST, add_server_arguments, markdown_table, median,  # noqa: E402
+from _common import (HOST, add_server_arguments, encode, markdown_table, median,  # noqa: E402
                      redis_version, resolve_server_arguments, running_servers)
 
 RELEASE = """if redis.call('get', KEYS[1]) == ARGV[1] then
@@ -42,14 +42,6 @@ end
 return 0"""
 RELEASE_SHA = hashlib.sha1(RELEASE.encode()).hexdigest()
 BATCH = 1000
-
-
-def encode(*args) -> bytes:
-    out = [b"*%d\r\n" % len(args)]
-    for arg in args:
-        data = arg if isinstance(arg, bytes) else str(arg).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(data), data))
-    return b"".join(out)
 
 
 class Conn:
