@@ -23,6 +23,11 @@ void add_sorted(std::vector<uint64_t>& ids, uint64_t id) {
   if (at == ids.end() || *at != id) ids.insert(at, id);
 }
 
+void remove_sorted(std::vector<uint64_t>& ids, uint64_t id) {
+  auto at = std::lower_bound(ids.begin(), ids.end(), id);
+  if (at != ids.end() && *at == id) ids.erase(at);
+}
+
 }  // namespace
 
 std::string KeyTracking::check_enable(const ClientSession& client,
@@ -98,14 +103,10 @@ void KeyTracking::disable(ClientSession& client) {
   for (const std::string& prefix : mode.prefixes) {
     auto found = prefixes_.find(prefix);
     if (found == prefixes_.end()) continue;
-    std::vector<uint64_t>& ids = found->second.clients;
-    ids.erase(std::remove(ids.begin(), ids.end(), client.id), ids.end());
-    if (ids.empty()) prefixes_.erase(found);
+    remove_sorted(found->second.clients, client.id);
+    if (found->second.clients.empty()) prefixes_.erase(found);
   }
-  if (mode.on) {
-    auto at = std::lower_bound(tracking_ids_.begin(), tracking_ids_.end(), client.id);
-    if (at != tracking_ids_.end() && *at == client.id) tracking_ids_.erase(at);
-  }
+  remove_sorted(tracking_ids_, client.id);
   // What the client read stays in table_ under its id: skipped when its keys change.
   mode = ClientTracking{};
 }
@@ -162,7 +163,7 @@ void KeyTracking::remember(const Command& command, std::span<const std::string_v
 }
 
 void KeyTracking::invalidate(std::string_view key) {
-  if (tracking_ids_.empty()) return;
+  if (!active()) return;
   const uint64_t modifier = current_ != nullptr ? current_->id : 0;
   for (auto& [prefix, state] : prefixes_) {
     if (key.substr(0, prefix.size()) != prefix) continue;

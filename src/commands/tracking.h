@@ -71,8 +71,9 @@ class KeyTracking {
     return find_client_ ? find_client_(id) : nullptr;
   }
 
-  // Any client tracking: otherwise every hook below returns at once.
-  bool active() const { return !tracking_ids_.empty(); }
+  // Any client tracking, or keys still remembered for clients that stopped (they go when the
+  // keys change, as in Redis): otherwise every hook below returns at once.
+  bool active() const { return !tracking_ids_.empty() || !table_.empty(); }
 
   // CLIENT TRACKING ON with `request`, already checked by the caller against Redis's rules
   // (check_enable); turning it on again changes the options and adds prefixes.

@@ -332,6 +332,12 @@ def test_info_counts_clients_keys_items_and_prefixes(keywarden):
     readers[0].close()
     assert wait_until(lambda: info_fields(admin, "clients")["tracking_clients"] == "1")
     assert info_fields(admin, "stats")["tracking_total_prefixes"] == "0"
+    # Keys read by clients that have gone stay remembered until they change, then go.
+    readers[1].close()
+    assert wait_until(lambda: info_fields(admin, "clients")["tracking_clients"] == "0")
+    assert info_fields(admin, "stats")["tracking_total_keys"] == "2"
+    admin.execute("SET", "b", "1")
+    assert info_fields(admin, "stats")["tracking_total_keys"] == "1"
 
 
 def test_table_limit_forgets_keys_and_tells_readers(keywarden):
