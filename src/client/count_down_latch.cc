@@ -58,7 +58,7 @@ CountDownLatch Client::get_count_down_latch(std::string name) {
 CountDownLatch::CountDownLatch(std::shared_ptr<detail::LockService> service, std::string name)
     : service_(std::move(service)),
       name_(std::move(name)),
-      channel_("redisson_countdownlatch__channel__{" + name_ + "}") {}
+      channel_("redisson_countdownlatch__channel__" + detail::tagged(name_)) {}
 
 bool CountDownLatch::try_set_count(int64_t count) {
   if (count < 0) throw std::invalid_argument("a latch's count must not be negative");
