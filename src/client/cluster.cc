@@ -336,6 +336,9 @@ std::vector<RespValue> ClusterRouter::send_unit(std::string_view encoded, size_t
         std::lock_guard guard(mutex_);
         if (redirect.slot >= 0 && redirect.slot < kClusterSlots) slots_[redirect.slot] = &moved_to;
       }
+      // Nodes that disagree for a moment (a slot handed over, a failover) may send a command
+      // back and forth: from the third redirection on, wait a little between them.
+      if (attempt >= 2) std::this_thread::sleep_for(backoff(attempt - 2));
       refresh_soon();
     } else if (redirect.kind == "ASK" && redirect.port > 0) {
       asked = &node(redirect.host, redirect.port);
@@ -352,12 +355,30 @@ std::vector<RespValue> ClusterRouter::round_trip(std::string_view encoded, size_
   std::vector<int> slots(commands.size(), -1);
   bool together = false;
   int first_slot = -1;
+  size_t first_index = 0;
   for (size_t i = 0; i < commands.size(); ++i) {
     if (commands[i].args.empty()) continue;
     if (binds_batch(commands[i].args[0])) together = true;
     if (auto key = routing_key(commands[i].args)) {
       slots[i] = key_slot(*key);
-      if (first_slot < 0) first_slot = slots[i];
+      if (first_slot < 0) {
+        first_slot = slots[i];
+        first_index = i;
+      }
+    }
+  }
+  if (together) {
+    // A transaction whose keys live in several slots cannot run: its parts would be redirected
+    // to different nodes forever. Say so at once, as Redis does for one node's slots.
+    for (size_t i = 0; i < commands.size(); ++i) {
+      if (slots[i] >= 0 && slots[i] != first_slot) {
+        throw ClusterError(
+            "CROSSSLOT Keys in request don't hash to the same slot (a transaction, or a batch "
+            "with WAIT or SCRIPT, runs on one node: '" +
+            std::string(*routing_key(commands[first_index].args)) + "' is in slot " +
+            std::to_string(first_slot) + ", '" + std::string(*routing_key(commands[i].args)) +
+            "' in slot " + std::to_string(slots[i]) + "); give the keys a common {hash tag}");
+      }
     }
   }
   if (together || commands.size() == 1) return send_unit(encoded, count, first_slot);

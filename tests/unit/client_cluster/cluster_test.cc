@@ -89,13 +89,13 @@ class RedisCluster {
       int port = cluster_port();
       std::string node_dir = dir_ + "/" + std::to_string(port);
       std::filesystem::create_directories(node_dir);
-      nodes_.push_back(std::make_unique<ServerProcess>(
+      nodes_[port] = std::make_unique<ServerProcess>(
           ServerKind::kRedis,
           std::vector<std::string>{"--cluster-enabled", "yes", "--cluster-config-file",
                                    node_dir + "/nodes.conf", "--dir", node_dir,
                                    "--cluster-node-timeout", "3000", "--logfile",
                                    node_dir + "/log"},
-          port));
+          port);
       ports_.push_back(port);
     }
     std::string create = "/usr/bin/redis-cli --cluster create";
@@ -115,9 +115,15 @@ class RedisCluster {
 
   const std::vector<int>& ports() const { return ports_; }
 
+  // kill -9 of one node; it stays down, and wait_until_ok() asks only the others.
+  void kill(int port) {
+    nodes_.erase(port);
+    ports_.erase(std::find(ports_.begin(), ports_.end(), port));
+  }
+
   ClientOptions client_options() const {
     ClientOptions options;
-    options.cluster.addresses = {{"127.0.0.1", ports_[0]}, {"127.0.0.1", ports_[1]}};
+    for (int port : ports_) options.cluster.addresses.emplace_back("127.0.0.1", port);
     options.command_timeout = 10s;
     options.pool_size = 4;
     return options;
@@ -189,7 +195,18 @@ class RedisCluster {
     to.command("CLUSTER", "SETSLOT", slot, "IMPORTING", source_id);
     from.command("CLUSTER", "SETSLOT", slot, "MIGRATING", target_id);
     migrate_keys(slot, source, target);
+    assign_slot(slot, target);
+  }
+
+  // CLUSTER SETSLOT slot NODE on the new owner first, then the old one, then the rest (the
+  // order redis-cli uses, so that no two nodes each redirect to the other).
+  void assign_slot(int slot, int target) {
+    const std::string target_id = node_id(target);
+    std::vector<int> order{target};
     for (int port : primary_ports()) {
+      if (port != target) order.push_back(port);
+    }
+    for (int port : order) {
       Client(node_options(port)).command("CLUSTER", "SETSLOT", slot, "NODE", target_id);
     }
   }
@@ -225,7 +242,7 @@ class RedisCluster {
   }
 
   std::string dir_;
-  std::vector<std::unique_ptr<ServerProcess>> nodes_;
+  std::map<int, std::unique_ptr<ServerProcess>> nodes_;
   std::vector<int> ports_;
 };
 
@@ -412,9 +429,7 @@ TEST(ClusterTest, AskDuringAMigration) {
   EXPECT_EQ(asking.exec()[1].integer(), 1);
   // Finish: move the rest and hand the slot over.
   RedisCluster::migrate_keys(slot, source, target);
-  for (int port : cluster->primary_ports()) {
-    Client(node_options(port)).command("CLUSTER", "SETSLOT", slot, "NODE", target_id);
-  }
+  cluster->assign_slot(slot, target);
   EXPECT_EQ(client.command("GET", "{asking:moved}:new").str(), "n");
   EXPECT_EQ(client.command("GET", stays).str(), "s");
   EXPECT_EQ(to.command("GET", stays).str(), "s");
@@ -613,6 +628,15 @@ TEST(ClusterLocks, WatchdogRenewsLocksInManySlots) {
   Client client(options);
   std::vector<Lock> locks;
   for (int i = 0; i < 12; ++i) locks.push_back(client.get_lock("cl:dog:" + std::to_string(i)));
+  // Every kind's renewal script, in several slots (the read lock's script also touches the
+  // keys it derives from the name).
+  for (int i = 0; i < 3; ++i) {
+    const std::string suffix = std::to_string(i);
+    locks.push_back(client.get_fair_lock("cl:dog:fair:" + suffix));
+    locks.push_back(client.get_fenced_lock("cl:dog:fenced:" + suffix));
+    locks.push_back(client.get_read_write_lock("cl:dog:rw:" + suffix).read_lock());
+    locks.push_back(client.get_read_write_lock("cl:dog:rww:" + suffix).write_lock());
+  }
   std::atomic<int> lost{0};
   for (auto& lock : locks) {
     lock.on_lost([&](LockLostReason) { ++lost; });
@@ -684,6 +708,41 @@ TEST(ClusterZFailover, LockSurvivesAManualFailover) {
   EXPECT_TRUE(after.try_lock_for(5s));
   EXPECT_EQ(Client(node_options(replica)).command("EXISTS", name).integer(), 1);
   after.unlock();
+}
+
+// Last of all: a primary killed for good; its replica takes over by election.
+TEST(ClusterZFailover, ClientFollowsAKilledPrimarysReplica) {
+  ClientOptions options = cluster->client_options();
+  options.cluster.max_redirects = 30;  // up to ~25 s of retries: election after node timeout
+  Client client(options);
+  const std::string key = "cl:killed";
+  const int slot = key_slot(key);
+  // SET and WAIT share one connection (a batch with WAIT is never split), so WAIT counts the
+  // replica that has the SET.
+  auto replicated = client.pipeline();
+  replicated.add("SET", key, "v1").add("WAIT", 1, 5000);
+  EXPECT_EQ(replicated.exec()[1].integer(), 1);
+  Lock holder = client.get_lock("{cl:killed}:lock");
+  holder.require_replicas(1, 5000ms);  // the grant is on the replica before lock() returns
+  std::atomic<int> lost{0};
+  holder.on_lost([&](LockLostReason) { ++lost; });
+  holder.lock();
+  const int primary = cluster->owner_port(slot);
+  cluster->kill(primary);
+  // The first command after the kill finds the node refusing connections, refreshes the map
+  // until the promoted replica owns the slot, and runs there: no error reaches the caller.
+  EXPECT_EQ(client.command("GET", key).str(), "v1");
+  client.command("SET", key, "v2");
+  EXPECT_EQ(client.command("GET", key).str(), "v2");
+  // The lock was replicated before the kill (WAIT 1): the holder keeps it and releases it.
+  cluster->wait_until_ok();
+  EXPECT_NE(cluster->owner_port(slot), primary);
+  EXPECT_EQ(lost.load(), 0);
+  EXPECT_TRUE(holder.is_held());
+  holder.unlock();
+  Lock next = client.get_lock("{cl:killed}:lock");
+  EXPECT_TRUE(next.try_lock_for(5s));
+  next.unlock();
 }
 
 }  // namespace
