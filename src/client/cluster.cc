@@ -303,9 +303,26 @@ std::vector<RespValue> ClusterRouter::send_unit(std::string_view encoded, size_t
     const bool asking = asked != nullptr;
     asked = nullptr;
     std::string_view bytes = encoded;
+    // After ASK: ASKING before each command, since it holds for the next command only (a
+    // script's SCRIPT LOAD and EVALSHA both need it); inside MULTI once, before MULTI.
+    std::vector<bool> inserted;  // per reply: an ASKING's
     if (asking) {
-      with_asking = kAsking;
-      with_asking.append(encoded);
+      with_asking.clear();
+      bool in_multi = false;
+      for (const EncodedCommand& command : split_encoded(encoded, count)) {
+        if (!in_multi) {
+          with_asking.append(kAsking);
+          inserted.push_back(true);
+        }
+        with_asking.append(command.bytes);
+        inserted.push_back(false);
+        if (!command.args.empty()) {
+          if (name_is(command.args[0], "MULTI")) in_multi = true;
+          if (name_is(command.args[0], "EXEC") || name_is(command.args[0], "DISCARD")) {
+            in_multi = false;
+          }
+        }
+      }
       bytes = with_asking;
     }
     std::vector<RespValue> replies;
@@ -324,9 +341,16 @@ std::vector<RespValue> ClusterRouter::send_unit(std::string_view encoded, size_t
         refresh_soon();
         continue;
       }
-      replies = lease->round_trip(bytes, asking ? count + 1 : count);
+      replies = lease->round_trip(bytes, asking ? inserted.size() : count);
     }
-    if (asking) replies.erase(replies.begin());
+    if (asking) {
+      std::vector<RespValue> own;
+      own.reserve(count);
+      for (size_t i = 0; i < replies.size(); ++i) {
+        if (!inserted[i]) own.push_back(std::move(replies[i]));
+      }
+      replies = std::move(own);
+    }
     auto redirected = std::find_if(replies.begin(), replies.end(), is_redirect_error);
     if (redirected == replies.end() || attempt >= limit) return replies;
     const Redirect redirect = parse_redirect(redirected->str);
