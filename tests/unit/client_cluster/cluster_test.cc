@@ -374,6 +374,7 @@ TEST(ClusterTest, MovedAfterASlotMigration) {
   for (int i = 0; i < 20; ++i) EXPECT_EQ(values[i].str(), std::to_string(i));
   // Move it back, under a second client's traffic.
   Client busy(cluster->client_options());
+  busy.command("DEL", "{moving:key}:counter");
   std::atomic<bool> stop{false};
   std::atomic<int> errors{0}, done{0};
   std::thread traffic([&] {
@@ -400,6 +401,7 @@ TEST(ClusterTest, AskDuringAMigration) {
   const std::string moved = "asking:moved", stays = "{asking:moved}:stays";
   const int slot = key_slot(moved);
   ASSERT_EQ(slot, key_slot(stays));
+  client.command("DEL", "{asking:moved}:new");  // idempotent under --gtest_repeat
   client.command("SET", moved, "m");
   client.command("SET", stays, "s");
   const int source = cluster->owner_port(slot);
