@@ -28,7 +28,7 @@ struct SentinelOptions {
 // -MOVED updates the slot map and retries there, -ASK retries once on the importing node after
 // ASKING, -TRYAGAIN and -CLUSTERDOWN retry after a backoff; each command gets at most
 // max_redirects retries, after which the last error reply is its answer (Client::command
-// throws ClusterError). docs/client.md, "Redis Cluster".
+// throws ClusterError). docs/locks.md, "A Redis Cluster".
 struct ClusterOptions {
   std::vector<std::pair<std::string, int>> addresses;  // host, port of the seed nodes
   int max_redirects = 16;

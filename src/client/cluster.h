@@ -7,10 +7,12 @@
 // - any other batch (a pipeline) is split per node, each part sent in one write, the replies
 //   put back in the caller's order; a command redirected retries alone.
 // Redirections: MOVED updates the map (and refreshes it all, at most every 100 ms) and
-// retries at once; ASK retries once on the named node after ASKING; TRYAGAIN, CLUSTERDOWN and
-// a node that refuses connections retry after a growing backoff. A command gets at most
+// retries at once (with a growing pause from the third in a row, should two nodes disagree);
+// ASK retries once on the named node, ASKING before each command; TRYAGAIN, CLUSTERDOWN and a
+// node that refuses connections retry after a growing backoff. A command gets at most
 // max_redirects retries; then its last error reply stands. A node is only retried after a
-// failure to connect, never after a request went out (it may have run).
+// failure to connect, never after a request went out (it may have run). A transaction, or a
+// batch with WAIT or SCRIPT, whose keys span slots is a CROSSSLOT ClusterError before sending.
 #pragma once
 
 #include <chrono>
