@@ -48,8 +48,8 @@ std::optional<std::string_view> key_after_count(const std::vector<std::string_vi
 
 // Commands that must share a connection with the rest of their batch.
 bool binds_batch(std::string_view name) {
-  return name_in(name, {"MULTI", "EXEC", "DISCARD", "WAIT", "WAITAOF", "SCRIPT", "WATCH",
-                        "UNWATCH", "ASKING"});
+  return name_in(name, {"MULTI", "EXEC", "DISCARD", "WAIT", "WAITAOF", "SCRIPT", "WATCH", "UNWATCH",
+                        "ASKING"});
 }
 
 // "MOVED 3999 127.0.0.1:6381" -> slot, host, port.
@@ -68,8 +68,8 @@ Redirect parse_redirect(const std::string& text) {
   if (space == std::string::npos) return out;
   size_t second = text.find(' ', space + 1);
   if (second == std::string::npos) return out;
-  out.slot = static_cast<int>(parse_count(std::string_view(text).substr(space + 1, second - space - 1))
-                                  .value_or(-1));
+  out.slot = static_cast<int>(
+      parse_count(std::string_view(text).substr(space + 1, second - space - 1)).value_or(-1));
   std::string address = text.substr(second + 1);
   size_t colon = address.rfind(':');
   if (colon == std::string::npos) return out;
@@ -115,14 +115,17 @@ std::vector<EncodedCommand> split_encoded(std::string_view encoded, size_t count
 std::optional<std::string_view> routing_key(const std::vector<std::string_view>& args) {
   if (args.size() < 2) return std::nullopt;
   const std::string_view name = args[0];
-  if (name_in(name, {"PING", "ECHO", "INFO", "SCRIPT", "WAIT", "WAITAOF", "MULTI", "EXEC",
-                     "DISCARD", "UNWATCH", "CLUSTER", "ASKING", "READONLY", "READWRITE",
-                     "PUBLISH", "PUBSUB", "CLIENT", "HELLO", "AUTH", "SELECT", "FUNCTION",
-                     "COMMAND", "CONFIG", "DBSIZE", "TIME", "FLUSHALL", "FLUSHDB", "KEYS", "SCAN",
-                     "RANDOMKEY", "ROLE", "LASTSAVE", "SAVE", "BGSAVE", "BGREWRITEAOF", "DEBUG",
-                     "SLOWLOG", "LATENCY", "ACL", "QUIT", "RESET", "SUBSCRIBE", "PSUBSCRIBE",
-                     "UNSUBSCRIBE", "PUNSUBSCRIBE", "SWAPDB", "MONITOR", "SHUTDOWN", "FAILOVER",
-                     "REPLICAOF", "SLAVEOF", "LOLWUT", "MODULE", "SENTINEL"})) {
+  if (name_in(
+          name,
+          {"PING",       "ECHO",        "INFO",         "SCRIPT",  "WAIT",         "WAITAOF",
+           "MULTI",      "EXEC",        "DISCARD",      "UNWATCH", "CLUSTER",      "ASKING",
+           "READONLY",   "READWRITE",   "PUBLISH",      "PUBSUB",  "CLIENT",       "HELLO",
+           "AUTH",       "SELECT",      "FUNCTION",     "COMMAND", "CONFIG",       "DBSIZE",
+           "TIME",       "FLUSHALL",    "FLUSHDB",      "KEYS",    "SCAN",         "RANDOMKEY",
+           "ROLE",       "LASTSAVE",    "SAVE",         "BGSAVE",  "BGREWRITEAOF", "DEBUG",
+           "SLOWLOG",    "LATENCY",     "ACL",          "QUIT",    "RESET",        "SUBSCRIBE",
+           "PSUBSCRIBE", "UNSUBSCRIBE", "PUNSUBSCRIBE", "SWAPDB",  "MONITOR",      "SHUTDOWN",
+           "FAILOVER",   "REPLICAOF",   "SLAVEOF",      "LOLWUT",  "MODULE",       "SENTINEL"})) {
     return std::nullopt;
   }
   if (name_in(name, {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"})) {

@@ -91,10 +91,9 @@ class RedisCluster {
       std::filesystem::create_directories(node_dir);
       nodes_[port] = std::make_unique<ServerProcess>(
           ServerKind::kRedis,
-          std::vector<std::string>{"--cluster-enabled", "yes", "--cluster-config-file",
-                                   node_dir + "/nodes.conf", "--dir", node_dir,
-                                   "--cluster-node-timeout", "3000", "--logfile",
-                                   node_dir + "/log"},
+          std::vector<std::string>{
+              "--cluster-enabled", "yes", "--cluster-config-file", node_dir + "/nodes.conf",
+              "--dir", node_dir, "--cluster-node-timeout", "3000", "--logfile", node_dir + "/log"},
           port);
       ports_.push_back(port);
     }
@@ -217,7 +216,7 @@ class RedisCluster {
       Reply keys = from.command("CLUSTER", "GETKEYSINSLOT", slot, 100);
       if (keys.elements().empty()) return;
       std::vector<std::string> args{"MIGRATE", "127.0.0.1", std::to_string(target), "", "0",
-                                    "5000", "KEYS"};
+                                    "5000",    "KEYS"};
       for (const Reply& key : keys.elements()) args.push_back(key.str());
       from.command(args);
     }
@@ -466,7 +465,8 @@ TEST(ClusterLocks, Lock) {
   Client client(cluster->client_options());
   std::vector<Lock> locks;
   for (int t = 0; t < kThreads; ++t) locks.push_back(client.get_lock("cl:lock"));
-  contend(kThreads, kRounds, [&](int t) { locks[t].lock(); }, [&](int t) { locks[t].unlock(); });
+  contend(
+      kThreads, kRounds, [&](int t) { locks[t].lock(); }, [&](int t) { locks[t].unlock(); });
   // Reentrancy and the watchdog's renewal go to the owner as well.
   locks[0].lock();
   locks[0].lock();
@@ -480,14 +480,16 @@ TEST(ClusterLocks, LockWithATaggedName) {
   Client client(cluster->client_options());
   std::vector<Lock> locks;
   for (int t = 0; t < kThreads; ++t) locks.push_back(client.get_lock("app:{order-7}:lock"));
-  contend(kThreads, kRounds, [&](int t) { locks[t].lock(); }, [&](int t) { locks[t].unlock(); });
+  contend(
+      kThreads, kRounds, [&](int t) { locks[t].lock(); }, [&](int t) { locks[t].unlock(); });
 }
 
 TEST(ClusterLocks, FairLock) {
   Client client(cluster->client_options());
   std::vector<FairLock> locks;
   for (int t = 0; t < kThreads; ++t) locks.push_back(client.get_fair_lock("cl:fair"));
-  contend(kThreads, kRounds, [&](int t) { locks[t].lock(); }, [&](int t) { locks[t].unlock(); });
+  contend(
+      kThreads, kRounds, [&](int t) { locks[t].lock(); }, [&](int t) { locks[t].unlock(); });
 }
 
 TEST(ClusterLocks, FencedLockTokensGrow) {
@@ -515,8 +517,8 @@ TEST(ClusterLocks, ReadWriteLock) {
   for (int t = 0; t < kThreads; ++t) rw.push_back(client.get_read_write_lock("cl:rw"));
   std::vector<Lock> writers;
   for (auto& lock : rw) writers.push_back(lock.write_lock());
-  contend(kThreads, kRounds, [&](int t) { writers[t].lock(); },
-          [&](int t) { writers[t].unlock(); });
+  contend(
+      kThreads, kRounds, [&](int t) { writers[t].lock(); }, [&](int t) { writers[t].unlock(); });
   // Readers share; a writer waits for them.
   Lock reader_a = rw[0].read_lock(), reader_b = rw[1].read_lock();
   reader_a.lock();
@@ -533,8 +535,9 @@ TEST(ClusterLocks, Semaphore) {
   std::vector<Semaphore> semaphores;
   for (int t = 0; t < kThreads; ++t) semaphores.push_back(client.get_semaphore("cl:sem"));
   semaphores[0].try_set_permits(1);
-  contend(kThreads, kRounds, [&](int t) { semaphores[t].acquire(); },
-          [&](int t) { semaphores[t].release(); });
+  contend(
+      kThreads, kRounds, [&](int t) { semaphores[t].acquire(); },
+      [&](int t) { semaphores[t].release(); });
   EXPECT_EQ(semaphores[0].available_permits(), 1);
 }
 
@@ -546,8 +549,9 @@ TEST(ClusterLocks, PermitExpirableSemaphore) {
   }
   semaphores[0].try_set_permits(1);
   std::vector<std::string> ids(kThreads);
-  contend(kThreads, kRounds, [&](int t) { ids[t] = semaphores[t].acquire(); },
-          [&](int t) { semaphores[t].release(ids[t]); });
+  contend(
+      kThreads, kRounds, [&](int t) { ids[t] = semaphores[t].acquire(); },
+      [&](int t) { semaphores[t].release(ids[t]); });
   EXPECT_EQ(semaphores[0].available_permits(), 1);
 }
 
@@ -585,7 +589,8 @@ TEST(ClusterLocks, MultiLockAcrossSlots) {
   ASSERT_EQ(slots.size(), 3u);
   std::vector<MultiLock> locks;
   for (int t = 0; t < kThreads; ++t) locks.push_back(client.get_multi_lock(names));
-  contend(kThreads, 8, [&](int t) { locks[t].lock(); }, [&](int t) { locks[t].unlock(); });
+  contend(
+      kThreads, 8, [&](int t) { locks[t].lock(); }, [&](int t) { locks[t].unlock(); });
   // One member held elsewhere keeps the whole MultiLock out, and leaves nothing behind.
   Lock member = client.get_lock(names[1]);
   member.lock();
@@ -612,8 +617,10 @@ TEST(ClusterLocks, RedLockOverAClusterAndStandaloneServers) {
   two.unlock();
   // Under contention.
   std::vector<RedLock> locks;
-  for (int t = 0; t < kThreads; ++t) locks.emplace_back(std::vector<Client*>{&a, &b, &c}, "cl:red2");
-  contend(kThreads, 5, [&](int t) { locks[t].lock(); }, [&](int t) { locks[t].unlock(); });
+  for (int t = 0; t < kThreads; ++t)
+    locks.emplace_back(std::vector<Client*>{&a, &b, &c}, "cl:red2");
+  contend(
+      kThreads, 5, [&](int t) { locks[t].lock(); }, [&](int t) { locks[t].unlock(); });
   // With the cluster's side unreachable for this name (another owner holds it there), the
   // two standalone servers still make a quorum.
   Lock squatter = a.get_lock("cl:red3");
