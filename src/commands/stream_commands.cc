@@ -638,11 +638,30 @@ void xread_generic(CommandContext& ctx, bool xreadgroup) {
   if (xreadgroup && !has_group) return ctx.error("ERR Missing GROUP option for XREADGROUP");
 
   const bool rerun = ctx.session.blocked.blocked();
+  const std::span<const std::string_view> all_keys = ctx.args.subspan(streams_arg, streams_count);
+  const std::span<const std::string_view> serve = ctx.keys_to_serve(all_keys);
+  auto serving = [&](std::string_view key) {
+    return std::find(serve.begin(), serve.end(), key) != serve.end();
+  };
+  if (rerun && xreadgroup) {
+    // Woken by any change of the key (as Redis 7.0 signals a deleted or overwritten stream
+    // to XREADGROUP waiters): a stream that is gone, or a group that is, ends the wait.
+    for (std::string_view key : serve) {
+      Entry* entry = ctx.lookup_read(key);
+      if (entry == nullptr || entry->value.type() != ValueType::kStream) {
+        return ctx.error("UNBLOCKED the stream key no longer exists");
+      }
+      if (stream_of(entry).find_group(group_name) == nullptr) {
+        return ctx.error("NOGROUP the consumer group this client was blocked on no longer exists");
+      }
+    }
+  }
   std::vector<StreamId> ids(streams_count);
   std::vector<bool> new_only(streams_count, false);  // ">"
   for (size_t k = 0; k < streams_count; ++k) {
     const std::string_view key = ctx.args[streams_arg + k];
     const std::string_view id_arg = ctx.args[streams_arg + streams_count + k];
+    if (rerun && !serving(key)) continue;
     bool wrong_type;
     const StreamValue* stream =
         ctx.read_collection<StreamValue>(key, ValueType::kStream, &wrong_type);
@@ -650,9 +669,6 @@ void xread_generic(CommandContext& ctx, bool xreadgroup) {
     if (has_group) {
       if (stream == nullptr ||
           const_cast<StreamValue*>(stream)->find_group(group_name) == nullptr) {
-        if (rerun) {
-          return ctx.error("NOGROUP the consumer group this client was blocked on no longer exists");
-        }
         std::string text = nogroup_key_or_group(key, group_name);
         text += " in XREADGROUP with GROUP option";
         return ctx.error(text);
@@ -681,13 +697,11 @@ void xread_generic(CommandContext& ctx, bool xreadgroup) {
     if (!parse_id_or_reply(ctx, id_arg, &ids[k], 0, true)) return;
   }
 
-  const std::span<const std::string_view> all_keys = ctx.args.subspan(streams_arg, streams_count);
-  const std::span<const std::string_view> serve = ctx.keys_to_serve(all_keys);
   size_t served = 0;
   DeferredLength outer{};
   for (size_t k = 0; k < streams_count; ++k) {
     const std::string_view key = all_keys[k];
-    if (std::find(serve.begin(), serve.end(), key) == serve.end()) continue;
+    if (!serving(key)) continue;
     Entry* entry = ctx.lookup_read(key);
     if (entry == nullptr) continue;
     StreamValue& stream = stream_of(entry);
@@ -701,6 +715,11 @@ void xread_generic(CommandContext& ctx, bool xreadgroup) {
       if (!new_only[k]) {
         serve_now = true;
         history = true;
+      } else if (rerun) {
+        // Redis serves a woken client when the stream's last ID passed the group's, even if
+        // the entries after it are gone (an empty reply).
+        gt = group->last_id;
+        serve_now = stream.last_id() > gt;
       } else if (stream.length() > 0) {
         StreamId top;
         stream.edge_id(false, &top);
@@ -709,6 +728,8 @@ void xread_generic(CommandContext& ctx, bool xreadgroup) {
           gt = group->last_id;
         }
       }
+    } else if (rerun) {
+      serve_now = stream.last_id() > gt;
     } else if (stream.length() > 0) {
       StreamId top;
       stream.edge_id(false, &top);
@@ -757,13 +778,11 @@ void xread_generic(CommandContext& ctx, bool xreadgroup) {
       if (ctx.args[streams_arg + streams_count + k] == "$") {
         words[streams_arg + streams_count + k] = ids[k].to_string();
       }
-      if (timeout > 0) {
-        // The deadline is fixed now; the timeout argument is kept for the first run only.
-      }
     }
     std::vector<std::string_view> views(words.begin(), words.end());
     const int64_t deadline = timeout > 0 ? ctx.now_ms + timeout : 0;
     ctx.block_with_args(all_keys, ValueType::kStream, deadline, views);
+    if (xreadgroup) ctx.session.blocked.set_wakes_on_any_change(true);
     return;
   }
   ctx.reply.null_array();
