@@ -153,35 +153,53 @@ void StreamValue::append(StreamId id, std::span<const std::string_view> fields) 
       node = nullptr;
     }
   }
-  uint8_t flags = 0;
   if (node == nullptr) {
-    node = &nodes_[id];
-    node->master = id;
-    packed::append_length(node->fields, numfields);
-    node->listpack_bytes = 7 + listpack_int_size(static_cast<int64_t>(numfields)) + 2;
-    for (size_t i = 0; i < numfields; ++i) {
-      put_bytes(node->fields, fields[2 * i]);
-      node->listpack_bytes += listpack_element_size(fields[2 * i]);
-    }
-    flags = kFlagSameFields;
-  } else {
+    std::vector<std::string_view> names(numfields);
+    for (size_t i = 0; i < numfields; ++i) names[i] = fields[2 * i];
+    load_node(id, names);
+    node = &nodes_.rbegin()->second;
+  }
+  append_to_node(*node, id, fields, false);
+  ++length_;
+  ++entries_added_;
+  last_id_ = id;
+  if (length_ == 1) first_id_ = id;
+}
+
+void StreamValue::load_node(StreamId master, std::span<const std::string_view> names) {
+  Node& node = nodes_[master];
+  node.master = master;
+  node.fields.clear();
+  packed::append_length(node.fields, names.size());
+  node.listpack_bytes = 7 + listpack_int_size(static_cast<int64_t>(names.size())) + 2;
+  for (std::string_view name : names) {
+    put_bytes(node.fields, name);
+    node.listpack_bytes += listpack_element_size(name);
+  }
+}
+
+void StreamValue::append_to_node(Node& node, StreamId id, std::span<const std::string_view> fields,
+                                 bool deleted) {
+  const size_t numfields = fields.size() / 2;
+  uint8_t flags = deleted ? kFlagDeleted : 0;
+  {
     size_t offset = 0;
-    const std::string_view master(node->fields);
+    const std::string_view master(node.fields);
     if (packed::read_length(master, &offset) == numfields) {
       size_t i = 0;
       for (; i < numfields; ++i) {
         if (get_bytes(master, &offset) != fields[2 * i]) break;
       }
-      if (i == numfields) flags = kFlagSameFields;
+      if (i == numfields) flags |= kFlagSameFields;
     }
   }
-  std::string& out = node->bytes;
+  std::string& out = node.bytes;
   out.push_back(static_cast<char>(flags));
-  packed::append_length(out, id.ms - node->master.ms);
+  packed::append_length(out, id.ms - node.master.ms);
   packed::append_length(out, id.seq);
   size_t lp = listpack_int_size(flags) +
-              listpack_int_size(static_cast<int64_t>(id.ms - node->master.ms)) +
-              listpack_int_size(static_cast<int64_t>(id.seq - node->master.seq));
+              listpack_int_size(static_cast<int64_t>(id.ms - node.master.ms)) +
+              listpack_int_size(static_cast<int64_t>(id.seq - node.master.seq));
   if ((flags & kFlagSameFields) == 0) {
     packed::append_length(out, numfields);
     lp += listpack_int_size(static_cast<int64_t>(numfields));
@@ -197,13 +215,59 @@ void StreamValue::append(StreamId id, std::span<const std::string_view> fields) 
   const int64_t lp_count = static_cast<int64_t>(
       numfields + 3 + ((flags & kFlagSameFields) == 0 ? numfields + 1 : 0));
   lp += listpack_int_size(lp_count);
-  node->listpack_bytes += lp;
-  node->live++;
-  node->last = id;
-  ++length_;
-  ++entries_added_;
-  last_id_ = id;
-  if (length_ == 1) first_id_ = id;
+  node.listpack_bytes += lp;
+  if (deleted) {
+    node.deleted++;
+  } else {
+    node.live++;
+  }
+  node.last = id;
+}
+
+bool StreamValue::load_entry(StreamId id, std::span<const std::string_view> fields, bool deleted) {
+  if (nodes_.empty() || fields.size() % 2 != 0) return false;
+  Node& node = nodes_.rbegin()->second;
+  if (id < node.master) return false;
+  if (node.live + node.deleted > 0 && id <= node.last) return false;
+  if (nodes_.size() > 1 && id <= std::prev(nodes_.end(), 2)->second.last) return false;
+  append_to_node(node, id, fields, deleted);
+  if (!deleted) ++length_;
+  return true;
+}
+
+bool StreamValue::load_finish(uint64_t length, StreamId last_id, StreamId first_id,
+                              StreamId max_deleted, uint64_t entries_added) {
+  if (length != length_) return false;
+  for (const auto& [master, node] : nodes_) {
+    if (node.live + node.deleted == 0) return false;
+  }
+  if (!nodes_.empty() && nodes_.rbegin()->second.last > last_id) return false;
+  last_id_ = last_id;
+  first_id_ = first_id;
+  max_deleted_id_ = max_deleted;
+  entries_added_ = entries_added;
+  // Nodes whose entries are all deleted stay (Redis keeps them too) but count nothing.
+  return true;
+}
+
+void StreamValue::for_each_node(const std::function<void(const NodeDump&)>& visit) const {
+  NodeDump dump;
+  for (const auto& [master, node] : nodes_) {
+    dump.master = master;
+    dump.live = node.live;
+    dump.deleted = node.deleted;
+    dump.master_fields.clear();
+    size_t offset = 0;
+    const std::string_view fields(node.fields);
+    const size_t n = packed::read_length(fields, &offset);
+    for (size_t i = 0; i < n; ++i) dump.master_fields.push_back(get_bytes(fields, &offset));
+    dump.entries.clear();
+    for (size_t at = 0; at < node.bytes.size();) {
+      dump.entries.emplace_back();
+      at = decode(node, at, &dump.entries.back().first, &dump.entries.back().second);
+    }
+    visit(dump);
+  }
 }
 
 size_t StreamValue::decode(const Node& node, size_t offset, StreamEntry* entry, uint8_t* flags) {

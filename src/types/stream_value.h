@@ -128,6 +128,27 @@ class StreamValue final : public Aggregate {
   // The lag XINFO reports for `group`; false when it cannot be known (nil).
   bool group_lag(const StreamGroup& group, int64_t* lag) const;
 
+  // --- Persistence (RDB, DUMP) ---------------------------------------------------------
+  // A node as Redis's listpack holds it: master ID and fields, live and deleted counts, and
+  // every entry with its flags (1: deleted, 2: same fields as the master).
+  struct NodeDump {
+    StreamId master;
+    uint32_t live = 0;
+    uint32_t deleted = 0;
+    std::vector<std::string_view> master_fields;
+    std::vector<std::pair<StreamEntry, uint8_t>> entries;
+  };
+  void for_each_node(const std::function<void(const NodeDump&)>& visit) const;
+  // Loading: starts a node keyed `master` with the master `fields`, then appends entries to
+  // it in order (deleted ones flagged); false when an ID is not above the previous one.
+  void load_node(StreamId master, std::span<const std::string_view> fields);
+  bool load_entry(StreamId id, std::span<const std::string_view> fields, bool deleted);
+  // After the nodes: the stream's counters as saved. The length must be what was loaded.
+  bool load_finish(uint64_t length, StreamId last_id, StreamId first_id, StreamId max_deleted,
+                   uint64_t entries_added);
+  // The ID after which loading may append (the last loaded entry, deleted or not).
+  StreamId loaded_top() const { return nodes_.empty() ? StreamId{} : nodes_.rbegin()->second.last; }
+
   // Groups by name (created on demand).
   std::map<std::string, StreamGroup, std::less<>>& groups() { return groups_; }
   const std::map<std::string, StreamGroup, std::less<>>& groups() const { return groups_; }
@@ -148,6 +169,9 @@ class StreamValue final : public Aggregate {
   };
 
   void update_first_id();
+  // Appends one entry to `node` (flags computed against its master fields).
+  void append_to_node(Node& node, StreamId id, std::span<const std::string_view> fields,
+                      bool deleted);
   // Decodes the entry at `offset` of `node`; returns the offset after it.
   static size_t decode(const Node& node, size_t offset, StreamEntry* entry, uint8_t* flags);
 
