@@ -189,6 +189,12 @@ void propagate_setid(CommandContext& ctx, std::string_view key, std::string_view
   ctx.propagate({"XGROUP", "SETID", key, group_name, last, "ENTRIESREAD", read});
 }
 
+// A command that recorded several effects sends them as one MULTI/EXEC unit (Redis 7.0's
+// execution unit), unless a transaction or script around it already does.
+void wrap_effects(CommandContext& ctx) {
+  if (!ctx.session.transaction.in_multi()) ctx.server.propagator().wrap_pending_in_transaction();
+}
+
 // --- XADD, XTRIM ---------------------------------------------------------------------------
 
 struct AddTrimArgs {
@@ -507,8 +513,8 @@ void xsetid_command(CommandContext& ctx) {
 size_t reply_group_range(CommandContext& ctx, std::string_view key, std::string_view group_name,
                          StreamValue& stream, StreamGroup& group, std::string_view consumer_name,
                          StreamConsumer& consumer, StreamId start, int64_t count, bool noack) {
-  // Collected first: the visitor must not change the pending maps it is read under.
-  std::vector<StreamId> served;
+  // The visitor walks the stream's nodes; the pending maps it changes are apart from them.
+  size_t served = 0;
   const DeferredLength length = ctx.reply.begin_deferred();
   bool propagate_last_id = false;
   stream.for_range(start, StreamId::max(), false, [&](const StreamEntry& entry) {
@@ -523,12 +529,9 @@ size_t reply_group_range(CommandContext& ctx, std::string_view key, std::string_
       if (noack) propagate_last_id = true;
     }
     reply_entry(ctx, entry);
-    served.push_back(entry.id);
-    return count == 0 || served.size() < static_cast<uint64_t>(count);
-  });
-  ctx.reply.end_deferred_array(length, served.size());
-  if (!noack) {
-    for (StreamId id : served) {
+    ++served;
+    if (!noack) {
+      const StreamId id = entry.id;
       auto [it, inserted] = group.pending.try_emplace(id);
       StreamPending& pending = it->second;
       if (!inserted) {
@@ -541,9 +544,11 @@ size_t reply_group_range(CommandContext& ctx, std::string_view key, std::string_
       consumer.pending.insert(id);
       propagate_xclaim(ctx, key, group_name, group, id, &pending);
     }
-  }
+    return count == 0 || served < static_cast<uint64_t>(count);
+  });
+  ctx.reply.end_deferred_array(length, served);
   if (propagate_last_id) propagate_setid(ctx, key, group_name, group);
-  return served.size();
+  return served;
 }
 
 // A consumer's own history from `start` (streamReplyWithRangeFromConsumerPEL).
@@ -737,8 +742,13 @@ void xread_generic(CommandContext& ctx, bool xreadgroup) {
     }
     if (!serve_now) continue;
     if (group != nullptr) {
-      consumer = &lookup_or_create_consumer(ctx, key, *group, consumer_name);
+      bool created;
+      consumer = &lookup_or_create_consumer(ctx, key, *group, consumer_name, &created);
       consumer->seen_time_ms = ctx.now_ms;
+      // As 7.0: only a NOACK read, which propagates no XCLAIM, announces a new consumer.
+      if (created && noack) {
+        ctx.propagate({"XGROUP", "CREATECONSUMER", key, group_name, consumer_name});
+      }
     }
     if (++served == 1) outer = ctx.reply.begin_deferred();
     StreamId start = gt;
@@ -763,6 +773,7 @@ void xread_generic(CommandContext& ctx, bool xreadgroup) {
     if (group != nullptr) ctx.changed_without_event(key, 1);
   }
   if (served > 0) {
+    if (xreadgroup) wrap_effects(ctx);
     if (ctx.reply.resp() == 2) {
       ctx.reply.end_deferred_array(outer, served);
     } else {
@@ -1014,7 +1025,7 @@ void xclaim_command(CommandContext& ctx) {
     auto it = group->pending.find(id);
     if (!stream.contains(id)) {
       if (it != group->pending.end()) {
-        propagate_xclaim(ctx, key, group_name, *group, id, nullptr);
+        propagate_xclaim(ctx, key, group_name, *group, id, &it->second);
         propagate_last_id = false;
         ctx.changed_without_event(key, 1);
         drop_pending(*group, it);
@@ -1054,6 +1065,7 @@ void xclaim_command(CommandContext& ctx) {
     propagate_setid(ctx, key, group_name, *group);
     ctx.changed_without_event(key, 1);
   }
+  wrap_effects(ctx);
   ctx.reply.end_deferred_array(length, sent);
 }
 
@@ -1156,6 +1168,7 @@ void xautoclaim_command(CommandContext& ctx) {
     }
     reply_id(ctx, it == group->pending.end() ? StreamId{0, 0} : it->first);
   }
+  wrap_effects(ctx);
   ctx.reply.array_header(claimed);
   ctx.reply.raw(claimed_bytes);
   ctx.reply.array_header(deleted.size());
