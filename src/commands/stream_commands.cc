@@ -342,7 +342,14 @@ void xadd_command(CommandContext& ctx) {
   bool ok = true;
   if (!args.id_given) {
     const uint64_t now = static_cast<uint64_t>(ctx.now_ms);
-    id = now > last.ms ? StreamId{now, 0} : StreamId{last.ms, last.seq + 1};
+    // As streamNextID: the clock, or one past the last ID (carrying into ms at the sequence's
+    // end).
+    if (now > last.ms) {
+      id = {now, 0};
+    } else {
+      id = last;
+      ok = id.increment();
+    }
   } else if (!args.seq_given) {
     if (args.id.ms == last.ms) {
       if (last.seq == UINT64_MAX) {
