@@ -374,13 +374,18 @@ void xadd_command(CommandContext& ctx) {
   stream.append(id, ctx.args.subspan(field_pos));
   reply_id(ctx, id);
   ctx.changed(key, kNotifyStream, "xadd");
-  std::vector<std::string> effect(ctx.args.begin(), ctx.args.end());
-  if (args.trim.strategy != StreamTrim::Strategy::kNone) {
-    if (stream.trim(args.trim) > 0) ctx.also_notify(kNotifyStream, "xtrim", key);
-    if (args.trim.approx) rewrite_trim(effect, stream, args);
+  if (args.trim.strategy != StreamTrim::Strategy::kNone && stream.trim(args.trim) > 0) {
+    ctx.also_notify(kNotifyStream, "xtrim", key);
   }
-  if (!args.id_given || !args.seq_given) effect[id_pos] = id.to_string();
-  propagate_strings(ctx, effect);
+  // The effect differs from the arguments only by a generated ID or an approximate trim;
+  // nothing is built while no AOF or replica listens.
+  const bool rewritten = !args.id_given || !args.seq_given || args.trim.approx;
+  if (rewritten && ctx.server.propagator().active()) {
+    std::vector<std::string> effect(ctx.args.begin(), ctx.args.end());
+    if (args.trim.approx) rewrite_trim(effect, stream, args);
+    if (!args.id_given || !args.seq_given) effect[id_pos] = id.to_string();
+    propagate_strings(ctx, effect);
+  }
 }
 
 void xtrim_command(CommandContext& ctx) {
