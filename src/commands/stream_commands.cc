@@ -371,6 +371,9 @@ void xadd_command(CommandContext& ctx) {
     return ctx.error("ERR The ID specified in XADD is equal or smaller than the target stream top item");
   }
   if (created) ctx.created(key);
+  // The node limits in force now, as Redis reads them at every append.
+  stream.set_node_limits(ctx.server.settings().stream_node_max_bytes,
+                         ctx.server.settings().stream_node_max_entries);
   stream.append(id, ctx.args.subspan(field_pos));
   reply_id(ctx, id);
   ctx.changed(key, kNotifyStream, "xadd");

@@ -591,8 +591,11 @@ def test_node_layout_and_approximate_trim(keywarden, reference_redis):
 
 def test_config_node_limits(keywarden, reference_redis):
     kw, ref = both(keywarden, reference_redis)
-    run_all(kw, ref, [("CONFIG", "SET", "stream-node-max-entries", "3"),
-                      ("CONFIG", "GET", "stream-node-max-entries")])
+    run_all(kw, ref, [("XADD", "s", "0-1", "a", "b"),
+                      ("CONFIG", "SET", "stream-node-max-entries", "3"),
+                      ("CONFIG", "GET", "stream-node-max-entries"),
+                      ("CONFIG", "SET", "stream-node-max-bytes", "4kb"),
+                      ("CONFIG", "GET", "stream-node-max-bytes")])
     try:
         for i in range(1, 20):
             same(kw, ref, "XADD", "s", f"{i}", "a", "b")
