@@ -31,7 +31,8 @@
 namespace keywarden {
 namespace {
 
-constexpr std::string_view kInvalidId = "ERR Invalid stream ID specified as stream command argument";
+constexpr std::string_view kInvalidId =
+    "ERR Invalid stream ID specified as stream command argument";
 
 StreamValue& stream_of(Entry* entry) { return entry->value.as<StreamValue>(); }
 
@@ -217,7 +218,8 @@ size_t parse_add_trim(CommandContext& ctx, AddTrimArgs* args, bool xadd) {
     const std::string_view opt = ctx.args[i];
     if (xadd && opt == "*") {
       break;
-    } else if (more > 0 && (equals_ignore_case(opt, "maxlen") || equals_ignore_case(opt, "minid"))) {
+    } else if (more > 0 &&
+               (equals_ignore_case(opt, "maxlen") || equals_ignore_case(opt, "minid"))) {
       const bool maxlen = equals_ignore_case(opt, "maxlen");
       if (args->trim.strategy != StreamTrim::Strategy::kNone) {
         ctx.error("ERR syntax error, MAXLEN and MINID options at the same time are not compatible");
@@ -368,7 +370,8 @@ void xadd_command(CommandContext& ctx) {
   }
   if (!ok) {
     if (created) ctx.db().remove(key);
-    return ctx.error("ERR The ID specified in XADD is equal or smaller than the target stream top item");
+    return ctx.error(
+        "ERR The ID specified in XADD is equal or smaller than the target stream top item");
   }
   if (created) ctx.created(key);
   // The node limits in force now, as Redis reads them at every append.
@@ -534,8 +537,7 @@ size_t reply_group_range(CommandContext& ctx, std::string_view key, std::string_
   bool propagate_last_id = false;
   stream.for_range(start, StreamId::max(), false, [&](const StreamEntry& entry) {
     if (entry.id > group.last_id) {
-      if (group.entries_read != kInvalidEntriesRead &&
-          !stream.range_has_tombstones(entry.id)) {
+      if (group.entries_read != kInvalidEntriesRead && !stream.range_has_tombstones(entry.id)) {
         group.entries_read++;
       } else if (stream.entries_added() != 0) {
         group.entries_read = stream.estimate_distance(entry.id);
@@ -572,8 +574,7 @@ void reply_consumer_history(CommandContext& ctx, const StreamValue& stream, Stre
   const DeferredLength length = ctx.reply.begin_deferred();
   size_t sent = 0;
   for (auto it = consumer.pending.lower_bound(start);
-       it != consumer.pending.end() && (count == 0 || sent < static_cast<uint64_t>(count));
-       ++it) {
+       it != consumer.pending.end() && (count == 0 || sent < static_cast<uint64_t>(count)); ++it) {
     if (!reply_single_entry(ctx, stream, *it)) {
       ctx.reply.array_header(2);
       reply_id(ctx, *it);
@@ -1090,8 +1091,7 @@ void xautoclaim_command(CommandContext& ctx) {
   const std::string_view consumer_name = ctx.args[3];
   ctx.propagate_nothing();
   int64_t min_idle;
-  if (!parse_ll(ctx, ctx.args[4], &min_idle,
-                "ERR Invalid min-idle-time argument for XAUTOCLAIM")) {
+  if (!parse_ll(ctx, ctx.args[4], &min_idle, "ERR Invalid min-idle-time argument for XAUTOCLAIM")) {
     return;
   }
   if (min_idle < 0) min_idle = 0;
@@ -1501,8 +1501,8 @@ void xinfo_stream_command(CommandContext& ctx) {
     ctx.reply.bulk("pel-count");
     ctx.reply.integer(static_cast<int64_t>(group.pending.size()));
     ctx.reply.bulk("pending");
-    const size_t pel_shown = count == 0 ? group.pending.size()
-                                        : std::min<size_t>(group.pending.size(), count);
+    const size_t pel_shown =
+        count == 0 ? group.pending.size() : std::min<size_t>(group.pending.size(), count);
     ctx.reply.array_header(pel_shown);
     size_t shown = 0;
     for (const auto& [id, pending] : group.pending) {
@@ -1524,8 +1524,8 @@ void xinfo_stream_command(CommandContext& ctx) {
       ctx.reply.bulk("pel-count");
       ctx.reply.integer(static_cast<int64_t>(consumer.pending.size()));
       ctx.reply.bulk("pending");
-      const size_t cshown = count == 0 ? consumer.pending.size()
-                                       : std::min<size_t>(consumer.pending.size(), count);
+      const size_t cshown =
+          count == 0 ? consumer.pending.size() : std::min<size_t>(consumer.pending.size(), count);
       ctx.reply.array_header(cshown);
       size_t n = 0;
       for (StreamId id : consumer.pending) {
@@ -1534,8 +1534,8 @@ void xinfo_stream_command(CommandContext& ctx) {
         ctx.reply.array_header(3);
         reply_id(ctx, id);
         ctx.reply.integer(p == group.pending.end() ? 0 : p->second.delivery_time_ms);
-        ctx.reply.integer(p == group.pending.end() ? 0
-                                                   : static_cast<int64_t>(p->second.delivery_count));
+        ctx.reply.integer(
+            p == group.pending.end() ? 0 : static_cast<int64_t>(p->second.delivery_count));
       }
     }
   }
@@ -1582,12 +1582,12 @@ std::vector<int> xread_keys(std::span<const std::string_view> args) {
 }
 
 constexpr CommandSpec kXGroupSubcommands[] = {
-    {"create", -5, kWrite | kDenyOom, 2, 2, 1, kAclStream, xgroup_create_command, "stream",
-     "5.0.0", "Create a consumer group.", "O(1)"},
+    {"create", -5, kWrite | kDenyOom, 2, 2, 1, kAclStream, xgroup_create_command, "stream", "5.0.0",
+     "Create a consumer group.", "O(1)"},
     {"createconsumer", 5, kWrite | kDenyOom, 2, 2, 1, kAclStream, xgroup_createconsumer_command,
      "stream", "6.2.0", "Create a consumer in a consumer group.", "O(1)"},
-    {"delconsumer", 5, kWrite, 2, 2, 1, kAclStream, xgroup_delconsumer_command, "stream",
-     "5.0.0", "Delete a consumer from a consumer group.", "O(1)"},
+    {"delconsumer", 5, kWrite, 2, 2, 1, kAclStream, xgroup_delconsumer_command, "stream", "5.0.0",
+     "Delete a consumer from a consumer group.", "O(1)"},
     {"destroy", 4, kWrite, 2, 2, 1, kAclStream, xgroup_destroy_command, "stream", "5.0.0",
      "Destroy a consumer group.",
      "O(N) where N is the number of entries in the group's pending entries list (PEL)."},
@@ -1615,9 +1615,8 @@ constexpr CommandSpec kStreamCommands[] = {
      "Appends a new entry to a stream",
      "O(1) when adding a new entry, O(N) when trimming where N being the number of entries "
      "evicted."},
-    {"xautoclaim", -6, kWrite | kFast, 1, 1, 1, kAclStream, xautoclaim_command, "stream",
-     "6.2.0", "Changes (or acquires) ownership of messages in a consumer group",
-     "O(1) if COUNT is small."},
+    {"xautoclaim", -6, kWrite | kFast, 1, 1, 1, kAclStream, xautoclaim_command, "stream", "6.2.0",
+     "Changes (or acquires) ownership of messages in a consumer group", "O(1) if COUNT is small."},
     {"xclaim", -6, kWrite | kFast, 1, 1, 1, kAclStream, xclaim_command, "stream", "5.0.0",
      "Changes (or acquires) ownership of a message in a consumer group",
      "O(log N) with N being the number of messages in the PEL of the consumer group."},
@@ -1627,8 +1626,7 @@ constexpr CommandSpec kStreamCommands[] = {
     {"xgroup", -2, 0, 0, 0, 0, 0, nullptr, "stream", "5.0.0",
      "A container for consumer groups commands", "Depends on subcommand.", kXGroupSubcommands},
     {"xinfo", -2, 0, 0, 0, 0, 0, nullptr, "stream", "5.0.0",
-     "A container for stream introspection commands", "Depends on subcommand.",
-     kXInfoSubcommands},
+     "A container for stream introspection commands", "Depends on subcommand.", kXInfoSubcommands},
     {"xlen", 2, kReadonly | kFast, 1, 1, 1, kAclStream, xlen_command, "stream", "5.0.0",
      "Return the number of entries in a stream", "O(1)"},
     {"xpending", -3, kReadonly, 1, 1, 1, kAclStream, xpending_command, "stream", "5.0.0",
@@ -1637,14 +1635,33 @@ constexpr CommandSpec kStreamCommands[] = {
     {"xrange", -4, kReadonly, 1, 1, 1, kAclStream, xrange_command, "stream", "5.0.0",
      "Return a range of elements in a stream, with IDs matching the specified IDs interval",
      "O(N) with N being the number of elements being returned."},
-    {"xread", -4, kReadonly | kBlocking | kMovableKeys, 0, 0, 0, kAclStream, xread_command,
-     "stream", "5.0.0", "Return never seen elements in multiple streams",
-     "For each stream mentioned: O(N) with N being the number of elements being returned.", {},
+    {"xread",
+     -4,
+     kReadonly | kBlocking | kMovableKeys,
+     0,
+     0,
+     0,
+     kAclStream,
+     xread_command,
+     "stream",
+     "5.0.0",
+     "Return never seen elements in multiple streams",
+     "For each stream mentioned: O(N) with N being the number of elements being returned.",
+     {},
      xread_keys},
-    {"xreadgroup", -7, kWrite | kBlocking | kMovableKeys, 0, 0, 0, kAclStream,
-     xreadgroup_command, "stream", "5.0.0",
+    {"xreadgroup",
+     -7,
+     kWrite | kBlocking | kMovableKeys,
+     0,
+     0,
+     0,
+     kAclStream,
+     xreadgroup_command,
+     "stream",
+     "5.0.0",
      "Return new entries from a stream using a consumer group",
-     "For each stream mentioned: O(M) with M being the number of elements returned.", {},
+     "For each stream mentioned: O(M) with M being the number of elements returned.",
+     {},
      xread_keys},
     {"xrevrange", -4, kReadonly, 1, 1, 1, kAclStream, xrevrange_command, "stream", "5.0.0",
      "Return a range of elements in a stream, in reverse order",

@@ -42,8 +42,11 @@ size_t listpack_element_size(std::string_view s) {
     return listpack_int_size(v);
   }
   size_t encoded = s.size() <= 63 ? 1 + s.size() : s.size() <= 4095 ? 2 + s.size() : 5 + s.size();
-  size_t back = encoded <= 127 ? 1 : encoded < 16383 ? 2 : encoded < 2097151 ? 3
-                : encoded < 268435455 ? 4 : 5;
+  size_t back = encoded <= 127        ? 1
+                : encoded < 16383     ? 2
+                : encoded < 2097151   ? 3
+                : encoded < 268435455 ? 4
+                                      : 5;
   return encoded + back;
 }
 
@@ -144,8 +147,8 @@ void StreamValue::append(StreamId id, std::span<const std::string_view> fields) 
   if (node != nullptr) {
     size_t max_bytes = static_cast<size_t>(node_max_bytes_);
     if (max_bytes == 0 || max_bytes > kListpackMaxSize) max_bytes = kListpackMaxSize;
-    const size_t lp_bytes = node->listpack_bytes + listpack_int_size(node->live) +
-                            listpack_int_size(node->deleted);
+    const size_t lp_bytes =
+        node->listpack_bytes + listpack_int_size(node->live) + listpack_int_size(node->deleted);
     if (lp_bytes + element_bytes >= max_bytes) {
       node = nullptr;
     } else if (node_max_entries_ != 0 &&
@@ -212,8 +215,8 @@ void StreamValue::append_to_node(Node& node, StreamId id, std::span<const std::s
     put_bytes(out, fields[2 * i + 1]);
     lp += listpack_element_size(fields[2 * i + 1]);
   }
-  const int64_t lp_count = static_cast<int64_t>(
-      numfields + 3 + ((flags & kFlagSameFields) == 0 ? numfields + 1 : 0));
+  const int64_t lp_count =
+      static_cast<int64_t>(numfields + 3 + ((flags & kFlagSameFields) == 0 ? numfields + 1 : 0));
   lp += listpack_int_size(lp_count);
   node.listpack_bytes += lp;
   if (deleted) {
@@ -406,8 +409,8 @@ int64_t StreamValue::trim(const StreamTrim& trim) {
     for (size_t offset = 0; offset < node.bytes.size();) {
       const size_t at = offset;
       offset = decode(node, offset, &entry, &flags);
-      const bool stop = trim.strategy == Strategy::kMaxLen ? length_ <= max_length
-                                                           : entry.id >= trim.min_id;
+      const bool stop =
+          trim.strategy == Strategy::kMaxLen ? length_ <= max_length : entry.id >= trim.min_id;
       if (stop) break;
       if ((flags & kFlagDeleted) == 0) {
         node.bytes[at] = static_cast<char>(flags | kFlagDeleted);

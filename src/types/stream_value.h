@@ -160,9 +160,9 @@ class StreamValue final : public Aggregate {
  private:
   struct Node {
     StreamId master;
-    StreamId last;           // the last entry's ID, deleted or not
-    std::string fields;      // master field names: count, then (length, bytes) each
-    std::string bytes;       // the entries
+    StreamId last;       // the last entry's ID, deleted or not
+    std::string fields;  // master field names: count, then (length, bytes) each
+    std::string bytes;   // the entries
     uint32_t live = 0;
     uint32_t deleted = 0;
     size_t listpack_bytes = 0;  // what Redis's listpack for this node would take

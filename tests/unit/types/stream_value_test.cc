@@ -16,8 +16,8 @@ namespace {
 
 using Fields = std::vector<std::string_view>;
 
-std::vector<StreamId> ids(const StreamValue& stream, bool reverse = false,
-                          StreamId start = {0, 0}, StreamId end = StreamId::max()) {
+std::vector<StreamId> ids(const StreamValue& stream, bool reverse = false, StreamId start = {0, 0},
+                          StreamId end = StreamId::max()) {
   std::vector<StreamId> out;
   stream.for_range(start, end, reverse, [&](const StreamEntry& e) {
     out.push_back(e.id);
@@ -186,7 +186,8 @@ TEST(StreamValue, RandomisedAgainstMap) {
       if (op < 6) {
         ms += rng() % 3;
         StreamId id{ms, 0};
-        if (!model.empty() && id <= model.rbegin()->first) id = {model.rbegin()->first.ms, model.rbegin()->first.seq + 1};
+        if (!model.empty() && id <= model.rbegin()->first)
+          id = {model.rbegin()->first.ms, model.rbegin()->first.seq + 1};
         if (id <= stream.last_id()) id = {stream.last_id().ms, stream.last_id().seq + 1};
         const std::string value(rng() % 40, 'v');
         stream.append(id, Fields{"f", value});
