@@ -679,10 +679,20 @@ void xread_generic(CommandContext& ctx, bool xreadgroup) {
   }
   std::vector<StreamId> ids(streams_count);
   std::vector<bool> new_only(streams_count, false);  // ">"
+  // When running again for a parked client: each stream's entries_added when it parked (see
+  // below), so that only an XADD since then serves it, as only XADD wakes Redis's readers.
+  std::vector<uint64_t> added_when_parked(streams_count, 0);
   for (size_t k = 0; k < streams_count; ++k) {
     const std::string_view key = ctx.args[streams_arg + k];
-    const std::string_view id_arg = ctx.args[streams_arg + streams_count + k];
+    std::string_view id_arg = ctx.args[streams_arg + streams_count + k];
     if (rerun && !serving(key)) continue;
+    if (rerun) {
+      const size_t bar = id_arg.rfind('|');
+      if (bar != std::string_view::npos) {
+        parse_uint64(id_arg.substr(bar + 1), &added_when_parked[k]);
+        id_arg = id_arg.substr(0, bar);
+      }
+    }
     bool wrong_type;
     const StreamValue* stream =
         ctx.read_collection<StreamValue>(key, ValueType::kStream, &wrong_type);
@@ -740,7 +750,7 @@ void xread_generic(CommandContext& ctx, bool xreadgroup) {
         // Redis serves a woken client when the stream's last ID passed the group's, even if
         // the entries after it are gone (an empty reply).
         gt = group->last_id;
-        serve_now = stream.last_id() > gt;
+        serve_now = stream.entries_added() != added_when_parked[k] && stream.last_id() > gt;
       } else if (stream.length() > 0) {
         StreamId top;
         stream.edge_id(false, &top);
@@ -750,7 +760,7 @@ void xread_generic(CommandContext& ctx, bool xreadgroup) {
         }
       }
     } else if (rerun) {
-      serve_now = stream.last_id() > gt;
+      serve_now = stream.entries_added() != added_when_parked[k] && stream.last_id() > gt;
     } else if (stream.length() > 0) {
       StreamId top;
       stream.edge_id(false, &top);
@@ -799,12 +809,19 @@ void xread_generic(CommandContext& ctx, bool xreadgroup) {
   }
   if (timeout != -1) {
     if (!ctx.may_block()) return ctx.reply.null_array();
-    // "$" becomes the ID it stood for, so that running again serves only newer entries.
+    // "$" becomes the ID it stood for, so that running again serves only newer entries; each
+    // ID carries "|<entries_added>" of its stream now, which the run for a woken client reads
+    // back (these arguments are only ever run again, never shown or propagated).
     std::vector<std::string> words(ctx.args.begin(), ctx.args.end());
     for (size_t k = 0; k < streams_count; ++k) {
-      if (ctx.args[streams_arg + streams_count + k] == "$") {
-        words[streams_arg + streams_count + k] = ids[k].to_string();
-      }
+      std::string& word = words[streams_arg + streams_count + k];
+      if (word == "$") word = ids[k].to_string();
+      const Entry* entry = ctx.db().find_raw(all_keys[k]);
+      const uint64_t added = entry != nullptr && entry->value.type() == ValueType::kStream
+                                 ? entry->value.as<StreamValue>().entries_added()
+                                 : 0;
+      word += '|';
+      word += std::to_string(added);
     }
     std::vector<std::string_view> views(words.begin(), words.end());
     const int64_t deadline = timeout > 0 ? ctx.now_ms + timeout : 0;

@@ -107,6 +107,33 @@ SCENARIOS: dict[str, str] = {
         B XGROUP DESTROY s g
         A<
         """,
+    "xreadgroup-setid-backwards-waits-for-xadd": """
+        B XADD s 1-1 a 1
+        B XGROUP CREATE s g $
+        A> XREADGROUP GROUP g alice BLOCK 0 STREAMS s >
+        B XGROUP SETID s g 0
+        A?
+        B XADD s 2-1 b 2
+        A<
+        """,
+    "xread-xsetid-waits-for-xadd": """
+        B XADD s 1-1 a 1
+        A> XREAD BLOCK 0 STREAMS s $
+        B XSETID s 5-0
+        A?
+        B XADD s 6-1 b 2
+        A<
+        """,
+    "xreadgroup-other-consumer-takes-it": """
+        B XGROUP CREATE s g $ MKSTREAM
+        A> XREADGROUP GROUP g alice BLOCK 0 STREAMS s >
+        C> XREADGROUP GROUP g bob BLOCK 0 STREAMS s >
+        B XADD s 1-1 a 1
+        A<
+        C?
+        B XADD s 2-1 b 2
+        C<
+        """,
     "timeouts": """
         A XREAD BLOCK 20 STREAMS s $
         A XREAD BLOCK 20 STREAMS s 0
