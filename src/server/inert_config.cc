@@ -123,8 +123,6 @@ const Row kRows[] = {
     {"aclfile", nullptr, Kind::kString, "", 0, 0, "", kImmutable, kAcl},
     {"acl-pubsub-default", nullptr, Kind::kEnum, "resetchannels", 0, 0,
      "allchannels resetchannels", 0, kAcl},
-    {"stream-node-max-bytes", nullptr, Kind::kMemory, "4096", 0, kLongMax, "", 0, "streams"},
-    {"stream-node-max-entries", nullptr, Kind::kInteger, "100", 0, kLongMax, "", 0, "streams"},
 };
 
 std::vector<std::string> split_words(std::string_view text) {

@@ -68,7 +68,7 @@ def test_debian_stock_redis_conf_starts(tmp_path):
     ("tls-port", "6380", "TLS"),
     ("cluster-enabled", "yes", "Redis Cluster"),
     ("acl-pubsub-default", "allchannels", "ACL"),
-    ("stream-node-max-entries", "50", "streams"),
+    ("activedefrag", "yes", "active defragmentation"),
 ])
 def test_missing_feature_takes_only_its_default(keywarden, name, value, feature):
     client = keywarden.client()
