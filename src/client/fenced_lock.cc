@@ -108,6 +108,8 @@ class FencedProtocol : public LockProtocol {
     return base().force_unlock(service, state);
   }
   const Script& renew_script() const override { return base().renew_script(); }
+  // The shared layout is what LOCK.ACQUIRE … FENCE keeps; Redisson's per-name one is not.
+  NativeLock native() const override { return per_name_ ? NativeLock::kNone : NativeLock::kFenced; }
 
   // The largest token handed out so far that the name's next hold must exceed.
   int64_t latest_token(Client& client, const std::string& name) const {
