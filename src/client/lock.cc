@@ -99,9 +99,12 @@ return 0
 )";
 
 // A server error saying the command does not exist (the native lock commands on a server
-// without them, after a failover to one).
+// without them, after a failover to one), or that this user may not run it (an ACL user
+// allowed EVALSHA but not lock.*): either way the scripts are the way left.
 bool unknown_command_reply(const Reply& reply) {
-  return reply.is_error() && reply.str().starts_with("ERR unknown command");
+  return reply.is_error() && (reply.str().starts_with("ERR unknown command") ||
+                              reply.str().starts_with("NOPERM this user has no permissions to "
+                                                      "run the 'lock."));
 }
 
 // LOCK.RELEASE (with ALL: every hold), with a PUBLISH on the Redisson channel in the same round
