@@ -400,7 +400,9 @@ void ClientRegistry::before_sleep() {
   }
   // Locks whose lease ended while native waiters queue: their waiters run again now, at the
   // deadline; the head finds the key expired (lazily, as any lookup) and takes the lock.
-  if (state_.locks().earliest_lease_ms() != 0) {
+  // Not while CLIENT PAUSE holds writes (and expiry): the leases stay watched, and their
+  // waiters run once it ends.
+  if (state_.locks().earliest_lease_ms() != 0 && !pause.active()) {
     for (const LockTable::Name& name : state_.locks().take_ended_leases(clock.wall_ms())) {
       state_.blocking().signal(name.first, name.second);
     }
@@ -429,7 +431,8 @@ void ClientRegistry::send_replies() {
   reap_closed();
   int64_t deadline_ms = state_.blocking().earliest_deadline_ms();
   if (const int64_t lease_ms = state_.locks().earliest_lease_ms();
-      lease_ms != 0 && (deadline_ms == 0 || lease_ms < deadline_ms)) {
+      lease_ms != 0 && !state_.client_pause().active() &&
+      (deadline_ms == 0 || lease_ms < deadline_ms)) {
     deadline_ms = lease_ms;
   }
   if (deadline_ms != 0) {

@@ -317,3 +317,18 @@ def test_a_lease_ending_with_waiters_is_handed_over_at_its_deadline(server_facto
     assert second.read_reply() == 1
     assert time.monotonic() - renewed > 0.5
     assert lock_info(conn, "lk")["holder"] == b"after"
+
+
+def test_a_lease_ending_during_client_pause_is_handed_over_after_it(server_factory):
+    server = server_factory()
+    conn = server.raw()
+    assert conn.execute("LOCK.ACQUIRE", "lk", "holder", 200) == 1
+    waiter = server.raw(timeout=30)
+    waiter.send_command("LOCK.ACQUIRE", "lk", "next", 60000, "TIMEOUT", 0)
+    assert wait_until(lambda: lock_info(conn, "lk")["waiters"] != [])
+    paused = time.monotonic()
+    assert conn.execute("CLIENT", "PAUSE", 800, "WRITE") == b"OK"
+    # The lease ends during the pause; the grant (a write) waits for the pause to end.
+    assert waiter.read_reply() == 1
+    assert time.monotonic() - paused > 0.6
+    assert lock_info(conn, "lk")["holder"] == b"next"
