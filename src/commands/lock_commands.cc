@@ -300,7 +300,9 @@ void lock_acquire_command(CommandContext& ctx) {
   // The queue runs again when the lease ends, not only when expiry gets round to the key.
   if (entry != nullptr) {
     const int64_t lease_end = ctx.db().deadline_of(entry);
-    if (lease_end != kNoExpiry) ctx.server.locks().watch_lease(lease_end, ctx.session.db, request.name);
+    if (lease_end != kNoExpiry) {
+      ctx.server.locks().watch_lease(lease_end, ctx.session.db, request.name);
+    }
   }
   prune_lock_table(ctx);
 }

@@ -35,7 +35,9 @@ int64_t calls(Client& client, const std::string& command) {
 
 class NativeLockTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { server_ = std::make_unique<ServerProcess>(ServerKind::kKeywarden); }
+  static void SetUpTestSuite() {
+    server_ = std::make_unique<ServerProcess>(ServerKind::kKeywarden);
+  }
   static void TearDownTestSuite() { server_.reset(); }
 
   ClientOptions options() const {
