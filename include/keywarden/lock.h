@@ -152,6 +152,10 @@ class Lock : public TimedLockable<Lock> {
  private:
   // nullopt when acquired, else how long to sleep at most before trying again.
   std::optional<int64_t> try_once(std::optional<Milliseconds> lease);
+  // acquire() with keywarden-server's LOCK.ACQUIRE, waiting in the server's queue; nullopt when
+  // the server turned out not to have it (the caller falls back to the scripts).
+  std::optional<bool> acquire_native(std::optional<Milliseconds> wait,
+                                     std::optional<Milliseconds> lease);
   void release_on_destroy() noexcept;
 };
 

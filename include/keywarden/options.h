@@ -38,6 +38,12 @@ struct ClusterOptions {
   std::chrono::milliseconds retry_backoff_max{1000};
 };
 
+// Whether Lock and FencedLock use keywarden-server's native lock commands (ClientOptions).
+enum class LockNativeCommands {
+  kAuto,  // when the server has them (asked once: COMMAND INFO lock.acquire)
+  kOff,   // always Redisson's scripts
+};
+
 struct ClientOptions {
   std::string host = "127.0.0.1";
   int port = 6379;
@@ -84,6 +90,17 @@ struct ClientOptions {
   // true: Redisson's RFencedLock layout, one counter key per name ever locked, never deleted —
   // only for names that Redisson clients lock too. (docs/locks.md, "Fencing tokens".)
   bool fencing_counter_per_name = false;
+
+  // Lock and FencedLock (its default, shared-counter layout) on keywarden-server: with kAuto,
+  // acquire with LOCK.ACQUIRE, waiting in the server's FIFO queue on a connection of the lock
+  // service's own (so no pooled connection is held while waiting), and release with
+  // LOCK.RELEASE; on other servers, or with kOff, Redisson's scripts. Handles that require
+  // durable grants (require_replicas) keep the scripts. (docs/locks.md, "libkeywarden on
+  // keywarden-server".)
+  LockNativeCommands lock_native_commands = LockNativeCommands::kAuto;
+  // With native commands: bind each grant to the connection that asked for it (LOCK.ACQUIRE …
+  // BIND), so that a process that dies frees its locks at once, not when their lease ends.
+  bool lock_bind_to_connection = false;
 
   // Every lock handle's default for Lock::require_replicas: grants, renewals and releases count
   // only once this many replicas acknowledged them (WAIT), within lock_durable_timeout. 0: off.

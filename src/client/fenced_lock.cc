@@ -1,10 +1,10 @@
 // FencedLock (see keywarden/fenced_lock.h): the reentrant protocol with its own acquire script,
 // which takes the next token when a hold begins and reads the hold's token on re-entry.
 // Everything else delegates to detail::reentrant_protocol(). Two layouts of the counter:
-// - shared (the default): one counter per cluster slot, `keywarden:fence:{<tag>}`, where <tag>
-//   is the first base-36 numeral (0, 1, 2, ... z, 10, ...) whose slot is the lock name's slot.
-//   Every name in a slot draws from it, so at most 16384 counters exist however many names
-//   were ever locked; the hold's token is kept in the lock hash under kTokenField.
+// - shared (the default): one counter per cluster slot, `keywarden:fence:{<tag>}`
+//   (common/fence_keys.h, the same counters LOCK.ACQUIRE … FENCE draws from). Every name in a
+//   slot draws from it, so at most 16384 counters exist however many names were ever locked;
+//   the hold's token is kept in the lock hash under kFencingTokenField.
 // - per name (ClientOptions::fencing_counter_per_name): Redisson's `redisson_lock_token:{name}`,
 //   one counter per name ever locked, for sharing names with Redisson's RFencedLock.
 #include "keywarden/fenced_lock.h"
@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "common/key_slot.h"
+#include "common/fence_keys.h"
 #include "keywarden/client.h"
 #include "lock_service.h"
 
@@ -22,10 +22,8 @@ namespace detail {
 
 namespace {
 
-// The lock-hash field holding the current hold's token in the shared layout. Not an owner id
-// (those are "<client id>:<owner id>"); Redisson's lock scripts only look at their own owner's
-// field and delete the whole hash on the last release, so the field goes with the hold.
-constexpr const char* kTokenField = "keywarden:fencing-token";
+// The lock-hash field holding the current hold's token in the shared layout (common/fence_keys.h).
+constexpr std::string_view kTokenField = kFencingTokenField;
 
 // Shared layout. A new hold increments the slot's counter — first raised past a Redisson-layout
 // counter of the same name, if one is left from before, so tokens never go backwards across
@@ -70,37 +68,9 @@ end
 return redis.call('pttl', KEYS[1])
 )";
 
-std::string per_name_counter(const std::string& name) {
-  return "redisson_lock_token:" + tagged(name);
-}
+std::string per_name_counter(const std::string& name) { return legacy_fence_counter_key(name); }
 
-// The shortest hash tag of each slot, found once by counting in base 36 until every slot has
-// one (about 180,000 CRCs of at most four characters).
-const std::vector<std::string>& slot_tags() {
-  static const std::vector<std::string> tags = [] {
-    std::vector<std::string> found(kClusterSlots);
-    int missing = kClusterSlots;
-    for (uint64_t n = 0; missing > 0; ++n) {
-      std::string numeral;
-      uint64_t rest = n;
-      do {
-        numeral.insert(numeral.begin(), "0123456789abcdefghijklmnopqrstuvwxyz"[rest % 36]);
-        rest /= 36;
-      } while (rest != 0);
-      std::string& slot = found[key_slot(numeral)];
-      if (slot.empty()) {
-        slot = std::move(numeral);
-        --missing;
-      }
-    }
-    return found;
-  }();
-  return tags;
-}
-
-std::string shared_counter(const std::string& name) {
-  return "keywarden:fence:{" + slot_tags()[key_slot(tagged(name))] + "}";
-}
+std::string shared_counter(const std::string& name) { return fence_counter_key(name); }
 
 class FencedProtocol : public LockProtocol {
  public:
@@ -138,6 +108,8 @@ class FencedProtocol : public LockProtocol {
     return base().force_unlock(service, state);
   }
   const Script& renew_script() const override { return base().renew_script(); }
+  // The shared layout is what LOCK.ACQUIRE … FENCE keeps; Redisson's per-name one is not.
+  NativeLock native() const override { return per_name_ ? NativeLock::kNone : NativeLock::kFenced; }
 
   // The largest token handed out so far that the name's next hold must exceed.
   int64_t latest_token(Client& client, const std::string& name) const {

@@ -98,6 +98,36 @@ end
 return 0
 )";
 
+// A server error saying the command does not exist (the native lock commands on a server
+// without them, after a failover to one), or that this user may not run it (an ACL user
+// allowed EVALSHA but not lock.*): either way the scripts are the way left.
+bool unknown_command_reply(const Reply& reply) {
+  return reply.is_error() && (reply.str().starts_with("ERR unknown command") ||
+                              reply.str().starts_with("NOPERM this user has no permissions to "
+                                                      "run the 'lock."));
+}
+
+// LOCK.RELEASE (with ALL: every hold), with a PUBLISH on the Redisson channel in the same round
+// trip so that script waiters (Redisson, lock_native_commands = kOff) wake as they would after
+// the release script; native waiters are handed the lock by the server itself. nullopt when the
+// server lacks the command.
+std::optional<Reply> native_release(LockService& service, const LockState& state, bool all) {
+  Pipeline pipeline = service.client().pipeline();
+  if (all) {
+    pipeline.add("LOCK.RELEASE", state.name, state.owner, "ALL");
+  } else {
+    pipeline.add("LOCK.RELEASE", state.name, state.owner);
+  }
+  pipeline.add("PUBLISH", state.channel, "0");
+  std::vector<Reply> replies = pipeline.exec();
+  if (unknown_command_reply(replies.at(0))) {
+    service.forget_native_locks();
+    return std::nullopt;
+  }
+  if (replies.at(0).is_error()) throw ServerError(replies.at(0).str());
+  return std::move(replies.at(0));
+}
+
 class ReentrantProtocol : public LockProtocol {
  public:
   ReentrantProtocol()
@@ -118,6 +148,12 @@ class ReentrantProtocol : public LockProtocol {
 
   ReleaseOutcome release(LockService& service, const LockState& state, Milliseconds lease,
                          const std::string& request) const override {
+    if (native_hold(state)) {
+      if (std::optional<Reply> reply = native_release(service, state, false)) {
+        if (reply->is_null()) return ReleaseOutcome::kNotHeld;
+        return reply->integer() > 0 ? ReleaseOutcome::kStillHeld : ReleaseOutcome::kReleased;
+      }
+    }
     const std::string latch = "redisson_unlock_latch:" + tagged(state.name) + ":" + request;
     Reply reply = service.eval(state, release_, {state.name, state.channel, latch},
                                {"0", std::to_string(lease.count()), state.owner, "publish",
@@ -127,6 +163,7 @@ class ReentrantProtocol : public LockProtocol {
   }
 
   void release_all(LockService& service, const LockState& state) const override {
+    if (native_hold(state) && native_release(service, state, true)) return;
     service.client().eval_sha(release_all_, {state.name, state.channel},
                               {"0", state.owner, "publish"});
   }
@@ -138,8 +175,14 @@ class ReentrantProtocol : public LockProtocol {
   }
 
   const Script& renew_script() const override { return renew_; }
+  NativeLock native() const override { return NativeLock::kPlain; }
 
  private:
+  static bool native_hold(const LockState& state) {
+    std::lock_guard<std::mutex> guard(state.mutex);
+    return state.native;
+  }
+
   Script acquire_, release_, renew_, force_, release_all_;
 };
 
@@ -268,6 +311,7 @@ std::optional<int64_t> Lock::try_once(std::optional<Milliseconds> lease) {
       state_->renew_failed = false;
       state_->lost_pending = false;
     }
+    state_->native = false;
     state_->lease = effective;
     ++state_->holds;
     state_->deadline = sent + effective;
@@ -276,8 +320,75 @@ std::optional<int64_t> Lock::try_once(std::optional<Milliseconds> lease) {
   return std::nullopt;
 }
 
+std::optional<bool> Lock::acquire_native(std::optional<Milliseconds> wait,
+                                         std::optional<Milliseconds> lease) {
+  const Milliseconds effective = lease.value_or(service_->watchdog_timeout());
+  const bool fenced = state_->protocol->native() == detail::NativeLock::kFenced;
+  std::vector<std::string> args{"LOCK.ACQUIRE", state_->name, state_->owner,
+                                std::to_string(effective.count())};
+  // No TIMEOUT: one attempt (try_lock); TIMEOUT 0: no limit (lock()).
+  std::optional<Milliseconds> server_wait;
+  if (!wait) {
+    args.insert(args.end(), {"TIMEOUT", "0"});
+  } else if (wait->count() > 0) {
+    server_wait = *wait;
+    args.insert(args.end(), {"TIMEOUT", std::to_string(wait->count())});
+  } else {
+    server_wait = Milliseconds(0);
+  }
+  if (fenced) args.emplace_back("FENCE");
+  if (service_->client().options().lock_bind_to_connection) args.emplace_back("BIND");
+  const Clock::time_point sent = Clock::now();
+  // PTTL right after the grant, in the same round trip: the lease left once the wait is over.
+  std::vector<Reply> replies =
+      service_->native_acquire(args, {"PTTL", state_->name}, server_wait);
+  const Clock::time_point received = Clock::now();
+  const Reply& reply = replies.at(0);
+  if (detail::unknown_command_reply(reply)) {
+    service_->forget_native_locks();
+    return std::nullopt;
+  }
+  if (reply.is_error()) throw ServerError(reply.str());
+  if (reply.is_null()) return false;
+  int64_t token = 0;
+  if (fenced) token = reply.elements().at(1).integer();
+  // The lease began at the grant, between `sent` and `received`. An immediate grant counts it
+  // from `sent` (never later than the server's). After a wait, the PTTL read right after the
+  // grant, less a millisecond for the reply's way back, is far closer than `sent`.
+  Clock::time_point deadline = sent + effective;
+  const Reply& left = replies.at(1);
+  if (left.is_integer() && left.integer() > 0) {
+    deadline = std::max(deadline, received + Milliseconds(left.integer()) - Milliseconds(1));
+  }
+  {
+    std::lock_guard<std::mutex> guard(state_->mutex);
+    if (state_->holds == 0) {
+      ++state_->epoch;
+      state_->watchdog = !lease.has_value();
+      state_->renew_failed = false;
+      state_->lost_pending = false;
+    }
+    state_->native = true;
+    if (fenced) state_->token = token;
+    state_->lease = effective;
+    ++state_->holds;
+    state_->deadline = std::min(deadline, received + effective);
+  }
+  service_->hold(state_);
+  return true;
+}
+
 bool Lock::acquire(std::optional<Milliseconds> wait, std::optional<Milliseconds> lease) {
   if (lease && lease->count() <= 0) throw std::invalid_argument("lock lease must be positive");
+  bool durable;
+  {
+    std::lock_guard<std::mutex> guard(state_->mutex);
+    durable = state_->durable_replicas > 0;
+  }
+  if (!durable && state_->protocol->native() != detail::NativeLock::kNone &&
+      service_->native_locks()) {
+    if (std::optional<bool> acquired = acquire_native(wait, lease)) return *acquired;
+  }
   const Clock::time_point end = !wait ? Clock::time_point::max()
                                 : wait->count() <= 0 ? Clock::time_point::min()
                                                      : Clock::now() + *wait;

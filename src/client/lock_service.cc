@@ -3,6 +3,7 @@
 #include "lock_service.h"
 
 #include "common/key_slot.h"
+#include "reply_convert.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -105,6 +106,52 @@ LockService::~LockService() {
   }
   std::lock_guard<std::mutex> guard(subscribe_mutex_);
   subscriber_.reset();
+}
+
+bool LockService::native_locks() {
+  if (client_.options().lock_native_commands == LockNativeCommands::kOff) return false;
+  int known = native_.load();
+  if (known == kNativeUnknown) {
+    // COMMAND INFO answers [nil] for a command the server does not have.
+    const Reply reply = client_.command("COMMAND", "INFO", "lock.acquire");
+    known = reply.is_aggregate() && reply.size() == 1 && !reply.elements()[0].is_null()
+                ? kNativePresent
+                : kNativeAbsent;
+    native_.store(known);
+  }
+  return known == kNativePresent;
+}
+
+std::vector<Reply> LockService::native_acquire(const std::vector<std::string>& args,
+                                               const std::vector<std::string>& then,
+                                               std::optional<Milliseconds> wait) {
+  std::unique_ptr<WaitConnection> waiting;
+  {
+    std::lock_guard<std::mutex> guard(wait_connections_mutex_);
+    if (!idle_wait_connections_.empty()) {
+      waiting = std::move(idle_wait_connections_.back());
+      idle_wait_connections_.pop_back();
+    }
+  }
+  if (!waiting) waiting = std::make_unique<WaitConnection>(client_.options());
+  // The round trip may last the server-side wait plus an ordinary command's time (no limit for
+  // a wait without one, as a BLPOP 0 with command_timeout 0).
+  const Milliseconds base = client_.options().command_timeout;
+  waiting->options.command_timeout =
+      !wait || base.count() == 0 ? Milliseconds(0) : base + std::max(Milliseconds(0), *wait);
+  std::string encoded;
+  encode_command(encoded, args);
+  if (!then.empty()) encode_command(encoded, then);
+  waiting->connection.ensure_connected();
+  std::vector<RespValue> values = waiting->connection.round_trip(encoded, then.empty() ? 1 : 2);
+  std::vector<Reply> replies;
+  replies.reserve(values.size());
+  for (RespValue& value : values) replies.push_back(to_reply(std::move(value)));
+  {
+    std::lock_guard<std::mutex> guard(wait_connections_mutex_);
+    idle_wait_connections_.push_back(std::move(waiting));
+  }
+  return replies;
 }
 
 Reply LockService::eval(const LockState& state, const Script& script,

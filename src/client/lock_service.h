@@ -24,6 +24,7 @@
 #include "keywarden/client.h"
 #include "keywarden/lock.h"
 #include "keywarden/subscriber.h"
+#include "connection.h"
 
 namespace keywarden::detail {
 
@@ -53,6 +54,8 @@ struct LockState {
   bool lost_pending = false;
   // The fencing token of the current hold (FencedLock only).
   int64_t token = 0;
+  // The current hold was granted by LOCK.ACQUIRE (and is released by LOCK.RELEASE).
+  bool native = false;
   // Durable grants (Lock::require_replicas): replicas that must acknowledge, and how long to
   // wait; `acked` is what the WAIT after this handle's latest script answered (-1: none asked).
   int durable_replicas = 0;
@@ -69,6 +72,13 @@ enum class ReleaseOutcome {
 };
 
 class LockService;
+
+// Which native command form a kind of lock acquires with on keywarden-server, if any.
+enum class NativeLock {
+  kNone,    // scripts only (fair, read-write, Redisson-layout fenced locks)
+  kPlain,   // LOCK.ACQUIRE
+  kFenced,  // LOCK.ACQUIRE … FENCE, the token in the reply
+};
 
 // One kind of lock. Implementations are stateless singletons; every call gets the handle's
 // state (read its name/owner/channel; try_acquire may also set `token`).
@@ -99,6 +109,8 @@ class LockProtocol {
   // Queries behind Lock::is_locked / is_held / hold_count.
   virtual bool is_locked(LockService& service, const LockState& state) const;
   virtual int64_t hold_count(LockService& service, const LockState& state) const;
+  // Whether the kind may acquire with LOCK.ACQUIRE (its hash layout is a plain Redisson lock).
+  virtual NativeLock native() const { return NativeLock::kNone; }
 };
 
 // The reentrant lock, Redisson's RLock: also the base of the fenced lock.
@@ -183,6 +195,18 @@ class LockService {
   // is left alone).
   void force_unlocked(const Held& holds);
 
+  // Whether the server has the native lock commands and the options allow them: asked once,
+  // forgotten when a command turns out to be unknown (a failover to a server without them).
+  bool native_locks();
+  void forget_native_locks() { native_.store(kNativeAbsent); }
+  // Runs a LOCK.ACQUIRE (`args`) that the server may hold for up to `wait` (nullopt: without
+  // limit) on one of the service's own connections, idle between uses, so that a waiting
+  // thread holds no pooled connection. A second command (`then`, may be empty) follows it in
+  // the same round trip; returns both replies.
+  std::vector<Reply> native_acquire(const std::vector<std::string>& args,
+                                    const std::vector<std::string>& then,
+                                    std::optional<Milliseconds> wait);
+
   // Subscribes (once per channel, refcounted) and returns once the server confirmed.
   std::shared_ptr<ChannelEntry> join_channel(const std::string& channel);
   void leave_channel(const std::string& channel);
@@ -206,6 +230,18 @@ class LockService {
   bool changed_ = false;
   std::map<LockState*, std::shared_ptr<LockState>> held_;
   std::thread thread_;
+
+  static constexpr int kNativeUnknown = 0, kNativePresent = 1, kNativeAbsent = 2;
+  std::atomic<int> native_{kNativeUnknown};
+  // The connections native acquires wait on. Each has its own options (its own round-trip
+  // limit, set per wait) since a Connection keeps a reference to them.
+  struct WaitConnection {
+    explicit WaitConnection(const ClientOptions& base) : options(base), connection(options) {}
+    ClientOptions options;
+    Connection connection;
+  };
+  std::mutex wait_connections_mutex_;
+  std::vector<std::unique_ptr<WaitConnection>> idle_wait_connections_;
 
   std::mutex subscribe_mutex_;  // serialises join/leave and guards subscriber_
   std::unique_ptr<Subscriber> subscriber_;

@@ -66,4 +66,13 @@ std::string invalid_expire_time(std::string_view command) {
   return text;
 }
 
+std::string fenced_refusal(int64_t token, int64_t highest) {
+  std::string text = "FENCED token ";
+  text += std::to_string(token);
+  text += " is below ";
+  text += std::to_string(highest);
+  text += ", the highest token already used for this resource";
+  return text;
+}
+
 }  // namespace keywarden::errors

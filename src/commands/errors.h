@@ -287,5 +287,15 @@ inline constexpr std::string_view kLockLease =
 inline constexpr std::string_view kLockLeaseTooLong =
     "ERR invalid expire time in 'lock.acquire' command";
 inline constexpr std::string_view kLockBindInScript = "ERR BIND is not allowed from scripts";
+inline constexpr std::string_view kLockFenceToken = "ERR fencing token is not an integer";
+inline constexpr std::string_view kLockFencedNested = "ERR LOCK.FENCED cannot run LOCK.FENCED";
+inline constexpr std::string_view kLockFencedBlocking =
+    "ERR LOCK.FENCED cannot run a blocking command";
+inline constexpr std::string_view kLockFencedNotAllowed =
+    "ERR LOCK.FENCED cannot run admin, scripting, transaction or pub/sub commands";
+inline constexpr std::string_view kLockFencedNotWrite =
+    "ERR LOCK.FENCED runs only write commands that take keys";
+// "FENCED token 3 is below 5, the highest token already used for this resource"
+std::string fenced_refusal(int64_t token, int64_t highest);
 
 }  // namespace keywarden::errors

@@ -20,6 +20,14 @@
 // Every grant propagates as HINCRBY name owner 1 + PEXPIREAT name <deadline>, a release as
 // HINCRBY name owner -1, HDEL or DEL: the AOF and replicas see an ordinary hash, and a
 // hand-off, which runs as the waiter's command, propagates the same way.
+//
+// Fencing (FENCE): a new hold draws the next token from the per-slot counter that
+// libkeywarden's FencedLock draws from (common/fence_keys.h) and keeps it in the lock hash
+// under kFencingTokenField; a re-entry reads it back. The grant then propagates, inside
+// MULTI/EXEC, as SET counter <token> KEEPTTL, HINCRBY, HSET name <token field> <token>,
+// PEXPIREAT: the counter is data like any other, so it survives restarts and failovers and
+// never goes back. LOCK.FENCED resource token command… runs a write only when the token is at
+// least the highest one the resource has seen (a field of the slot's marks hash).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -29,10 +37,13 @@
 #include <vector>
 
 #include "commands/context.h"
+#include "commands/acl.h"
+#include "commands/command_table.h"
 #include "commands/dispatcher.h"
 #include "commands/errors.h"
 #include "commands/families.h"
 #include "common/ascii.h"
+#include "common/fence_keys.h"
 #include "common/number.h"
 #include "types/hash_value.h"
 #include "types/value.h"
@@ -41,6 +52,7 @@ namespace keywarden {
 namespace {
 
 constexpr std::string_view kAcquireName = "lock.acquire";
+constexpr std::string_view kFencedName = "lock.fenced";
 
 // LOCK.ACQUIRE name owner lease-ms [TIMEOUT ms] [BIND], parsed.
 struct AcquireRequest {
@@ -50,6 +62,7 @@ struct AcquireRequest {
   bool wait = false;         // TIMEOUT given: may block
   int64_t deadline_ms = 0;   // absolute; 0: no limit
   bool bind = false;
+  bool fence = false;        // reply [holds, token]
 };
 
 bool parse_acquire(CommandContext& ctx, AcquireRequest* request) {
@@ -83,6 +96,8 @@ bool parse_acquire(CommandContext& ctx, AcquireRequest* request) {
                                  : ctx.now_ms + timeout_ms;
     } else if (equals_ignore_case(option, "bind")) {
       request->bind = true;
+    } else if (equals_ignore_case(option, "fence")) {
+      request->fence = true;
     } else {
       ctx.error(errors::kSyntax);
       return false;
@@ -145,26 +160,101 @@ void prune_lock_table(CommandContext& ctx) {
   locks.pruned();
 }
 
+// Whether the lock hash holds only reserved fields besides `owner`'s (the fencing token): the
+// hash then goes with the owner's last hold.
+bool only_owner_left(const HashValue& hash, std::string_view owner) {
+  const size_t reserved = hash.find(kFencingTokenField).has_value() ? 1 : 0;
+  return hash.size() == 1 + reserved && hash.find(owner).has_value();
+}
+
+// An integer kept as a string value (a token counter); false when it is none.
+bool read_counter(const Entry* entry, int64_t* value) {
+  if (entry->value.type() != ValueType::kString) return false;
+  if (entry->value.is_int()) {
+    *value = entry->value.int_value();
+    return true;
+  }
+  char scratch[kInt64BufferSize];
+  return parse_int64(entry->value.string_view(scratch), value);
+}
+
+// Draws the next fencing token for lock `name`: one more than the highest of the slot's shared
+// counter and Redisson's per-name counter (kept by FencedLock users of that layout), stored in
+// the shared counter. Replies the error and returns false when the counter holds no integer.
+bool draw_token(CommandContext& ctx, std::string_view name, int64_t* token) {
+  const std::string counter_key = fence_counter_key(name);
+  Entry* counter = ctx.lookup_write(counter_key);
+  int64_t latest = 0;
+  if (counter != nullptr && !read_counter(counter, &latest)) {
+    ctx.error(counter->value.type() == ValueType::kString ? errors::kNotInteger
+                                                          : errors::kWrongType);
+    return false;
+  }
+  const std::string legacy_key = legacy_fence_counter_key(name);
+  if (const Entry* legacy = ctx.lookup_write(legacy_key); legacy != nullptr) {
+    int64_t legacy_value;
+    if (read_counter(legacy, &legacy_value)) latest = std::max(latest, legacy_value);
+  }
+  if (latest == std::numeric_limits<int64_t>::max()) {
+    ctx.error(errors::kOverflow);
+    return false;
+  }
+  *token = latest + 1;
+  if (counter != nullptr) {
+    ctx.db().overwrite(counter, Value::make_int(*token), /*keep_ttl=*/true);
+  } else {
+    ctx.db().add(counter_key, Value::make_int(*token));
+    ctx.created(counter_key);
+  }
+  ctx.changed(counter_key, kNotifyString, "incrby");
+  char digits[kMaxInt64Chars];
+  ctx.propagate({"SET", counter_key, std::string_view(digits, int64_to_chars(*token, digits)),
+                 "KEEPTTL"});
+  return true;
+}
+
 // Gives `request.owner` one more hold (`holds` after it) of the lock at `entry` (null: the
-// lock is free and its hash is created) with a fresh lease, and replies the hold count.
+// lock is free and its hash is created) with a fresh lease, and replies the hold count (with
+// FENCE, [holds, token]).
 void grant(CommandContext& ctx, Entry* entry, const AcquireRequest& request, int64_t holds) {
   Database& db = ctx.db();
+  // FENCE: the hold's token, read back on a re-entry, drawn for a new hold (or a hold taken
+  // without FENCE, which has none yet).
+  int64_t token = 0;
+  bool new_token = false;
+  if (request.fence) {
+    std::optional<std::string_view> kept;
+    if (entry != nullptr) kept = entry->value.as<HashValue>().find(kFencingTokenField);
+    if (!kept.has_value() || !parse_int64(*kept, &token)) {
+      if (!draw_token(ctx, request.name, &token)) return;
+      new_token = true;
+    }
+  }
   if (entry == nullptr) {
     entry = db.add(request.name, Value::make_hash());
     ctx.created(request.name);
   }
   char digits[kMaxInt64Chars];
-  entry->value.as<HashValue>().set(request.owner,
-                                   std::string_view(digits, int64_to_chars(holds, digits)),
-                                   ctx.server.settings().hash_limits);
+  HashValue& hash = entry->value.as<HashValue>();
+  hash.set(request.owner, std::string_view(digits, int64_to_chars(holds, digits)),
+           ctx.server.settings().hash_limits);
+  char token_digits[kMaxInt64Chars];
+  const std::string_view token_text(token_digits, int64_to_chars(token, token_digits));
+  if (new_token) hash.set(kFencingTokenField, token_text, ctx.server.settings().hash_limits);
   const int64_t deadline_ms = ctx.now_ms + request.lease_ms;
   db.set_expiry(entry, deadline_ms);
   ctx.changed(request.name, kNotifyHash, "hincrby");
   ctx.also_notify(kNotifyGeneric, "expire", request.name);
   char deadline_digits[kMaxInt64Chars];
   ctx.propagate({"HINCRBY", request.name, request.owner, "1"});
+  if (new_token) ctx.propagate({"HSET", request.name, kFencingTokenField, token_text});
   ctx.propagate({"PEXPIREAT", request.name,
                  std::string_view(deadline_digits, int64_to_chars(deadline_ms, deadline_digits))});
+  // The counter and the hash change together on the AOF and the replicas too (inside MULTI or
+  // a script, the transaction or the script wraps everything).
+  if (new_token && !ctx.session.transaction.in_multi() && !ctx.session.script_client) {
+    ctx.server.propagator().wrap_pending_in_transaction();
+  }
 
   LockTable& locks = ctx.server.locks();
   ++locks.stats().grants;
@@ -172,7 +262,13 @@ void grant(CommandContext& ctx, Entry* entry, const AcquireRequest& request, int
   locks.granted(ctx.session.db, request.name);
   prune_lock_table(ctx);
   if (request.bind) remember_binding(ctx, request);
-  ctx.reply.integer(holds);
+  if (request.fence) {
+    ctx.reply.array_header(2);
+    ctx.reply.integer(holds);
+    ctx.reply.integer(token);
+  } else {
+    ctx.reply.integer(holds);
+  }
 }
 
 void lock_acquire_command(CommandContext& ctx) {
@@ -186,7 +282,8 @@ void lock_acquire_command(CommandContext& ctx) {
   if (entry != nullptr) {
     // Held: by this owner (reentrant) or by another.
     const std::optional<std::string_view> value =
-        entry->value.as<HashValue>().find(request.owner);
+        request.owner == kFencingTokenField ? std::nullopt
+                                            : entry->value.as<HashValue>().find(request.owner);
     if (value.has_value()) {
       int64_t holds;
       if (!parse_int64(*value, &holds)) return ctx.error(errors::kHashValueNotInteger);
@@ -200,6 +297,13 @@ void lock_acquire_command(CommandContext& ctx) {
   if (!request.wait || !ctx.may_block()) return ctx.reply.null_array();
   ctx.block_until_key_changes(request.name, request.deadline_ms);
   ctx.server.locks().queued(ctx.session.db, request.name);
+  // The queue runs again when the lease ends, not only when expiry gets round to the key.
+  if (entry != nullptr) {
+    const int64_t lease_end = ctx.db().deadline_of(entry);
+    if (lease_end != kNoExpiry) {
+      ctx.server.locks().watch_lease(lease_end, ctx.session.db, request.name);
+    }
+  }
   prune_lock_table(ctx);
 }
 
@@ -219,6 +323,7 @@ void lock_release_command(CommandContext& ctx) {
   if (entry == nullptr) return ctx.reply.null();
   if (entry->value.type() != ValueType::kHash) return ctx.error(errors::kWrongType);
   HashValue& hash = entry->value.as<HashValue>();
+  if (owner == kFencingTokenField) return ctx.reply.null();
   const std::optional<std::string_view> value = hash.find(owner);
   if (!value.has_value()) return ctx.reply.null();
   int64_t holds;
@@ -232,7 +337,7 @@ void lock_release_command(CommandContext& ctx) {
     return ctx.reply.integer(holds - 1);
   }
   forget_binding(ctx, name, owner);
-  if (hash.size() == 1) {
+  if (only_owner_left(hash, owner)) {
     ctx.db().remove(entry);
     ctx.changed(name, kNotifyGeneric, "del");
     ctx.propagate({"DEL", name});
@@ -246,8 +351,9 @@ void lock_release_command(CommandContext& ctx) {
   ctx.reply.integer(0);
 }
 
-// LOCK.INFO name: holder, holds, lease-ms (as PTTL: -1 without lease, -2 when free) and the
-// queue, oldest first, as [owner, waited-ms] pairs.
+// LOCK.INFO name: holder, holds, lease-ms (as PTTL: -1 without lease, -2 when free), the
+// queue, oldest first, as [owner, waited-ms] pairs, and the hold's fencing token (nil when it
+// has none).
 void lock_info_command(CommandContext& ctx) {
   const std::string_view name = ctx.args[1];
   const Entry* entry = ctx.lookup_read(name, CommandContext::kLookupNoTouch);
@@ -256,9 +362,13 @@ void lock_info_command(CommandContext& ctx) {
   }
   std::optional<std::string_view> holder;
   std::string holds_text;
+  std::optional<int64_t> token;
   if (entry != nullptr) {
     entry->value.as<HashValue>().for_each([&](std::string_view field, std::string_view value) {
-      if (!holder.has_value()) {
+      if (field == kFencingTokenField) {
+        int64_t parsed;
+        if (parse_int64(value, &parsed)) token = parsed;
+      } else if (!holder.has_value()) {
         holder = field;
         holds_text.assign(value);
       }
@@ -272,7 +382,7 @@ void lock_info_command(CommandContext& ctx) {
     lease_ms = deadline == kNoExpiry ? -1 : std::max<int64_t>(0, deadline - ctx.now_ms);
   }
   const std::vector<ClientSession*> waiters = lock_waiters(ctx, name);
-  ctx.reply.map_header(4);
+  ctx.reply.map_header(5);
   ctx.reply.bulk("holder");
   if (holder.has_value()) {
     ctx.reply.bulk(*holder);
@@ -290,6 +400,103 @@ void lock_info_command(CommandContext& ctx) {
     ctx.reply.bulk(waiter->blocked.args()[2]);
     ctx.reply.integer(std::max<int64_t>(0, ctx.now_ms - waiter->blocked.blocked_since_ms()));
   }
+  ctx.reply.bulk("fencing-token");
+  if (token.has_value()) {
+    ctx.reply.integer(*token);
+  } else {
+    ctx.reply.null();
+  }
+}
+
+// LOCK.FENCED resource token command [arg ...]: runs the write `command` (its reply is the
+// reply) only when `token` is at least the highest token used for `resource` so far, and
+// records it as the highest; else replies -FENCED. The highest tokens are the fields of the
+// slot's marks hash (fence_marks_key), so fencing many resources leaves no key per resource.
+// The token counts as used once checked, even when the command then fails (WRONGTYPE…).
+// Propagates as HSET <marks> resource token (when it raised the mark) followed by the inner
+// command's own effects, inside MULTI/EXEC.
+void lock_fenced_command(CommandContext& ctx) {
+  const std::string_view resource = ctx.args[1];
+  int64_t token;
+  if (!parse_int64(ctx.args[2], &token)) return ctx.error(errors::kLockFenceToken);
+  const std::span<const std::string_view> inner_args = ctx.args.subspan(3);
+  const Command* inner = ctx.server.commands().find_for_args(inner_args);
+  if (inner == nullptr || inner->spec->handler == nullptr) {
+    if (inner != nullptr && inner_args.size() > 1) {
+      return ctx.error(errors::unknown_subcommand(inner->full_name, inner_args[1]));
+    }
+    if (inner != nullptr) return ctx.error(errors::wrong_arity(inner->full_name));
+    return ctx.error(errors::unknown_command(inner_args[0], inner_args.data() + 1,
+                                             inner_args.size() - 1));
+  }
+  const int arity = inner->spec->arity;
+  const int count = static_cast<int>(inner_args.size());
+  if ((arity > 0 && arity != count) || count < -arity) {
+    return ctx.error(errors::wrong_arity(inner->full_name));
+  }
+  if (inner->full_name == kFencedName) return ctx.error(errors::kLockFencedNested);
+  if (inner->has(kBlocking)) return ctx.error(errors::kLockFencedBlocking);
+  if (inner->has(kAdmin) || inner->has(kNoScript) || inner->has(kNoMulti) ||
+      inner->has(kRunsScripts) || inner->has(kPubSub) || inner->has(kRunsInMulti)) {
+    return ctx.error(errors::kLockFencedNotAllowed);
+  }
+  if (!inner->has(kWrite) || CommandTable::keys(*inner, inner_args).empty()) {
+    return ctx.error(errors::kLockFencedNotWrite);
+  }
+  // The caller's permissions for the inner command and its keys, as a script's redis.call.
+  if (ctx.session.user != nullptr && !ctx.session.user->unrestricted()) {
+    AclStore& acl = ctx.server.acl();
+    const AclVerdict verdict = acl.check(*ctx.session.user, *inner, inner_args);
+    if (!verdict.allowed()) {
+      const std::string_view object =
+          verdict.denial == AclDenial::kCommand
+              ? std::string_view(inner->full_name)
+              : inner_args[static_cast<size_t>(verdict.position)];
+      const char* context = ctx.session.script_client           ? "lua"
+                            : ctx.session.transaction.in_multi() ? "multi"
+                                                                 : "toplevel";
+      acl.log(ctx.session, &ctx.command, verdict.denial, context, object, ctx.session.user->name,
+              ctx.now_ms);
+      if (verdict.denial == AclDenial::kKey) return ctx.error(errors::kNoPermKeys);
+      if (verdict.denial == AclDenial::kChannel) return ctx.error(errors::kNoPermChannels);
+      return ctx.error(errors::no_permission_to_run(inner->full_name));
+    }
+  }
+
+  const std::string marks_key = fence_marks_key(resource);
+  Entry* marks = ctx.lookup_write(marks_key);
+  if (marks != nullptr && marks->value.type() != ValueType::kHash) {
+    return ctx.error(errors::kWrongType);
+  }
+  std::optional<int64_t> highest;
+  if (marks != nullptr) {
+    if (const std::optional<std::string_view> mark = marks->value.as<HashValue>().find(resource)) {
+      int64_t parsed;
+      if (!parse_int64(*mark, &parsed)) return ctx.error(errors::kHashValueNotInteger);
+      highest = parsed;
+    }
+  }
+  if (highest.has_value() && token < *highest) {
+    return ctx.error(errors::fenced_refusal(token, *highest));
+  }
+  if (!highest.has_value() || token > *highest) {
+    if (marks == nullptr) {
+      marks = ctx.db().add(marks_key, Value::make_hash());
+      ctx.created(marks_key);
+    }
+    char digits[kMaxInt64Chars];
+    const std::string_view token_text(digits, int64_to_chars(token, digits));
+    marks->value.as<HashValue>().set(resource, token_text, ctx.server.settings().hash_limits);
+    ctx.changed(marks_key, kNotifyHash, "hset");
+    ctx.propagate({"HSET", marks_key, resource, token_text});
+  }
+  Dispatcher& dispatcher = ctx.service<Dispatcher>();
+  const int64_t duration_us =
+      dispatcher.execute_nested(ctx.session, inner_args, ctx.reply, *inner, ctx.now_ms);
+  dispatcher.report_nested(ctx.session, inner_args, *inner, duration_us);
+  if (!ctx.session.transaction.in_multi() && !ctx.session.script_client) {
+    ctx.server.propagator().wrap_pending_in_transaction();
+  }
 }
 
 // --- Table ---------------------------------------------------------------------------------
@@ -298,13 +505,18 @@ constexpr CommandSpec kLockCommands[] = {
     {"lock.acquire", -4, kWrite | kDenyOom | kBlocking, 1, 1, 1, kAclHash, lock_acquire_command,
      "hash", "keywarden",
      "Acquire a reentrant lock (a Redisson lock hash) for an owner with a lease, waiting in a "
-     "server-side FIFO queue when TIMEOUT is given",
+     "server-side FIFO queue when TIMEOUT is given, with a fencing token when FENCE is given",
      "O(1)"},
     {"lock.release", -3, kWrite | kFast, 1, 1, 1, kAclHash, lock_release_command, "hash",
      "keywarden",
      "Release one hold (or ALL holds) of a lock, handing it to the first queued waiter when it "
      "becomes free",
      "O(1)"},
+    {"lock.fenced", -4, kWrite | kDenyOom, 1, 1, 1, kAclHash, lock_fenced_command, "hash",
+     "keywarden",
+     "Run a write command only if a fencing token is at least the highest one used for a "
+     "resource, and record it",
+     "O(1) plus the complexity of the command"},
     {"lock.info", 2, kReadonly, 1, 1, 1, kAclHash, lock_info_command, "hash", "keywarden",
      "Show a lock's holder, hold count, remaining lease and queue of waiters",
      "O(N) where N is the number of queued waiters"},

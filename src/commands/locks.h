@@ -8,6 +8,10 @@
 //     that ran out while held); a name leaves when the server sees its key go, or when a later
 //     look finds it gone (the key may be deleted by a script or a DEL, which need not tell us);
 //   - the names that had waiters (INFO lock_waiters walks them, pruning those without);
+//   - the lease deadlines of locks that have native waiters, so that the server's loop wakes
+//     at the deadline and runs the queue's head again (which finds the key expired and takes
+//     the lock) instead of waiting for active expiry to find the key, which may take long when
+//     many keys have TTLs;
 //   - the counters INFO shows.
 // The grants bound to a connection (BIND) are listed in that client's session (LockGrant).
 #pragma once
@@ -18,7 +22,9 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 namespace keywarden {
 
@@ -50,6 +56,26 @@ class LockTable {
   }
   void queued(int db, std::string_view name) { contended_.emplace(db, std::string(name)); }
 
+  // A lock with native waiters is held until `deadline_ms`: at that instant its waiters must run
+  // again. Stale entries (the lock released or renewed since) only cost a spurious retry.
+  void watch_lease(int64_t deadline_ms, int db, std::string_view name) {
+    lease_deadlines_.emplace(deadline_ms, db, std::string(name));
+  }
+  // The earliest watched lease deadline, or 0 when none.
+  int64_t earliest_lease_ms() const {
+    return lease_deadlines_.empty() ? 0 : std::get<0>(*lease_deadlines_.begin());
+  }
+  // The locks whose watched lease ended before `now_ms`; they are no longer watched.
+  std::vector<Name> take_ended_leases(int64_t now_ms) {
+    std::vector<Name> ended;
+    while (!lease_deadlines_.empty() && std::get<0>(*lease_deadlines_.begin()) < now_ms) {
+      auto first = lease_deadlines_.begin();
+      ended.emplace_back(std::get<1>(*first), std::get<2>(*first));
+      lease_deadlines_.erase(first);
+    }
+    return ended;
+  }
+
   // Mutable so that INFO may prune names whose key has gone since.
   std::set<Name>& held() { return held_; }
   std::set<Name>& contended() { return contended_; }
@@ -65,6 +91,7 @@ class LockTable {
   size_t prune_at_ = kMinPruneAt;
   std::set<Name> held_;
   std::set<Name> contended_;
+  std::set<std::tuple<int64_t, int, std::string>> lease_deadlines_;
   LockStats stats_;
 };
 

@@ -22,6 +22,12 @@ void Propagator::add(int db, std::initializer_list<std::string_view> args) {
 
 void Propagator::wrap_pending_in_transaction() {
   if (pending_.size() < 2) return;
+  // Already one transaction (a command that wrapped its effects, run by one that wraps its
+  // own, as LOCK.FENCED runs SPOP … count): MULTI does not nest.
+  if (pending_.front().args.size() == 1 && pending_.front().args[0] == "MULTI" &&
+      pending_.back().args.size() == 1 && pending_.back().args[0] == "EXEC") {
+    return;
+  }
   // MULTI and EXEC carry the databases of their neighbours, so that no sink emits a SELECT
   // for them alone.
   const int first_db = pending_.front().db;

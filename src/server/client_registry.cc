@@ -398,6 +398,15 @@ void ClientRegistry::before_sleep() {
   if (state_.tracking().active()) {
     state_.tracking().before_sleep(settings_.tracking_table_max_keys);
   }
+  // Locks whose lease ended while native waiters queue: their waiters run again now, at the
+  // deadline; the head finds the key expired (lazily, as any lookup) and takes the lock.
+  // Not while CLIENT PAUSE holds writes (and expiry): the leases stay watched, and their
+  // waiters run once it ends.
+  if (state_.locks().earliest_lease_ms() != 0 && !pause.active()) {
+    for (const LockTable::Name& name : state_.locks().take_ended_leases(clock.wall_ms())) {
+      state_.blocking().signal(name.first, name.second);
+    }
+  }
   // Locks freed outside a command (active expiry, eviction in the cron, a bound holder's
   // connection closed) go to their first waiter now, in the same loop turn.
   if (state_.blocking().has_ready()) serve_blocked_clients();
@@ -420,7 +429,13 @@ void ClientRegistry::send_replies() {
   evict_clients();
   flush_pending_writes();
   reap_closed();
-  if (int64_t deadline_ms = state_.blocking().earliest_deadline_ms()) {
+  int64_t deadline_ms = state_.blocking().earliest_deadline_ms();
+  if (const int64_t lease_ms = state_.locks().earliest_lease_ms();
+      lease_ms != 0 && !state_.client_pause().active() &&
+      (deadline_ms == 0 || lease_ms < deadline_ms)) {
+    deadline_ms = lease_ms;
+  }
+  if (deadline_ms != 0) {
     const ClockReading now = state_.clock().read();
     loop_.wake_by(now.monotonic_us + std::max<int64_t>(0, deadline_ms + 1 - now.wall_ms) * 1000);
   }

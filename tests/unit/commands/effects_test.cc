@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "command_harness.h"
+#include "common/fence_keys.h"
 #include "common/number.h"
 #include "types/hash_value.h"
 #include "types/list_value.h"
@@ -126,6 +127,11 @@ Outcome check_form(std::string_view line, bool forced = false) {
   const Snapshot before = snapshot(h);
   std::set<std::string> keys(args.begin() + 1, args.end());
   keys.erase("");
+  // Keys a command derives from its arguments: the fencing counters and marks (LOCK.* FENCE).
+  for (size_t i = 1; i < args.size(); ++i) {
+    keys.insert(fence_counter_key(args[i]));
+    keys.insert(fence_marks_key(args[i]));
+  }
   for (const auto& [where, contents] : before) keys.insert(where.second);
   std::map<std::pair<int, std::string>, HarnessClient*> watchers;
   for (int db : {0, 1}) {
@@ -217,7 +223,8 @@ constexpr std::string_view kWriteForms[] = {
     "DELIFEQ s 10", "DELIFEQ s 9", "DELIFEQ nokey 1",
     "LOCK.ACQUIRE lk o 1000", "LOCK.ACQUIRE h f 1000", "LOCK.ACQUIRE h o 1000",
     "LOCK.ACQUIRE s o 1000", "LOCK.RELEASE h f", "LOCK.RELEASE h nobody", "LOCK.RELEASE nokey o",
-    "LOCK.RELEASE h f ALL",
+    "LOCK.RELEASE h f ALL", "LOCK.ACQUIRE fk o 1000 FENCE", "LOCK.FENCED r 1 SET a v",
+    "LOCK.FENCED r 1 INCR nokey2",
     "SET s v IFEQ 10", "SET s v IFEQ 11", "SET new v IFNE x", "SET tmp v IFNE y KEEPTTL",
     "SET s v IFDNE 0000000000000000 PX 5000",
     "PFADD hll d", "PFADD hll a", "PFADD hll", "PFADD new x", "PFADD new", "PFADD s x",

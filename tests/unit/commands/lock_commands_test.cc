@@ -8,6 +8,7 @@
 
 #include "command_harness.h"
 #include "commands/locks.h"
+#include "common/fence_keys.h"
 
 namespace keywarden {
 namespace {
@@ -105,7 +106,8 @@ TEST(LockCommandsTest, WaitersAreGrantedInStrictArrivalOrder) {
   }
   EXPECT_EQ(h.call("LOCK.INFO lk"),
             "[\"holder\", \"holder\", \"holds\", :1, \"lease-ms\", :60000, \"waiters\", "
-            "[[\"w0\", :0], [\"w1\", :0], [\"w2\", :0], [\"w3\", :0], [\"w4\", :0]]]");
+            "[[\"w0\", :0], [\"w1\", :0], [\"w2\", :0], [\"w3\", :0], [\"w4\", :0]], "
+            "\"fencing-token\", (nil)]");
   std::string previous = "holder";
   for (int i = 0; i < 5; ++i) {
     h.take_propagated();
@@ -241,14 +243,16 @@ TEST(LockCommandsTest, BoundGrantsAreReleasedWithTheConnection) {
 TEST(LockCommandsTest, InfoShowsHolderLeaseAndQueue) {
   CommandHarness h;
   EXPECT_EQ(h.call("LOCK.INFO lk"),
-            "[\"holder\", (nil), \"holds\", :0, \"lease-ms\", :-2, \"waiters\", []]");
+            "[\"holder\", (nil), \"holds\", :0, \"lease-ms\", :-2, \"waiters\", [], "
+            "\"fencing-token\", (nil)]");
   h.call("LOCK.ACQUIRE lk o 1000");
   h.call("LOCK.ACQUIRE lk o 1000");
   HarnessClient& waiter = h.new_client();
   h.call_as(waiter, "LOCK.ACQUIRE lk w 1000 TIMEOUT 0");
   h.advance_ms(250);
   EXPECT_EQ(h.call("LOCK.INFO lk"),
-            "[\"holder\", \"o\", \"holds\", :2, \"lease-ms\", :750, \"waiters\", [[\"w\", :250]]]");
+            "[\"holder\", \"o\", \"holds\", :2, \"lease-ms\", :750, \"waiters\", [[\"w\", :250]], "
+            "\"fencing-token\", (nil)]");
 }
 
 TEST(LockCommandsTest, NamesOfLocksDeletedBehindItsBackAreForgotten) {
@@ -260,6 +264,83 @@ TEST(LockCommandsTest, NamesOfLocksDeletedBehindItsBackAreForgotten) {
   h.call("LOCK.ACQUIRE kept o 60000");
   EXPECT_LT(h.state.locks().held().size(), 100u);
   EXPECT_EQ(h.state.locks().held().count({0, "kept"}), 1u);
+}
+
+TEST(LockCommandsTest, FenceDrawsTokensFromTheSlotCounterAndPropagatesThemTogether) {
+  CommandHarness h;
+  h.take_propagated();
+  EXPECT_EQ(h.call("LOCK.ACQUIRE lk a 1000 FENCE"), "[:1, :1]");
+  const std::string counter = fence_counter_key("lk");
+  const std::vector<std::string> lines = h.take_propagated();
+  ASSERT_EQ(lines.size(), 6u);
+  EXPECT_EQ(lines[0], "0:MULTI");
+  EXPECT_EQ(lines[1], "0:SET " + counter + " 1 KEEPTTL");
+  EXPECT_EQ(lines[2], "0:HINCRBY lk a 1");
+  EXPECT_EQ(lines[3], "0:HSET lk keywarden:fencing-token 1");
+  EXPECT_EQ(lines[5], "0:EXEC");
+  EXPECT_EQ(h.call("LOCK.ACQUIRE lk a 1000 FENCE"), "[:2, :1]");
+  EXPECT_EQ(h.call("LOCK.RELEASE lk a ALL"), ":0");
+  EXPECT_EQ(h.call("EXISTS lk"), ":0");
+  // A queued waiter gets the next token when the lock is handed over.
+  EXPECT_EQ(h.call("LOCK.ACQUIRE lk a 1000 FENCE"), "[:1, :2]");
+  HarnessClient& waiter = h.new_client();
+  EXPECT_EQ(h.call_as(waiter, "LOCK.ACQUIRE lk b 1000 TIMEOUT 0 FENCE"), "(blocked)");
+  EXPECT_EQ(h.call("LOCK.RELEASE lk a"), ":0");
+  EXPECT_EQ(h.replies_of(waiter), "[:1, :3]");
+  EXPECT_EQ(h.call("GET " + counter), "\"3\"");
+}
+
+TEST(LockCommandsTest, LeaseEndWithWaitersIsWatched) {
+  CommandHarness h;
+  h.call("LOCK.ACQUIRE lk a 1000");
+  EXPECT_EQ(h.state.locks().earliest_lease_ms(), 0);
+  HarnessClient& waiter = h.new_client();
+  EXPECT_EQ(h.call_as(waiter, "LOCK.ACQUIRE lk b 1000 TIMEOUT 0"), "(blocked)");
+  const int64_t deadline = h.state.locks().earliest_lease_ms();
+  EXPECT_GT(deadline, 0);
+  EXPECT_TRUE(h.state.locks().take_ended_leases(deadline).empty());
+  const std::vector<LockTable::Name> ended = h.state.locks().take_ended_leases(deadline + 1);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].second, "lk");
+  EXPECT_EQ(h.state.locks().earliest_lease_ms(), 0);
+}
+
+TEST(LockCommandsTest, FencedWritesCheckAndRecordTheToken) {
+  CommandHarness h;
+  h.take_propagated();
+  EXPECT_EQ(h.call("LOCK.FENCED r 5 SET r v"), "+OK");
+  const std::string marks = fence_marks_key("r");
+  std::vector<std::string> lines = h.take_propagated();
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], "0:MULTI");
+  EXPECT_EQ(lines[1], "0:HSET " + marks + " r 5");
+  EXPECT_EQ(lines[2], "0:SET r v");
+  EXPECT_EQ(lines[3], "0:EXEC");
+  EXPECT_EQ(h.call("LOCK.FENCED r 4 SET r w"),
+            "-FENCED token 4 is below 5, the highest token already used for this resource");
+  EXPECT_TRUE(h.take_propagated().empty());
+  EXPECT_EQ(h.call("LOCK.FENCED r 5 SET r w"), "+OK");
+  lines = h.take_propagated();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "0:SET r w");
+  // SPOP with a count wraps its own effects: the mark joins that one transaction.
+  h.call("SADD s a b c d");
+  h.take_propagated();
+  h.call("LOCK.FENCED s 1 SPOP s 2");
+  lines = h.take_propagated();
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[0], "0:MULTI");
+  EXPECT_EQ(lines[1], "0:HSET " + fence_marks_key("s") + " s 1");
+  EXPECT_EQ(lines[2].substr(0, 9), "0:SREM s ");
+  EXPECT_EQ(lines[3].substr(0, 9), "0:SREM s ");
+  EXPECT_EQ(lines[4], "0:EXEC");
+  EXPECT_EQ(h.call("LOCK.FENCED r x SET r v"), "-ERR fencing token is not an integer");
+  EXPECT_EQ(h.call("LOCK.FENCED r 9 GET r"),
+            "-ERR LOCK.FENCED runs only write commands that take keys");
+  EXPECT_EQ(h.call("LOCK.FENCED r 9 BLPOP r 0"), "-ERR LOCK.FENCED cannot run a blocking command");
+  EXPECT_EQ(h.call("LOCK.FENCED r 9 LOCK.FENCED r 9 SET r v"),
+            "-ERR LOCK.FENCED cannot run LOCK.FENCED");
+  EXPECT_EQ(h.call("GET r"), "\"w\"");
 }
 
 }  // namespace
