@@ -84,8 +84,8 @@ int bound_port(int fd) {
 
 class Server::Listener final : public EventHandler {
  public:
-  Listener(Server& server, int fd, bool unix_socket, std::string path)
-      : server_(server), fd_(fd), unix_socket_(unix_socket), path_(std::move(path)) {
+  Listener(Server& server, int fd, bool unix_socket, std::string path, bool tls = false)
+      : server_(server), fd_(fd), unix_socket_(unix_socket), tls_(tls), path_(std::move(path)) {
     server_.loop().watch(fd_, EventLoop::kReadable, this);
   }
   ~Listener() override {
@@ -93,14 +93,16 @@ class Server::Listener final : public EventHandler {
     close(fd_);
     if (unix_socket_) unlink(path_.c_str());
   }
-  void on_events(uint32_t) override { server_.accept_client(fd_, unix_socket_); }
+  void on_events(uint32_t) override { server_.accept_client(fd_, unix_socket_, tls_); }
   int fd() const { return fd_; }
   bool unix_socket() const { return unix_socket_; }
+  bool tls() const { return tls_; }
 
  private:
   Server& server_;
   int fd_;
   bool unix_socket_;
+  bool tls_;
   std::string path_;
 };
 
@@ -313,6 +315,7 @@ void Server::register_config() {
                 &settings_.loading_process_events_interval_bytes, 1024, INT32_MAX);
   c.add_string("bind-source-addr", &settings_.bind_source_addr);
   register_process_config();
+  register_tls_config();
   c.add_integer("io-threads", &settings_.io_threads, 1, 128, kConfigImmutable);
   install_services();
   inert_directives_.register_all(c);
@@ -439,8 +442,9 @@ std::string Server::configure(const std::string& config_path,
   return "";
 }
 
-std::string Server::open_tcp_listeners(std::vector<std::unique_ptr<Listener>>& out) {
-  if (network_.port == 0) return "";
+std::string Server::open_tcp_listeners(std::vector<std::unique_ptr<Listener>>& out, bool tls) {
+  const int64_t port = tls ? tls_port_ : network_.port;
+  if (port == 0) return "";
   std::istringstream words(network_.bind);
   std::string address;
   while (words >> address) {
@@ -448,32 +452,34 @@ std::string Server::open_tcp_listeners(std::vector<std::unique_ptr<Listener>>& o
     bool optional = address.front() == '-';
     if (optional) address.erase(0, 1);
     std::string error;
-    int fd = listen_tcp(address, static_cast<int>(network_.port),
-                        static_cast<int>(network_.tcp_backlog), &error);
+    int fd = listen_tcp(address, static_cast<int>(port), static_cast<int>(network_.tcp_backlog),
+                        &error);
     if (fd < 0) {
       if (optional) continue;
       std::string problem = "Warning: Could not create server TCP listening socket " + address +
-                            ":" + std::to_string(network_.port) + ": " + error;
+                            ":" + std::to_string(port) + ": " + error;
       log_message(LogLevel::kWarning, problem);
       return problem;
     }
-    actual_port_ = bound_port(fd);
-    replication_->set_listening_port(actual_port_);
-    out.push_back(std::make_unique<Listener>(*this, fd, false, ""));
+    if (!tls) {
+      actual_port_ = bound_port(fd);
+      replication_->set_listening_port(actual_port_);
+    }
+    out.push_back(std::make_unique<Listener>(*this, fd, false, "", tls));
   }
   return "";
 }
 
-std::string Server::reopen_tcp_listeners() {
+std::string Server::reopen_tcp_listeners(bool tls) {
   // The new sockets open first: if any fails, the old ones are still there and stay.
   std::vector<std::unique_ptr<Listener>> fresh;
-  std::string problem = open_tcp_listeners(fresh);
+  std::string problem = open_tcp_listeners(fresh, tls);
   if (!problem.empty()) {
     log_message(LogLevel::kWarning, problem);
     return problem;
   }
-  std::erase_if(listeners_, [](const std::unique_ptr<Listener>& listener) {
-    return !listener->unix_socket();
+  std::erase_if(listeners_, [tls](const std::unique_ptr<Listener>& listener) {
+    return !listener->unix_socket() && listener->tls() == tls;
   });
   for (auto& listener : fresh) listeners_.push_back(std::move(listener));
   return "";
@@ -483,6 +489,12 @@ std::string Server::listen() {
   // The warning naming the address is logged already; this is Redis's closing line.
   if (std::string problem = open_tcp_listeners(listeners_); !problem.empty()) {
     return "Failed listening on port " + std::to_string(network_.port) + " (TCP), aborting.";
+  }
+  if (tls_wanted() && !configure_tls().empty()) {
+    return "Failed to configure TLS. Check logs for more info.";
+  }
+  if (std::string problem = open_tcp_listeners(listeners_, true); !problem.empty()) {
+    return "Failed listening on port " + std::to_string(tls_port_) + " (TLS), aborting.";
   }
   if (!network_.unixsocket.empty()) {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -505,7 +517,7 @@ std::string Server::listen() {
   return "";
 }
 
-void Server::accept_client(int listen_fd, bool unix_socket) {
+void Server::accept_client(int listen_fd, bool unix_socket, bool tls) {
   // Accept what is waiting, a bounded number per event like Redis (MAX_ACCEPTS_PER_CALL).
   for (int round = 0; round < 1000; ++round) {
     sockaddr_storage address{};
@@ -514,7 +526,8 @@ void Server::accept_client(int listen_fd, bool unix_socket) {
                      SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
     clients_->accept(fd, address, unix_socket ? std::string_view(network_.unixsocket) : "",
-                     network_.protected_mode);
+                     network_.protected_mode, tls ? &tls_server_context_ : nullptr,
+                     tls_.auth_clients);
   }
 }
 
