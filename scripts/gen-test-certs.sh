@@ -41,6 +41,6 @@ EXT
 make_leaf server localhost serverAuth,clientAuth
 make_leaf client "keywarden test client" clientAuth
 openssl pkey -in server.key -aes256 -passout pass:keywarden -out server-pass.key
-# Small parameters: generated in a moment and only for tests.
-openssl dhparam -out redis.dh 1024 2>/dev/null
+# DSA-style parameters: generated in a moment (fine for tests, not for production).
+openssl dhparam -dsaparam -out redis.dh 2048 2>/dev/null
 chmod 600 ./*.key
