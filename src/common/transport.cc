@@ -238,6 +238,24 @@ std::string Transport::start_tls(const TlsContextPtr& context, bool accepting,
 
 bool Transport::established() const { return ssl_ == nullptr || SSL_is_init_finished(ssl_); }
 
+ssize_t Transport::handshake() {
+  if (ssl_ == nullptr || SSL_is_init_finished(ssl_)) return 1;
+  read_wants_write_ = false;
+  ERR_clear_error();
+  errno = 0;
+  const int result = SSL_do_handshake(ssl_);
+  if (result == 1) return 1;
+  const int ssl_error = SSL_get_error(ssl_, result);
+  if (ssl_error == SSL_ERROR_WANT_READ) return kAgain;
+  if (ssl_error == SSL_ERROR_WANT_WRITE) {
+    read_wants_write_ = true;
+    return kAgain;
+  }
+  const ssize_t failed = fail(result, ssl_error);
+  if (failed == 0 && error_.empty()) error_ = "connection closed";
+  return kFailed;
+}
+
 size_t Transport::pending() const {
   return ssl_ == nullptr ? 0 : static_cast<size_t>(std::max(0, SSL_pending(ssl_)));
 }

@@ -105,6 +105,9 @@ class Transport {
   bool write_wants_read() const { return write_wants_read_; }
   // Whether the TLS handshake is over (always true for a plain stream).
   bool established() const;
+  // Drives the handshake on its own (a client waiting for it before its first command):
+  // 1 when done, kAgain (see read_wants_write()) or kFailed.
+  ssize_t handshake();
   // Why the last kFailed happened.
   const std::string& error() const { return error_; }
   // Sends a TLS close_notify (best effort) before the caller closes the socket.

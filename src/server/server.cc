@@ -487,14 +487,15 @@ std::string Server::reopen_tcp_listeners(bool tls) {
 
 std::string Server::listen() {
   // The warning naming the address is logged already; this is Redis's closing line.
-  if (std::string problem = open_tcp_listeners(listeners_); !problem.empty()) {
-    return "Failed listening on port " + std::to_string(network_.port) + " (TCP), aborting.";
-  }
+  // TLS first: whoever sees the plain port accept may count on the TLS one being there too.
   if (tls_wanted() && !configure_tls().empty()) {
     return "Failed to configure TLS. Check logs for more info.";
   }
   if (std::string problem = open_tcp_listeners(listeners_, true); !problem.empty()) {
     return "Failed listening on port " + std::to_string(tls_port_) + " (TLS), aborting.";
+  }
+  if (std::string problem = open_tcp_listeners(listeners_); !problem.empty()) {
+    return "Failed listening on port " + std::to_string(network_.port) + " (TCP), aborting.";
   }
   if (!network_.unixsocket.empty()) {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
