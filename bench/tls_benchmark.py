@@ -122,8 +122,9 @@ def main() -> int:
             rows.append([test, str(pipeline), f"{kw_rps:,.0f}", f"{redis_rps:,.0f}",
                          f"{kw_rps / redis_rps:.2f}", f"{kw_cpu:.2f}", f"{redis_cpu:.2f}",
                          f"{kw_cpu / redis_cpu:.2f}" if redis_cpu > 0 else "-"])
-    print(f"redis-benchmark --tls, {args.clients} clients, {args.requests} requests a run, "
-          f"median of {args.rounds} round(s); redis-server {redis_version(args.redis)}")
+    print(f"keywarden vs redis-server {redis_version(args.redis)}: redis-benchmark --tls, "
+          f"{args.clients} clients, {args.requests} requests a run, "
+          f"median of {args.rounds} round(s)")
     print(markdown_table(["test", "pipeline", "keywarden req/s", "redis req/s", "ratio",
                           "keywarden CPU us/req", "redis CPU us/req", "CPU ratio"], rows,
                          right={1, 2, 3, 4, 5, 6, 7}))
