@@ -37,7 +37,6 @@ constexpr uint32_t kImmutable = kConfigImmutable;
 
 constexpr const char* kCluster = "Redis Cluster";
 constexpr const char* kTls = "TLS";
-constexpr const char* kAcl = "ACL";
 
 const Row kRows[] = {
     // Tunables of internals keywarden does not have: no effect.
@@ -101,9 +100,6 @@ const Row kRows[] = {
     {"cluster-preferred-endpoint-type", nullptr, Kind::kEnum, "ip", 0, 0,
      "ip hostname unknown-endpoint", 0, kCluster},
     {"tls-cluster", nullptr, Kind::kBool, "no", 0, 0, "", 0, kTls},
-    {"aclfile", nullptr, Kind::kString, "", 0, 0, "", kImmutable, kAcl},
-    {"acl-pubsub-default", nullptr, Kind::kEnum, "resetchannels", 0, 0,
-     "allchannels resetchannels", 0, kAcl},
     {"stream-node-max-bytes", nullptr, Kind::kMemory, "4096", 0, kLongMax, "", 0, "streams"},
     {"stream-node-max-entries", nullptr, Kind::kInteger, "100", 0, kLongMax, "", 0, "streams"},
 };

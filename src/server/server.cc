@@ -260,11 +260,15 @@ void Server::register_config() {
   c.add_string("requirepass", &command.requirepass, kConfigSensitive,
                [this] { state_.acl().set_default_password(state_.settings().requirepass); });
   c.add_integer("acllog-max-len", &state_.acl().log_max_len, 0, INT64_MAX);
+  c.add_string("aclfile", &state_.acl().acl_file, kConfigImmutable);
+  c.add_enum("acl-pubsub-default", &state_.acl().pubsub_default_all,
+             {{"allchannels", 1}, {"resetchannels", 0}});
   // user <name> <rule>…: an ACL user, defined once per file (Redis's ACLAppendUserForLoading).
   // Every command is registered by now, so the rules apply at once.
   c.add_file_only("user", [this, seen = std::set<std::string>()](
                               std::span<const std::string> args) mutable -> std::string {
     if (args.empty()) return "Bad directive or wrong number of arguments";
+    config_declares_users_ = true;
     // Redis names the argument at the failing rule's index counted from the line's start
     // ("user" is argument 0), which is how its message reads.
     auto culprit = [&](size_t index) { return index == 0 ? std::string("user") : args[index - 1]; };
@@ -487,6 +491,19 @@ std::string Server::reopen_tcp_listeners(bool tls) {
 
 std::string Server::listen() {
   // The warning naming the address is logged already; this is Redis's closing line.
+  // The users of the aclfile, as Redis's ACLLoadUsersAtStartup: fatal when they cannot load,
+  // and the file excludes `user` directives.
+  if (!state_.acl().acl_file.empty()) {
+    if (config_declares_users_) {
+      return "Configuring Redis with users defined in redis.conf and at the same setting an ACL "
+             "file path is invalid. This setup is very likely to lead to configuration errors "
+             "and security holes, please define either an ACL file or declare users directly "
+             "in your redis.conf, but not both.";
+    }
+    if (std::string errors = state_.acl().load_file(); !errors.empty()) {
+      return "Aborting Redis startup because of ACL errors: " + errors;
+    }
+  }
   // TLS first: whoever sees the plain port accept may count on the TLS one being there too.
   if (tls_wanted() && !configure_tls().empty()) {
     return "Failed to configure TLS. Check logs for more info.";

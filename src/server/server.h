@@ -208,6 +208,7 @@ class Server final {
   TlsContextPtr tls_server_context_;
   TlsContextPtr tls_client_context_;
   bool shutting_down_ = false;
+  bool config_declares_users_ = false;  // a `user` directive was given (excludes aclfile)
   size_t peak_memory_ = 0;
   size_t startup_memory_ = 0;
   bool jemalloc_bg_thread_ = true;  // CONFIG jemalloc-bg-thread
