@@ -365,7 +365,9 @@ std::string ConfigRegistry::set(std::span<const std::string_view> pairs) {
   for (ConfigDirective* directive : targets) {
     if (!directive->apply) continue;
     bool seen = false;
-    for (ConfigDirective* other : appliers) seen = seen || other->apply_group == directive->apply_group;
+    for (ConfigDirective* other : appliers) {
+      seen = seen || other->apply_group == directive->apply_group;
+    }
     if (!seen) appliers.push_back(directive);
   }
   for (ConfigDirective* applier : appliers) {

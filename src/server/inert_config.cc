@@ -36,7 +36,6 @@ constexpr int64_t kLongMax = INT64_MAX;
 constexpr uint32_t kImmutable = kConfigImmutable;
 
 constexpr const char* kCluster = "Redis Cluster";
-constexpr const char* kTls = "TLS";
 
 const Row kRows[] = {
     // Tunables of internals keywarden does not have: no effect.
@@ -99,7 +98,7 @@ const Row kRows[] = {
     {"cluster-link-sendbuf-limit", nullptr, Kind::kMemory, "0", 0, kLongMax, "", 0, kCluster},
     {"cluster-preferred-endpoint-type", nullptr, Kind::kEnum, "ip", 0, 0,
      "ip hostname unknown-endpoint", 0, kCluster},
-    {"tls-cluster", nullptr, Kind::kBool, "no", 0, 0, "", 0, kTls},
+    {"tls-cluster", nullptr, Kind::kBool, "no", 0, 0, "", 0, kCluster},
     {"stream-node-max-bytes", nullptr, Kind::kMemory, "4096", 0, kLongMax, "", 0, "streams"},
     {"stream-node-max-entries", nullptr, Kind::kInteger, "100", 0, kLongMax, "", 0, "streams"},
 };
