@@ -400,7 +400,9 @@ void ReplicaSide::flush_output() {
   }
   if (fd_ < 0 || state_ == LinkState::kConnecting) return;
   // A TLS read that must write first (a handshake step) waits for writability too.
-  const bool want_writable = !out_.empty() || transport_->read_wants_write();
+  // A TLS write that needs the peer's bytes first waits for readability instead.
+  const bool want_writable = (!out_.empty() && !transport_->write_wants_read()) ||
+                             transport_->read_wants_write();
   if (want_writable != watching_writable_) {
     watching_writable_ = want_writable;
     service_.loop().update(

@@ -226,8 +226,11 @@ void Server::register_config() {
     std::string previous = network_.bind;
     network_.bind.assign(value);
     if (starting || network_.bind == previous) return "";
-    if (!reopen_tcp_listeners().empty()) {
+    // Both kinds of listeners move to the new addresses (back to the old on failure).
+    if (!reopen_tcp_listeners().empty() ||
+        (tls_port_ != 0 && !reopen_tcp_listeners(true).empty())) {
       network_.bind = previous;
+      reopen_tcp_listeners();
       return "Failed to bind to specified addresses.";
     }
     return "";

@@ -316,6 +316,15 @@ def test_config_set_tls_port(server_factory, certs):
         tls_client(server, certs).ping()
 
 
+def test_config_set_bind_moves_tls_listener_too(server_factory, certs):
+    server = start_tls(server_factory, certs)
+    admin = plain(server)
+    assert admin.config_set("bind", "127.0.0.1") is True
+    assert tls_client(server, certs).ping() is True
+    assert admin.config_set("port", free_port()) is True  # the plain port alone moves
+    assert tls_client(server, certs).ping() is True
+
+
 @pytest.mark.parametrize("binary", ["keywarden", "redis"])
 def test_startup_with_bad_tls_files(certs, tmp_path, binary):
     path = keywarden_binary() if binary == "keywarden" else redis_binary()
