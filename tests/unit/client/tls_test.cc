@@ -22,10 +22,12 @@ using testing::ServerKind;
 using testing::ServerProcess;
 using namespace std::chrono_literals;
 
-// Two sets of test certificates (two unrelated CAs), made once per run.
-class Certificates : public ::testing::Environment {
+// Two sets of test certificates (two unrelated CAs), made once for the suite — not for the
+// whole binary: the lock tests start this binary again as worker processes, which must not
+// wait for certificates.
+class Certificates {
  public:
-  void SetUp() override {
+  static void make() {
     char pattern[] = "/tmp/kw-tls-unit-XXXXXX";
     dir_ = ::mkdtemp(pattern);
     // tests/unit/client/tls_test.cc → the repository's scripts/.
@@ -38,7 +40,7 @@ class Certificates : public ::testing::Environment {
       ASSERT_EQ(std::system(command.c_str()), 0) << command;
     }
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  static void remove() { std::filesystem::remove_all(dir_); }
   static std::string path(const std::string& set, const std::string& file) {
     return dir_ + "/" + set + "/" + file;
   }
@@ -47,10 +49,10 @@ class Certificates : public ::testing::Environment {
   static inline std::string dir_;
 };
 
-const auto* const kCertificates = ::testing::AddGlobalTestEnvironment(new Certificates);
-
 class TlsTest : public ::testing::TestWithParam<ServerKind> {
  protected:
+  static void SetUpTestSuite() { Certificates::make(); }
+  static void TearDownTestSuite() { Certificates::remove(); }
   void SetUp() override {
     tls_port_ = testing::free_port();
     server_ = std::make_unique<ServerProcess>(
