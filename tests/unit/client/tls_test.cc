@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "keywarden/keywarden.h"
 #include "keywarden/subscriber.h"
@@ -61,6 +62,11 @@ class TlsTest : public ::testing::TestWithParam<ServerKind> {
                         Certificates::path("main", "server.crt"), "--tls-key-file",
                         Certificates::path("main", "server.key"), "--tls-ca-cert-file",
                         Certificates::path("main", "ca.crt"), "--tls-auth-clients", "yes"});
+    // ServerProcess waits for the plain port; redis-server opens its TLS port just after.
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (!testing::port_accepts(tls_port_) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(10ms);
+    }
   }
   ClientOptions options(bool with_cert = true) const {
     ClientOptions o;
