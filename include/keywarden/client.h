@@ -1,4 +1,5 @@
-// keywarden::Client: a thread-safe handle on one server. Commands borrow a connection from a
+// keywarden::Client: a thread-safe handle on one server (or on a Redis Cluster, when
+// ClientOptions::cluster names its nodes: each command then goes to its key's node). Commands borrow a connection from a
 // small pool, so any number of threads may share one Client; a broken connection is dropped
 // and reopened (with backoff) by a later command. Pipeline batches commands into one round
 // trip; transaction() wraps a batch in MULTI/EXEC; eval_sha() runs a Script by its SHA-1 and
@@ -57,6 +58,7 @@ std::vector<std::string> to_arguments(const Args&... args) {
 }
 
 class ConnectionPool;
+class ClusterRouter;
 class LockService;
 
 }  // namespace detail
@@ -185,8 +187,14 @@ class Client {
                                               const std::vector<std::string>& args, int replicas,
                                               std::chrono::milliseconds timeout);
 
+  // An error reply as the exception command() and eval_sha() throw: ClusterError for the
+  // codes of a Redis Cluster (CROSSSLOT, MOVED, ASK, TRYAGAIN, CLUSTERDOWN), else ServerError.
+  [[noreturn]] void throw_error_reply(const Reply& reply, std::string_view command) const;
+
   ClientOptions options_;
+  // One of the two: the pool of the one server, or the router over a Redis Cluster's nodes.
   std::unique_ptr<detail::ConnectionPool> pool_;
+  std::unique_ptr<detail::ClusterRouter> cluster_;
   static constexpr int kUnknown = -1, kAbsent = 0, kPresent = 1;
   std::atomic<int> conditional_writes_{kUnknown};
   // The locks' shared state (client id, subscriber, watchdog), made by the first get_lock();

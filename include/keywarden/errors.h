@@ -43,6 +43,15 @@ class ServerError : public Error {
   std::string message_;
 };
 
+// A Redis Cluster could not run a command as asked: its keys live in different slots
+// (CROSSSLOT: give them a common {hash tag}), the redirections (MOVED, ASK, TRYAGAIN) went on
+// past ClusterOptions::max_redirects, or the cluster stayed down or unreachable (CLUSTERDOWN).
+// code() is the server's code; what() adds what the client tried.
+class ClusterError : public ServerError {
+ public:
+  using ServerError::ServerError;
+};
+
 // The server's bytes are not valid RESP, or a reply does not have the shape a call needs.
 class ProtocolError : public Error {
  public:

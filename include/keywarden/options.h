@@ -40,11 +40,29 @@ struct TlsOptions {
   bool verify_peer = true;
 };
 
+// A Redis Cluster. With `addresses` set (a few of its nodes: any will do, the client learns
+// the rest from CLUSTER SLOTS), every command goes to the primary that owns its key's slot,
+// over a connection pool per node; host, port, unix_socket and database are then unused.
+// -MOVED updates the slot map and retries there, -ASK retries once on the importing node after
+// ASKING, -TRYAGAIN and -CLUSTERDOWN retry after a backoff; each command gets at most
+// max_redirects retries, after which the last error reply is its answer (Client::command
+// throws ClusterError). docs/locks.md, "A Redis Cluster".
+struct ClusterOptions {
+  std::vector<std::pair<std::string, int>> addresses;  // host, port of the seed nodes
+  int max_redirects = 16;
+  // TRYAGAIN, CLUSTERDOWN and unreachable nodes: wait min, 2*min, 4*min... up to max before
+  // retrying (MOVED and ASK retry at once).
+  std::chrono::milliseconds retry_backoff_min{10};
+  std::chrono::milliseconds retry_backoff_max{1000};
+};
+
 struct ClientOptions {
   std::string host = "127.0.0.1";
   int port = 6379;
   // When sentinel.addresses is set, the server is the primary the sentinels name.
   SentinelOptions sentinel;
+  // When cluster.addresses is set, the servers are the primaries of that Redis Cluster.
+  ClusterOptions cluster;
   // When set, connect to this Unix socket path instead of host:port.
   std::string unix_socket;
   TlsOptions tls;

@@ -1,4 +1,4 @@
-// Client, Pipeline, Script and the connection pool behind them (see keywarden/client.h).
+// Client, Pipeline and Script (see keywarden/client.h).
 #include "keywarden/client.h"
 
 #include <charconv>
@@ -6,7 +6,9 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "client/cluster.h"
 #include "client/connection.h"
+#include "client/connection_pool.h"
 #include "client/reply_convert.h"
 #include "common/sha1.h"
 
@@ -20,64 +22,6 @@ std::string format_double_argument(double value) {
   auto result = std::to_chars(text, text + sizeof(text), value);
   return std::string(text, result.ptr);
 }
-
-// pool_size connections; a caller borrows a free one (waiting up to the command timeout when
-// all are busy) and gives it back when its round trip ends, broken or not: a broken one is
-// closed and reopens on its next use.
-class ConnectionPool {
- public:
-  explicit ConnectionPool(const ClientOptions& options) : options_(options) {
-    size_t size = options.pool_size == 0 ? 1 : options.pool_size;
-    for (size_t i = 0; i < size; ++i) {
-      connections_.push_back(std::make_unique<Connection>(options_));
-      free_.push_back(connections_.back().get());
-    }
-  }
-
-  class Lease {
-   public:
-    Lease(ConnectionPool& pool, Connection* connection) : pool_(pool), connection_(connection) {}
-    ~Lease() { pool_.give_back(connection_); }
-    Lease(const Lease&) = delete;
-    Lease& operator=(const Lease&) = delete;
-    Connection& operator*() const { return *connection_; }
-    Connection* operator->() const { return connection_; }
-
-   private:
-    ConnectionPool& pool_;
-    Connection* connection_;
-  };
-
-  Lease borrow() {
-    std::unique_lock lock(mutex_);
-    auto available = [this] { return !free_.empty(); };
-    if (options_.command_timeout.count() > 0) {
-      if (!available_.wait_for(lock, options_.command_timeout, available)) {
-        throw TimeoutError("no free connection in the pool within the command timeout");
-      }
-    } else {
-      available_.wait(lock, available);
-    }
-    Connection* connection = free_.back();
-    free_.pop_back();
-    return Lease(*this, connection);
-  }
-
- private:
-  void give_back(Connection* connection) {
-    {
-      std::lock_guard lock(mutex_);
-      free_.push_back(connection);
-    }
-    available_.notify_one();
-  }
-
-  const ClientOptions& options_;
-  std::vector<std::unique_ptr<Connection>> connections_;
-  std::mutex mutex_;
-  std::condition_variable available_;
-  std::vector<Connection*> free_;
-};
 
 }  // namespace detail
 
@@ -108,14 +52,26 @@ Client::Client(ClientOptions options) : options_(std::move(options)) {
   if (options_.resp != 2 && options_.resp != 3) {
     throw Error("ClientOptions::resp must be 2 or 3, not " + std::to_string(options_.resp));
   }
-  pool_ = std::make_unique<detail::ConnectionPool>(options_);
+  if (!options_.cluster.addresses.empty()) {
+    if (!options_.sentinel.addresses.empty()) {
+      throw Error("ClientOptions: cluster and sentinel cannot both be set");
+    }
+    cluster_ = std::make_unique<detail::ClusterRouter>(options_);
+  } else {
+    pool_ = std::make_unique<detail::ConnectionPool>(options_);
+  }
 }
 
 Client::~Client() = default;
 
 std::vector<Reply> Client::round_trip(const std::string& encoded, size_t count) {
-  auto lease = pool_->borrow();
-  std::vector<RespValue> values = lease->round_trip(encoded, count);
+  std::vector<RespValue> values;
+  if (cluster_) {
+    values = cluster_->round_trip(encoded, count);
+  } else {
+    auto lease = pool_->borrow();
+    values = lease->round_trip(encoded, count);
+  }
   std::vector<Reply> replies;
   replies.reserve(values.size());
   for (RespValue& value : values) replies.push_back(detail::to_reply(std::move(value)));
@@ -126,7 +82,7 @@ Reply Client::command(std::initializer_list<std::string_view> args) {
   std::string encoded;
   detail::encode_command(encoded, std::vector<std::string_view>(args));
   Reply reply = std::move(round_trip(encoded, 1).front());
-  if (reply.is_error()) throw ServerError(reply.str());
+  if (reply.is_error()) throw_error_reply(reply, args.size() > 0 ? *args.begin() : "");
   return reply;
 }
 
@@ -134,8 +90,28 @@ Reply Client::command(const std::vector<std::string>& args) {
   std::string encoded;
   detail::encode_command(encoded, args);
   Reply reply = std::move(round_trip(encoded, 1).front());
-  if (reply.is_error()) throw ServerError(reply.str());
+  if (reply.is_error()) throw_error_reply(reply, args.empty() ? "" : args.front());
   return reply;
+}
+
+void Client::throw_error_reply(const Reply& reply, std::string_view command) const {
+  const std::string& text = reply.str();
+  if (cluster_) {
+    const std::string code = reply.error_code();
+    const std::string what = command.empty() ? "" : " (" + std::string(command) + ")";
+    if (code == "CROSSSLOT") {
+      throw ClusterError(text + what +
+                         ": the keys of one command, script or transaction must share a slot on "
+                         "a Redis Cluster; give them a common {hash tag}, e.g. {user1}:a and "
+                         "{user1}:b");
+    }
+    if (code == "MOVED" || code == "ASK" || code == "TRYAGAIN" || code == "CLUSTERDOWN") {
+      throw ClusterError(text + what + ": still the answer after " +
+                         std::to_string(options_.cluster.max_redirects) +
+                         " retries (ClusterOptions::max_redirects)");
+    }
+  }
+  throw ServerError(text);
 }
 
 std::vector<Reply> Client::transaction(const std::function<void(Pipeline&)>& body) {
@@ -146,9 +122,19 @@ std::vector<Reply> Client::transaction(const std::function<void(Pipeline&)>& bod
   encoded += queued.encoded_;
   detail::encode_command(encoded, std::vector<std::string_view>{"EXEC"});
   std::vector<Reply> replies = round_trip(encoded, queued.count_ + 2);
-  if (replies.front().is_error()) throw ServerError(replies.front().str());
+  if (replies.front().is_error()) throw_error_reply(replies.front(), "MULTI");
   Reply& exec = replies.back();
-  if (exec.is_error()) throw ServerError(exec.str());
+  if (exec.is_error()) {
+    // EXECABORT: a queued command was refused; on a cluster, say why when it was the slot.
+    for (size_t i = 1; cluster_ && i + 1 < replies.size(); ++i) {
+      const std::string code = replies[i].is_error() ? replies[i].error_code() : "";
+      if (code == "CROSSSLOT" || code == "MOVED" || code == "ASK" || code == "TRYAGAIN" ||
+          code == "CLUSTERDOWN") {
+        throw_error_reply(replies[i], "MULTI");
+      }
+    }
+    throw ServerError(exec.str());
+  }
   // A null EXEC means a WATCHed key changed: nothing ran.
   if (exec.is_null()) return {};
   return exec.elements();
@@ -166,6 +152,14 @@ std::string encode_evalsha(const Script& script, const std::vector<std::string>&
   return encoded;
 }
 
+// SCRIPT LOAD before a script the server did not know, in the same round trip: on a Redis
+// Cluster both then go to the node that owns the script's keys.
+std::string with_script_load(const Script& script, const std::string& encoded) {
+  std::string out;
+  detail::encode_command(out, std::vector<std::string_view>{"SCRIPT", "LOAD", script.source()});
+  return out + encoded;
+}
+
 }  // namespace
 
 Reply Client::eval_sha(const Script& script, const std::vector<std::string>& keys,
@@ -173,10 +167,11 @@ Reply Client::eval_sha(const Script& script, const std::vector<std::string>& key
   const std::string encoded = encode_evalsha(script, keys, args);
   Reply reply = std::move(round_trip(encoded, 1).front());
   if (reply.is_error() && reply.error_code() == "NOSCRIPT") {
-    command({"SCRIPT", "LOAD", script.source()});
-    reply = std::move(round_trip(encoded, 1).front());
+    std::vector<Reply> replies = round_trip(with_script_load(script, encoded), 2);
+    if (replies[0].is_error()) throw_error_reply(replies[0], "SCRIPT");
+    reply = std::move(replies[1]);
   }
-  if (reply.is_error()) throw ServerError(reply.str());
+  if (reply.is_error()) throw_error_reply(reply, "EVALSHA");
   return reply;
 }
 
@@ -190,11 +185,12 @@ std::pair<Reply, int64_t> Client::eval_sha_and_wait(const Script& script,
                                                            std::to_string(timeout.count())});
   std::vector<Reply> replies = round_trip(encoded, 2);
   if (replies[0].is_error() && replies[0].error_code() == "NOSCRIPT") {
-    command({"SCRIPT", "LOAD", script.source()});
-    replies = round_trip(encoded, 2);
+    replies = round_trip(with_script_load(script, encoded), 3);
+    if (replies[0].is_error()) throw_error_reply(replies[0], "SCRIPT");
+    replies.erase(replies.begin());
   }
   for (const Reply& reply : replies) {
-    if (reply.is_error()) throw ServerError(reply.str());
+    if (reply.is_error()) throw_error_reply(reply, "EVALSHA");
   }
   return {std::move(replies[0]), replies[1].integer()};
 }

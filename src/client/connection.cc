@@ -189,6 +189,21 @@ int connect_socket(const ClientOptions& options, Deadline deadline, std::string*
     if (where != nullptr) *where = options.unix_socket;
     return connect_endpoint(options.unix_socket, {}, 0, deadline);
   }
+  if (!options.cluster.addresses.empty()) {
+    // A subscriber on a Redis Cluster: classic pub/sub reaches every node, so the first seed
+    // that accepts will do.
+    std::string failures;
+    for (const auto& [host, port] : options.cluster.addresses) {
+      try {
+        int fd = connect_endpoint({}, host, port, deadline);
+        if (where != nullptr) *where = host + ":" + std::to_string(port) + " (cluster node)";
+        return fd;
+      } catch (const TransportError& e) {
+        failures += std::string("; ") + e.what();
+      }
+    }
+    throw TransportError("no node of the cluster accepted a connection" + failures);
+  }
   if (options.sentinel.addresses.empty()) {
     if (where != nullptr) *where = options.host + ":" + std::to_string(options.port);
     return connect_endpoint({}, options.host, options.port, deadline);

@@ -16,34 +16,34 @@ using detail::Clock;
 constexpr const char* kZeroCountMessage = "0";
 constexpr const char* kNewCountMessage = "1";
 
-// KEYS[1] count, KEYS[2] channel; ARGV[1] the zero message. The key goes at zero or below (a
+// KEYS[1] count; ARGV[1] the zero message, ARGV[2] the channel. The key goes at zero or below (a
 // count_down on a missing latch leaves nothing behind); only the step to zero publishes.
 const Script& count_down_script() {
   static const Script script(R"lua(
 local count = redis.call('DECR', KEYS[1])
 if count <= 0 then redis.call('DEL', KEYS[1]) end
-if count == 0 then redis.call('PUBLISH', KEYS[2], ARGV[1]) end
+if count == 0 then redis.call('PUBLISH', ARGV[2], ARGV[1]) end
 return count
 )lua");
   return script;
 }
 
-// KEYS[1] count, KEYS[2] channel; ARGV[1] the new-count message, ARGV[2] the count.
+// KEYS[1] count; ARGV[1] the new-count message, ARGV[2] the count, ARGV[3] the channel.
 const Script& try_set_script() {
   static const Script script(R"lua(
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[2])
-redis.call('PUBLISH', KEYS[2], ARGV[1])
+redis.call('PUBLISH', ARGV[3], ARGV[1])
 return 1
 )lua");
   return script;
 }
 
-// KEYS[1] count, KEYS[2] channel; ARGV[1] the new-count message (what Redisson sends).
+// KEYS[1] count; ARGV[1] the new-count message (what Redisson sends), ARGV[2] the channel.
 const Script& delete_script() {
   static const Script script(R"lua(
 if redis.call('DEL', KEYS[1]) == 0 then return 0 end
-redis.call('PUBLISH', KEYS[2], ARGV[1])
+redis.call('PUBLISH', ARGV[2], ARGV[1])
 return 1
 )lua");
   return script;
@@ -58,18 +58,21 @@ CountDownLatch Client::get_count_down_latch(std::string name) {
 CountDownLatch::CountDownLatch(std::shared_ptr<detail::LockService> service, std::string name)
     : service_(std::move(service)),
       name_(std::move(name)),
+      // Redisson's name, also for a name with its own hash tag, whose channel then hashes
+      // elsewhere: the scripts take it as an argument, not a key, so that on a Redis Cluster
+      // they still run on the node of the count.
       channel_("redisson_countdownlatch__channel__{" + name_ + "}") {}
 
 bool CountDownLatch::try_set_count(int64_t count) {
   if (count < 0) throw std::invalid_argument("a latch's count must not be negative");
   return service_->client()
-             .eval_sha(try_set_script(), {name_, channel_},
-                       {kNewCountMessage, std::to_string(count)})
+             .eval_sha(try_set_script(), {name_},
+                       {kNewCountMessage, std::to_string(count), channel_})
              .integer() == 1;
 }
 
 void CountDownLatch::count_down() {
-  service_->client().eval_sha(count_down_script(), {name_, channel_}, {kZeroCountMessage});
+  service_->client().eval_sha(count_down_script(), {name_}, {kZeroCountMessage, channel_});
 }
 
 int64_t CountDownLatch::get_count() {
@@ -94,7 +97,7 @@ bool CountDownLatch::await(Milliseconds timeout) {
 
 bool CountDownLatch::delete_latch() {
   return service_->client()
-             .eval_sha(delete_script(), {name_, channel_}, {kNewCountMessage})
+             .eval_sha(delete_script(), {name_}, {kNewCountMessage, channel_})
              .integer() == 1;
 }
 

@@ -2,6 +2,8 @@
 // channels, the watchdog thread, and the waiting loop every lock kind sleeps in.
 #include "lock_service.h"
 
+#include "common/key_slot.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <random>
@@ -239,16 +241,20 @@ LockService::Held LockService::snapshot() {
 }
 
 void LockService::renew(const Held& held) {
-  // One script per kind of lock, up to kRenewBatch locks per call.
-  std::map<const LockProtocol*, Held> kept;
+  // One script per kind of lock, up to kRenewBatch locks per call; on a Redis Cluster one per
+  // kind and slot, since a script's keys must share a slot.
+  const bool cluster = !client_.options().cluster.addresses.empty();
+  std::map<std::pair<const LockProtocol*, int>, Held> kept;
   for (const auto& item : held) {
     std::lock_guard<std::mutex> guard(item.first->mutex);
-    if (item.first->watchdog) kept[item.first->protocol].push_back(item);
+    if (!item.first->watchdog) continue;
+    const int slot = cluster ? key_slot(item.first->name) : 0;
+    kept[{item.first->protocol, slot}].push_back(item);
   }
-  for (auto& [protocol, items] : kept) {
+  for (auto& [kind, items] : kept) {
     for (size_t start = 0; start < items.size(); start += kRenewBatch) {
       size_t end = std::min(items.size(), start + kRenewBatch);
-      renew_batch(*protocol, Held(items.begin() + start, items.begin() + end));
+      renew_batch(*kind.first, Held(items.begin() + start, items.begin() + end));
     }
   }
 }

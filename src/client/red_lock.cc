@@ -35,6 +35,13 @@ return 0
 }
 
 std::string address_of(const ClientOptions& options) {
+  if (!options.cluster.addresses.empty()) {
+    std::string seeds;
+    for (const auto& [host, port] : options.cluster.addresses) {
+      seeds += (seeds.empty() ? "" : ",") + host + ":" + std::to_string(port);
+    }
+    return "cluster " + seeds;
+  }
   if (!options.unix_socket.empty()) return options.unix_socket;
   return options.host + ":" + std::to_string(options.port);
 }

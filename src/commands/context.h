@@ -180,6 +180,9 @@ class CommandContext {
     effect_recorded_ = true;
     server.propagator().add(session.db, effect);
   }
+  // Propagates nothing for this command even though it counted changes: its effects, if any,
+  // were recorded with propagate() (XREADGROUP, XCLAIM: Redis's preventCommandPropagation).
+  void propagate_nothing() { effect_recorded_ = true; }
   // Propagates the command exactly as the client sent it, whether or not it changed anything
   // (Redis's forceCommandPropagation).
   void propagate_as_received() { propagate(args); }
@@ -206,6 +209,17 @@ class CommandContext {
       return;
     }
     server.blocking().block(session, command, args, session.db, keys, type, deadline_ms, now_ms);
+  }
+  // The same, running `args` again instead of the command as received (XREAD's "$" resolved to
+  // the ID it stood for when the client blocked).
+  void block_with_args(std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms,
+                       std::span<const std::string_view> run_args) {
+    if (session.blocked.blocked()) {
+      blocked_again_ = true;
+      return;
+    }
+    server.blocking().block(session, command, run_args, session.db, keys, type, deadline_ms,
+                            now_ms);
   }
   // Parks the client on `key` until any write, deletion, expiry or eviction signals it, then
   // runs this command again (which may block again, keeping its place); or until

@@ -18,6 +18,8 @@ void register_zset_commands(CommandTable& table);
 void register_set_commands(CommandTable& table);
 void register_sort_commands(CommandTable& table);
 void register_hyperloglog_commands(CommandTable& table);
+// XADD, XREAD, consumer groups… (stream_commands.cc).
+void register_stream_commands(CommandTable& table);
 // GEOADD, GEOSEARCH… on sorted sets (geo_commands.cc).
 void register_geo_commands(CommandTable& table);
 void register_pubsub_commands(CommandTable& table);
@@ -48,6 +50,7 @@ inline void register_data_commands(CommandTable& table) {
   register_set_commands(table);
   register_sort_commands(table);
   register_hyperloglog_commands(table);
+  register_stream_commands(table);
   register_geo_commands(table);
   register_pubsub_commands(table);
   register_introspection_commands(table);

@@ -51,6 +51,8 @@ void register_keyspace_config(ConfigRegistry& c, ServerState& state) {
   c.add_alias("zset-max-listpack-entries", "zset-max-ziplist-entries");
   c.add_memory("zset-max-listpack-value", &command.zset_limits.max_listpack_value, 0, kMax);
   c.add_alias("zset-max-listpack-value", "zset-max-ziplist-value");
+  c.add_memory("stream-node-max-bytes", &command.stream_node_max_bytes, 0, kMax);
+  c.add_integer("stream-node-max-entries", &command.stream_node_max_entries, 0, kMax);
   c.add_memory("hll-sparse-max-bytes", &command.hll_sparse_max_bytes, 0, kMax);
   c.add_integer("maxmemory-samples", &eviction.samples, 1, 64);
   c.add_integer("maxmemory-eviction-tenacity", &eviction.tenacity, 0, 100);

@@ -82,6 +82,9 @@ struct CommandSettings {
   SetLimits set_limits;
   // zset-max-listpack-entries / zset-max-listpack-value.
   ZSetLimits zset_limits;
+  // stream-node-max-bytes / stream-node-max-entries: when a stream's tail node is full.
+  int64_t stream_node_max_bytes = 4096;
+  int64_t stream_node_max_entries = 100;
   // hll-sparse-max-bytes: the longest sparse HyperLogLog string before it turns dense.
   int64_t hll_sparse_max_bytes = 3000;
   // notify-keyspace-events: NotifyClass bits (commands/notifications.h); 0 is off.

@@ -15,6 +15,7 @@
 #include "types/hash_value.h"
 #include "types/list_value.h"
 #include "types/set_value.h"
+#include "types/stream_value.h"
 #include "types/zset_value.h"
 
 namespace keywarden {
@@ -63,6 +64,81 @@ class CommandWriter {
   std::string out_;
   int failed_ = 0;
 };
+
+// A stream as Redis 7.0's rewriteStreamObject writes it: an XADD per entry (or an XADD that
+// trims itself away, to create an empty stream), XSETID with the counters, then per group an
+// XGROUP CREATE, and per consumer its pending entries as XCLAIM … FORCE (an XGROUP
+// CREATECONSUMER for a consumer with none).
+void rewrite_stream(CommandWriter& out, std::string_view key, const StreamValue& stream) {
+  if (stream.length() > 0) {
+    stream.for_range({0, 0}, StreamId::max(), false, [&](const StreamEntry& entry) {
+      out.header(3 + entry.fields.size() * 2);
+      out.bulk("XADD");
+      out.bulk(key);
+      out.bulk(entry.id.to_string());
+      for (const auto& [field, data] : entry.fields) {
+        out.bulk(field);
+        out.bulk(data);
+      }
+      return true;
+    });
+  } else {
+    out.header(7);
+    out.bulk("XADD");
+    out.bulk(key);
+    out.bulk("MAXLEN");
+    out.bulk("0");
+    out.bulk("0-1");
+    out.bulk("x");
+    out.bulk("y");
+  }
+  out.header(7);
+  out.bulk("XSETID");
+  out.bulk(key);
+  out.bulk(stream.last_id().to_string());
+  out.bulk("ENTRIESADDED");
+  out.bulk(std::to_string(stream.entries_added()));
+  out.bulk("MAXDELETEDID");
+  out.bulk(stream.max_deleted_id().to_string());
+  for (const auto& [name, group] : stream.groups()) {
+    out.header(7);
+    out.bulk("XGROUP");
+    out.bulk("CREATE");
+    out.bulk(key);
+    out.bulk(name);
+    out.bulk(group.last_id.to_string());
+    out.bulk("ENTRIESREAD");
+    out.bulk(std::to_string(group.entries_read));
+    for (const auto& [consumer_name, consumer] : group.consumers) {
+      if (consumer.pending.empty()) {
+        out.header(5);
+        out.bulk("XGROUP");
+        out.bulk("CREATECONSUMER");
+        out.bulk(key);
+        out.bulk(name);
+        out.bulk(consumer_name);
+        continue;
+      }
+      for (StreamId id : consumer.pending) {
+        auto pending = group.pending.find(id);
+        if (pending == group.pending.end()) continue;
+        out.header(12);
+        out.bulk("XCLAIM");
+        out.bulk(key);
+        out.bulk(name);
+        out.bulk(consumer_name);
+        out.bulk("0");
+        out.bulk(id.to_string());
+        out.bulk("TIME");
+        out.bulk(std::to_string(pending->second.delivery_time_ms));
+        out.bulk("RETRYCOUNT");
+        out.bulk(std::to_string(pending->second.delivery_count));
+        out.bulk("JUSTID");
+        out.bulk("FORCE");
+      }
+    }
+  }
+}
 
 // Emits `items` (each `width` arguments wide) as commands `name key item…` in batches.
 template <typename Visit>
@@ -147,6 +223,9 @@ std::string write_keyspace_as_commands(const Keyspace& keyspace, int fd, int64_t
           });
           break;
         }
+        case ValueType::kStream:
+          rewrite_stream(out, key, value.as<StreamValue>());
+          break;
         case ValueType::kHash: {
           const auto& hash = value.as<HashValue>();
           write_batched(out, "HMSET", key, hash.size(), 2, [&](auto&& emit) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "types/hash_value.h"
 #include "types/list_value.h"
 #include "types/set_value.h"
+#include "types/stream_value.h"
 #include "types/zset_value.h"
 
 namespace keywarden {
@@ -160,6 +162,8 @@ uint8_t RdbWriter::object_type(const Value& value) {
       }
       return hash.is_listpack() ? rdb::kTypeHashListpack : rdb::kTypeHash;
     }
+    case ValueType::kStream:
+      return rdb::kTypeStreamListpacks2;
   }
   return rdb::kTypeString;
 }
@@ -169,8 +173,99 @@ void RdbWriter::object(const Value& value) {
   object_body(value);
 }
 
+namespace {
+
+// A stream ID as Redis keys its radix trees: 128 bits, big endian.
+std::string stream_id_bytes(StreamId id) {
+  std::string out(16, '\0');
+  for (int i = 0; i < 8; ++i) {
+    out[static_cast<size_t>(i)] = static_cast<char>(id.ms >> (56 - 8 * i));
+    out[static_cast<size_t>(8 + i)] = static_cast<char>(id.seq >> (56 - 8 * i));
+  }
+  return out;
+}
+
+StreamId stream_id_from_bytes(std::string_view bytes) {
+  StreamId id;
+  for (int i = 0; i < 8; ++i) {
+    id.ms = (id.ms << 8) | static_cast<uint8_t>(bytes[static_cast<size_t>(i)]);
+    id.seq = (id.seq << 8) | static_cast<uint8_t>(bytes[static_cast<size_t>(8 + i)]);
+  }
+  return id;
+}
+
+}  // namespace
+
+// RDB_TYPE_STREAM_LISTPACKS_2, as Redis 7.0 writes it: each node a listpack keyed by its
+// master ID, then the stream's counters, then the groups with their PELs and consumers.
+void RdbWriter::stream_body(const StreamValue& stream) {
+  length(stream.node_count());
+  ListpackBuilder builder;
+  char digits[kInt64BufferSize];
+  auto number = [&](int64_t v) {
+    builder.append(std::string_view(digits, int64_to_chars(v, digits)));
+  };
+  stream.for_each_node([&](const StreamValue::NodeDump& node) {
+    number(node.live);
+    number(node.deleted);
+    number(static_cast<int64_t>(node.master_fields.size()));
+    for (std::string_view field : node.master_fields) builder.append(field);
+    number(0);
+    for (const auto& [entry, flags] : node.entries) {
+      const bool same = (flags & 2) != 0;
+      number(flags);
+      number(static_cast<int64_t>(entry.id.ms - node.master.ms));
+      number(static_cast<int64_t>(entry.id.seq - node.master.seq));
+      if (!same) {
+        number(static_cast<int64_t>(entry.fields.size()));
+        for (const auto& [field, data] : entry.fields) {
+          builder.append(field);
+          builder.append(data);
+        }
+      } else {
+        for (const auto& [field, data] : entry.fields) builder.append(data);
+      }
+      const size_t n = entry.fields.size();
+      number(static_cast<int64_t>(n + 3 + (same ? 0 : n + 1)));
+    }
+    string(stream_id_bytes(node.master));
+    string(builder.finish());
+  });
+  length(stream.length());
+  length(stream.last_id().ms);
+  length(stream.last_id().seq);
+  length(stream.first_id().ms);
+  length(stream.first_id().seq);
+  length(stream.max_deleted_id().ms);
+  length(stream.max_deleted_id().seq);
+  length(stream.entries_added());
+  length(stream.groups().size());
+  for (const auto& [name, group] : stream.groups()) {
+    string(name);
+    length(group.last_id.ms);
+    length(group.last_id.seq);
+    length(static_cast<uint64_t>(group.entries_read));
+    length(group.pending.size());
+    for (const auto& [id, pending] : group.pending) {
+      raw(stream_id_bytes(id));
+      int64_le(pending.delivery_time_ms);
+      length(pending.delivery_count);
+    }
+    length(group.consumers.size());
+    for (const auto& [consumer_name, consumer] : group.consumers) {
+      string(consumer_name);
+      int64_le(consumer.seen_time_ms);
+      length(consumer.pending.size());
+      for (StreamId id : consumer.pending) raw(stream_id_bytes(id));
+    }
+  }
+}
+
 void RdbWriter::object_body(const Value& value) {
   switch (value.type()) {
+    case ValueType::kStream:
+      stream_body(value.as<StreamValue>());
+      return;
     case ValueType::kString: {
       if (value.is_int()) {
         integer_string(value.int_value());
@@ -806,8 +901,7 @@ RdbReader::Status RdbReader::object(uint8_t type, const CommandSettings& setting
     case rdb::kTypeStreamListpacks:
     case rdb::kTypeStreamListpacks2:
     case rdb::kTypeStreamListpacks3:
-      fail("stream values are not supported (keywarden has no streams)");
-      return Status::kError;
+      return read_stream(type, settings, out);
     default:
       fail("unknown object type " + std::to_string(type));
       return Status::kError;
@@ -1064,6 +1158,218 @@ RdbReader::Status RdbReader::read_hash(uint8_t type, const CommandSettings& sett
   if (duplicate) return fail("duplicate hash fields"), Status::kError;
   if (hash->empty()) return Status::kEmpty;
   *out = Value::make_aggregate(ValueType::kHash, std::move(hash));
+  return Status::kOk;
+}
+
+RdbReader::Status RdbReader::read_stream(uint8_t type, const CommandSettings& settings,
+                                         Value* out) {
+  auto stream = std::make_unique<StreamValue>(settings.stream_node_max_bytes,
+                                              settings.stream_node_max_entries);
+  uint64_t node_count;
+  if (!length(&node_count)) return Status::kError;
+  std::string key;
+  std::string blob;
+  std::vector<std::string> elements;
+  std::vector<std::string_view> fields;
+  for (uint64_t n = 0; n < node_count; ++n) {
+    if (!string(&key) || !string(&blob)) return Status::kError;
+    if (key.size() != 16) {
+      fail("stream node key is not 128 bits");
+      return Status::kError;
+    }
+    elements.clear();
+    if (!rdb_parse_listpack(blob, [&](std::string_view e) { elements.emplace_back(e); }, true)) {
+      fail("bad stream listpack");
+      return Status::kError;
+    }
+    if (elements.empty()) {
+      fail("Empty listpack inside stream");
+      return Status::kError;
+    }
+    const StreamId master = stream_id_from_bytes(key);
+    if (n > 0 && master <= stream->loaded_top()) {
+      fail("stream nodes out of order");
+      return Status::kError;
+    }
+    // Integers of the listpack, read in order.
+    size_t at = 0;
+    bool ok = true;
+    auto integer = [&]() -> int64_t {
+      int64_t v = 0;
+      if (at >= elements.size() || !parse_int64(elements[at], &v)) ok = false;
+      ++at;
+      return v;
+    };
+    const int64_t live = integer();
+    const int64_t deleted = integer();
+    const int64_t master_fields = integer();
+    if (!ok || live < 0 || deleted < 0 || master_fields < 0 ||
+        static_cast<uint64_t>(master_fields) > elements.size()) {
+      fail("bad stream master entry");
+      return Status::kError;
+    }
+    std::vector<std::string_view> names;
+    for (int64_t i = 0; i < master_fields && at < elements.size(); ++i) names.push_back(elements[at++]);
+    if (integer() != 0 || !ok || names.size() != static_cast<size_t>(master_fields)) {
+      fail("bad stream master entry");
+      return Status::kError;
+    }
+    stream->load_node(master, names);
+    int64_t seen_live = 0;
+    int64_t seen_deleted = 0;
+    while (ok && at < elements.size()) {
+      const size_t entry_start = at;
+      const int64_t flags = integer();
+      const int64_t ms_delta = integer();
+      const int64_t seq_delta = integer();
+      if (!ok || flags < 0 || flags > 3) {
+        ok = false;
+        break;
+      }
+      const StreamId id{master.ms + static_cast<uint64_t>(ms_delta),
+                        master.seq + static_cast<uint64_t>(seq_delta)};
+      fields.clear();
+      if ((flags & 2) != 0) {
+        if (elements.size() - at < names.size()) {
+          ok = false;
+          break;
+        }
+        for (std::string_view name : names) {
+          fields.push_back(name);
+          fields.push_back(elements[at++]);
+        }
+      } else {
+        const int64_t count = integer();
+        if (!ok || count < 0 || static_cast<uint64_t>(count) > (elements.size() - at) / 2) {
+          ok = false;
+          break;
+        }
+        for (int64_t i = 0; i < count; ++i) {
+          fields.push_back(elements[at++]);
+          fields.push_back(elements[at++]);
+        }
+      }
+      const int64_t lp_count = integer();
+      if (!ok || lp_count != static_cast<int64_t>(at - entry_start - 1)) {
+        ok = false;
+        break;
+      }
+      if (!stream->load_entry(id, fields, (flags & 1) != 0)) {
+        ok = false;
+        break;
+      }
+      ((flags & 1) != 0 ? seen_deleted : seen_live)++;
+    }
+    if (!ok || seen_live != live || seen_deleted != deleted || seen_live + seen_deleted == 0) {
+      fail("bad stream entries");
+      return Status::kError;
+    }
+  }
+  uint64_t total;
+  StreamId last;
+  StreamId first;
+  StreamId max_deleted;
+  uint64_t entries_added;
+  if (!length(&total) || !length(&last.ms) || !length(&last.seq)) return Status::kError;
+  const bool v2 = type != rdb::kTypeStreamListpacks;
+  if (v2) {
+    if (!length(&first.ms) || !length(&first.seq) || !length(&max_deleted.ms) ||
+        !length(&max_deleted.seq) || !length(&entries_added)) {
+      return Status::kError;
+    }
+  } else {
+    entries_added = total;
+  }
+  if (!stream->load_finish(total, last, first, max_deleted, entries_added)) {
+    fail("stream length or last ID inconsistent");
+    return Status::kError;
+  }
+  if (!v2) {
+    StreamId edge;
+    stream->load_finish(total, last, stream->edge_id(true, &edge) ? edge : StreamId{},
+                        max_deleted, entries_added);
+  }
+  uint64_t group_count;
+  if (!length(&group_count)) return Status::kError;
+  std::string name;
+  for (uint64_t g = 0; g < group_count; ++g) {
+    StreamId group_last;
+    if (!string(&name) || !length(&group_last.ms) || !length(&group_last.seq)) {
+      return Status::kError;
+    }
+    int64_t entries_read;
+    if (v2) {
+      uint64_t read;
+      if (!length(&read)) return Status::kError;
+      entries_read = static_cast<int64_t>(read);
+    } else {
+      entries_read = stream->estimate_distance(group_last);
+    }
+    auto [it, inserted] = stream->groups().try_emplace(name);
+    if (!inserted) {
+      fail("Duplicated consumer group name");
+      return Status::kError;
+    }
+    StreamGroup& group = it->second;
+    group.last_id = group_last;
+    group.entries_read = entries_read;
+    uint64_t pel_size;
+    if (!length(&pel_size)) return Status::kError;
+    std::string_view raw_id;
+    for (uint64_t i = 0; i < pel_size; ++i) {
+      int64_t delivery_time;
+      uint64_t delivery_count;
+      if (!take(16, &raw_id) || !int64_le(&delivery_time) || !length(&delivery_count)) {
+        return Status::kError;
+      }
+      auto [pending, fresh] = group.pending.try_emplace(stream_id_from_bytes(raw_id));
+      if (!fresh) {
+        fail("Duplicated global PEL entry loading stream consumer group");
+        return Status::kError;
+      }
+      pending->second.delivery_time_ms = delivery_time;
+      pending->second.delivery_count = delivery_count;
+    }
+    std::set<StreamId> owned;
+    uint64_t consumer_count;
+    if (!length(&consumer_count)) return Status::kError;
+    size_t claimed = 0;
+    for (uint64_t c = 0; c < consumer_count; ++c) {
+      std::string consumer_name;
+      int64_t seen_time;
+      if (!string(&consumer_name) || !int64_le(&seen_time)) return Status::kError;
+      if (type == rdb::kTypeStreamListpacks3) {
+        int64_t active_time;
+        if (!int64_le(&active_time)) return Status::kError;
+      }
+      auto [consumer_it, new_consumer] = group.consumers.try_emplace(consumer_name);
+      if (!new_consumer) {
+        fail("Duplicate stream consumer detected");
+        return Status::kError;
+      }
+      StreamConsumer& consumer = consumer_it->second;
+      consumer.seen_time_ms = seen_time;
+      uint64_t owned_count;
+      if (!length(&owned_count)) return Status::kError;
+      for (uint64_t i = 0; i < owned_count; ++i) {
+        if (!take(16, &raw_id)) return Status::kError;
+        const StreamId id = stream_id_from_bytes(raw_id);
+        auto pending = group.pending.find(id);
+        if (pending == group.pending.end() || !owned.insert(id).second) {
+          fail("Consumer PEL NACK not found in group PEL");
+          return Status::kError;
+        }
+        consumer.pending.insert(id);
+        pending->second.consumer = consumer_name;
+        ++claimed;
+      }
+    }
+    if (claimed != group.pending.size()) {
+      fail("Stream CG PEL entry without consumer");
+      return Status::kError;
+    }
+  }
+  *out = Value::make_aggregate(ValueType::kStream, std::move(stream));
   return Status::kOk;
 }
 

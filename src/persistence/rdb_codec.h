@@ -28,6 +28,7 @@
 #include <string_view>
 
 #include "commands/server_state.h"
+#include "types/stream_value.h"
 #include "types/value.h"
 
 namespace keywarden {
@@ -65,6 +66,7 @@ class RdbWriter {
   // The type byte object() writes for `value`.
   static uint8_t object_type(const Value& value);
   void object_body(const Value& value);
+  void stream_body(const StreamValue& stream);
 
   // Hands what is buffered to the drain (a no-op without one). False once failed.
   bool flush();
@@ -125,6 +127,7 @@ class RdbReader {
   Status read_set(uint8_t type, const CommandSettings& settings, Value* out);
   Status read_zset(uint8_t type, const CommandSettings& settings, Value* out);
   Status read_hash(uint8_t type, const CommandSettings& settings, Value* out);
+  Status read_stream(uint8_t type, const CommandSettings& settings, Value* out);
 
   std::string_view data_;
   size_t position_ = 0;

@@ -50,6 +50,7 @@
 #include "types/hash_value.h"
 #include "types/list_value.h"
 #include "types/set_value.h"
+#include "types/stream_value.h"
 #include "types/zset_value.h"
 
 namespace keywarden {
@@ -113,6 +114,23 @@ void value_digest(const Database& db, const Entry& entry, Digest& digest) {
         xor_digest(digest, std::string_view(reinterpret_cast<const char*>(element.data()), 20));
       });
       break;
+    case ValueType::kStream: {
+      const auto& stream = value.as<StreamValue>();
+      stream.for_range({0, 0}, StreamId::max(), false, [&](const StreamEntry& e) {
+        mix_digest(digest, e.id.to_string());
+        for (const auto& [field, data] : e.fields) {
+          mix_digest(digest, field);
+          mix_digest(digest, data);
+        }
+        return true;
+      });
+      mix_digest(digest, stream.last_id().to_string());
+      for (const auto& [name, group] : stream.groups()) {
+        mix_digest(digest, name);
+        mix_digest(digest, group.last_id.to_string());
+      }
+      break;
+    }
   }
   if (entry.has_expiry() && db.deadline_of(&entry) != -1) xor_digest(digest, "!!expire!!");
 }

@@ -99,8 +99,6 @@ const Row kRows[] = {
     {"cluster-preferred-endpoint-type", nullptr, Kind::kEnum, "ip", 0, 0,
      "ip hostname unknown-endpoint", 0, kCluster},
     {"tls-cluster", nullptr, Kind::kBool, "no", 0, 0, "", 0, kCluster},
-    {"stream-node-max-bytes", nullptr, Kind::kMemory, "4096", 0, kLongMax, "", 0, "streams"},
-    {"stream-node-max-entries", nullptr, Kind::kInteger, "100", 0, kLongMax, "", 0, "streams"},
 };
 
 std::vector<std::string> split_words(std::string_view text) {

@@ -20,6 +20,8 @@ size_t free_effort(const Value& value) {
       return value.encoding() == Encoding::kHashTable ? value.aggregate_size() : 1;
     case ValueType::kZSet:
       return value.encoding() == Encoding::kSkiplist ? value.aggregate_size() : 1;
+    case ValueType::kStream:
+      return value.aggregate_size() / 100 + 1;
     case ValueType::kString:
       break;
   }

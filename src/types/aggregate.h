@@ -22,6 +22,7 @@ enum class Encoding : uint8_t {
   kIntset,
   kSkiplist,
   kListpackEx,  // Redis 7.4+: a small hash with field deadlines
+  kStream,
 };
 
 class Aggregate {

@@ -18,6 +18,7 @@ std::string_view value_type_name(ValueType type) {
     case ValueType::kSet: return "set";
     case ValueType::kZSet: return "zset";
     case ValueType::kHash: return "hash";
+    case ValueType::kStream: return "stream";
   }
   return "none";
 }
@@ -33,6 +34,7 @@ std::string_view encoding_name(Encoding encoding) {
     case Encoding::kIntset: return "intset";
     case Encoding::kSkiplist: return "skiplist";
     case Encoding::kListpackEx: return "listpackex";
+    case Encoding::kStream: return "stream";
   }
   return "unknown";
 }

@@ -30,7 +30,7 @@
 
 namespace keywarden {
 
-enum class ValueType : uint8_t { kString, kList, kSet, kZSet, kHash };
+enum class ValueType : uint8_t { kString, kList, kSet, kZSet, kHash, kStream };
 
 // Redis's OBJECT_ENCODING_EMBSTR_SIZE_LIMIT: the longest string created as "embstr".
 inline constexpr size_t kEmbStrMaxLength = 44;

@@ -67,7 +67,7 @@ def test_debian_stock_redis_conf_starts(tmp_path):
 @pytest.mark.parametrize("name, value, feature", [
     ("tls-cluster", "yes", "Redis Cluster"),
     ("cluster-enabled", "yes", "Redis Cluster"),
-    ("stream-node-max-entries", "50", "streams"),
+    ("activedefrag", "yes", "active defragmentation"),
 ])
 def test_missing_feature_takes_only_its_default(keywarden, name, value, feature):
     client = keywarden.client()

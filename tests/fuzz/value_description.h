@@ -15,6 +15,7 @@
 #include "types/hash_value.h"
 #include "types/list_value.h"
 #include "types/set_value.h"
+#include "types/stream_value.h"
 #include "types/value.h"
 #include "types/zset_value.h"
 
@@ -45,6 +46,27 @@ inline std::string describe(const Value& value) {
         parts.push_back(std::string(m) + '\0' + format_double(score));
       });
       break;
+    case ValueType::kStream: {
+      const auto& stream = value.as<StreamValue>();
+      stream.for_range({0, 0}, StreamId::max(), false, [&](const StreamEntry& e) {
+        std::string part = e.id.to_string();
+        for (const auto& [f, v] : e.fields) part += '\0' + std::string(f) + '\0' + std::string(v);
+        parts.push_back(std::move(part));
+        return true;
+      });
+      parts.push_back("last " + stream.last_id().to_string() + " added " +
+                      std::to_string(stream.entries_added()));
+      for (const auto& [name, group] : stream.groups()) {
+        std::string part = "group " + name + " " + group.last_id.to_string() + " " +
+                           std::to_string(group.entries_read);
+        for (const auto& [id, pending] : group.pending) {
+          part += " " + id.to_string() + "@" + pending.consumer + "#" +
+                  std::to_string(pending.delivery_count);
+        }
+        parts.push_back(std::move(part));
+      }
+      break;
+    }
   }
   std::string out =
       std::to_string(static_cast<int>(value.type())) + ":" + std::to_string(parts.size());

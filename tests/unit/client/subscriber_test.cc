@@ -166,13 +166,14 @@ TEST_P(SubscriberTest, ReconnectsAndResubscribesAfterServerRestart) {
 
 TEST_P(SubscriberTest, IdleConnectionIsKeptByPings) {
   ClientOptions o = options();
-  o.keepalive_interval = 50ms;
+  // Long enough that a PONG delayed by a loaded machine still beats the second interval.
+  o.keepalive_interval = 300ms;
   Subscriber subscriber(o);
   Inbox inbox;
   std::atomic<int> reconnects{0};
   subscriber.on_reconnect([&] { ++reconnects; });
   subscriber.subscribe("c", inbox.handler());
-  std::this_thread::sleep_for(400ms);  // several silent intervals, each answered by a PONG
+  std::this_thread::sleep_for(1300ms);  // several silent intervals, each answered by a PONG
   EXPECT_EQ(reconnects.load(), 0);
   Client client(options());
   Reply stats = client.command("INFO", "commandstats");
