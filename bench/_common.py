@@ -41,13 +41,14 @@ def redis_version(binary: str) -> str:
 
 
 @contextlib.contextmanager
-def running_servers(args):
-    """Yields {"keywarden": Server, "redis": Server}, both started; stops them on exit."""
+def running_servers(args, extra_args: tuple[str, ...] = ()):
+    """Yields {"keywarden": Server, "redis": Server}, both started (with the same extra
+    directives, e.g. ("--tls-port", "6390")); stops them on exit."""
     def on_sigterm(*_):
         raise KeyboardInterrupt()
     previous = signal.signal(signal.SIGTERM, on_sigterm)
-    servers = {"keywarden": Server("keywarden", args.keywarden),
-               "redis": Server("redis", args.redis)}
+    servers = {"keywarden": Server("keywarden", args.keywarden, tuple(extra_args)),
+               "redis": Server("redis", args.redis, tuple(extra_args))}
     try:
         for s in servers.values():
             s.start()

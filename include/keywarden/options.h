@@ -22,6 +22,24 @@ struct SentinelOptions {
   std::string password;
 };
 
+// TLS to the server (its tls-port). With `enabled`, every connection of the client (pooled,
+// Subscriber, sentinel queries excepted) runs a TLS handshake right after connecting, within
+// connect_timeout. The server's certificate is checked against ca_file/ca_dir (the system's
+// store when both are empty) unless verify_peer is false; cert_file/key_file are the client
+// certificate a server with tls-auth-clients yes requires.
+struct TlsOptions {
+  bool enabled = false;
+  std::string ca_file;       // PEM bundle of trusted CAs
+  std::string ca_dir;        // directory of hashed CA certificates (c_rehash)
+  std::string cert_file;     // client certificate chain (PEM)
+  std::string key_file;      // its private key (PEM)
+  std::string key_password;  // passphrase of an encrypted key_file
+  // Sent as SNI and, when verify_peer, checked against the certificate's names (DNS names,
+  // or an IP address literal). Empty: neither, only the chain is checked.
+  std::string server_name;
+  bool verify_peer = true;
+};
+
 // A Redis Cluster. With `addresses` set (a few of its nodes: any will do, the client learns
 // the rest from CLUSTER SLOTS), every command goes to the primary that owns its key's slot,
 // over a connection pool per node; host, port, unix_socket and database are then unused.
@@ -53,6 +71,7 @@ struct ClientOptions {
   ClusterOptions cluster;
   // When set, connect to this Unix socket path instead of host:port.
   std::string unix_socket;
+  TlsOptions tls;
 
   // Sent with AUTH (or HELLO ... AUTH) on connect when password is set; an empty username
   // means the default user.

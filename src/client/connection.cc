@@ -216,11 +216,70 @@ int connect_socket(const ClientOptions& options, Deadline deadline, std::string*
   return connect_endpoint({}, host, port, deadline);
 }
 
+void Stream::open(const ClientOptions& options, Deadline deadline, std::string* where) {
+  close();
+  fd_ = connect_socket(options, deadline, where);
+  transport_ = std::make_unique<Transport>(fd_);
+  if (!options.tls.enabled) return;
+  transport_->set_guard_sigpipe(true);
+  const TlsOptions& tls = options.tls;
+  TlsClientSettings settings;
+  settings.ca_file = tls.ca_file;
+  settings.ca_dir = tls.ca_dir;
+  settings.cert_file = tls.cert_file;
+  settings.key_file = tls.key_file;
+  settings.key_file_pass = tls.key_password;
+  settings.server_name = tls.server_name;
+  settings.verify_peer = tls.verify_peer;
+  TlsContextPtr context;
+  std::string problem = build_tls_client_context(settings, &context);
+  if (problem.empty()) {
+    problem = transport_->start_tls(context, /*accepting=*/false, tls.server_name,
+                                    tls.verify_peer);
+  }
+  if (!problem.empty()) {
+    close();
+    throw TransportError("TLS setup failed: " + problem);
+  }
+  for (;;) {
+    const ssize_t result = transport_->handshake();
+    if (result == 1) break;
+    if (result == Transport::kFailed) {
+      const std::string why = transport_->error();
+      close();
+      throw TransportError("TLS handshake failed: " + why);
+    }
+    pollfd p{fd_, poll_events_for_read(), 0};
+    int ready = ::poll(&p, 1, poll_timeout(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      close();
+      if (ready == 0) throw TimeoutError("timed out in the TLS handshake");
+      throw TransportError("poll failed: " + errno_text(errno));
+    }
+  }
+}
+
+void Stream::close() {
+  if (fd_ < 0) return;
+  if (transport_) transport_->shutdown();
+  transport_.reset();
+  ::close(fd_);
+  fd_ = -1;
+}
+
+short Stream::poll_events_for_read() const {
+  return transport_->read_wants_write() ? POLLOUT : POLLIN;
+}
+
+short Stream::poll_events_for_write() const {
+  return transport_->write_wants_read() ? POLLIN : POLLOUT;
+}
+
 Connection::~Connection() { close(); }
 
 void Connection::close() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  stream_.close();
   inbuf_.clear();
   parser_.reset();
 }
@@ -233,7 +292,7 @@ std::string Connection::endpoint() const {
 }
 
 void Connection::ensure_connected() {
-  if (fd_ >= 0) {
+  if (stream_.is_open()) {
     if (!peer_closed()) return;
     close();
   }
@@ -245,7 +304,7 @@ void Connection::ensure_connected() {
   }
   try {
     close();
-    fd_ = connect_socket(options_, deadline_after(options_.connect_timeout), &connected_to_);
+    stream_.open(options_, deadline_after(options_.connect_timeout), &connected_to_);
     handshake();
     failures_ = 0;
   } catch (const Error& e) {
@@ -261,14 +320,16 @@ void Connection::ensure_connected() {
 }
 
 bool Connection::peer_closed() {
-  pollfd p{fd_, POLLIN, 0};
+  pollfd p{stream_.fd(), POLLIN, 0};
   if (::poll(&p, 1, 0) <= 0) return false;
   if (p.revents & (POLLERR | POLLNVAL)) return true;
   if (p.revents & (POLLIN | POLLHUP)) {
-    char byte;
-    ssize_t n = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n == 0) return true;
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return true;
+    // Read through the stream: TLS sends records of its own (session tickets) that an idle
+    // connection takes in here; anything else is kept for the next reply.
+    char chunk[4096];
+    ssize_t n = stream_.read(chunk, sizeof(chunk));
+    if (n == 0 || n == Transport::kFailed) return true;
+    if (n > 0) inbuf_.append(chunk, static_cast<size_t>(n));
   }
   return false;
 }
@@ -356,33 +417,35 @@ std::vector<RespValue> Connection::exchange(std::string_view encoded, size_t cou
 
 bool Connection::receive_some() {
   char chunk[16384];
-  for (;;) {
-    ssize_t n = ::recv(fd_, chunk, sizeof(chunk), 0);
-    if (n > 0) {
+  ssize_t n = stream_.read(chunk, sizeof(chunk));
+  if (n > 0) {
+    inbuf_.append(chunk, static_cast<size_t>(n));
+    // Decrypted bytes held by OpenSSL: poll() would not report them.
+    while (stream_.pending() > 0) {
+      n = stream_.read(chunk, sizeof(chunk));
+      if (n <= 0) break;
       inbuf_.append(chunk, static_cast<size_t>(n));
-      return true;
     }
-    if (n == 0) throw TransportError("connection to " + endpoint() + " closed by the server");
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
-    throw TransportError("read from " + endpoint() + " failed: " + errno_text(errno));
+    return true;
   }
+  if (n == 0) throw TransportError("connection to " + endpoint() + " closed by the server");
+  if (n == Transport::kAgain) return false;
+  throw TransportError("read from " + endpoint() + " failed: " + stream_.error());
 }
 
 void Connection::write_all(std::string_view data, Deadline deadline) {
   while (!data.empty()) {
-    ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+    ssize_t n = stream_.write(data.data(), data.size());
     if (n > 0) {
       data.remove_prefix(static_cast<size_t>(n));
       continue;
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-      throw TransportError("write to " + endpoint() + " failed: " + errno_text(errno));
+    if (n == Transport::kFailed) {
+      throw TransportError("write to " + endpoint() + " failed: " + stream_.error());
     }
     // The socket buffer is full: the server may be waiting for us to read its replies to
     // earlier commands, so take them in while waiting to write.
-    pollfd p{fd_, POLLOUT | POLLIN, 0};
+    pollfd p{stream_.fd(), static_cast<short>(stream_.poll_events_for_write() | POLLIN), 0};
     int ready = ::poll(&p, 1, poll_timeout(deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) throw TransportError("poll failed: " + errno_text(errno));
@@ -406,7 +469,7 @@ RespValue Connection::read_reply(Deadline deadline) {
                           std::string(parser_.error()));
     }
     if (receive_some()) continue;
-    pollfd p{fd_, POLLIN, 0};
+    pollfd p{stream_.fd(), stream_.poll_events_for_read(), 0};
     int ready = ::poll(&p, 1, poll_timeout(deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) throw TransportError("poll failed: " + errno_text(errno));

@@ -6,10 +6,12 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/transport.h"
 #include "keywarden/options.h"
 #include "resp/reply_parser.h"
 
@@ -25,6 +27,34 @@ Deadline deadline_after(std::chrono::milliseconds limit);
 // it connected to, for messages. Throws TransportError, or TimeoutError when the deadline
 // passes while connecting.
 int connect_socket(const ClientOptions& options, Deadline deadline, std::string* where = nullptr);
+
+// A connected socket and its byte stream, TLS when options.tls.enabled (the handshake done
+// within the deadline by open()). Reads and writes never block; the caller polls for
+// poll_events_for_read()/poll_events_for_write(), which a TLS stream may turn around.
+class Stream {
+ public:
+  Stream() = default;
+  ~Stream() { close(); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  // connect_socket(), then the TLS handshake. Throws TransportError or TimeoutError.
+  void open(const ClientOptions& options, Deadline deadline, std::string* where = nullptr);
+  void close();
+  bool is_open() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
+  // >0 bytes, 0 at the end of the stream, Transport::kAgain or Transport::kFailed.
+  ssize_t read(char* into, size_t size) { return transport_->read(into, size); }
+  ssize_t write(const char* from, size_t size) { return transport_->write(from, size); }
+  size_t pending() const { return transport_->pending(); }
+  short poll_events_for_read() const;
+  short poll_events_for_write() const;
+  const std::string& error() const { return transport_->error(); }
+
+ private:
+  int fd_ = -1;
+  std::unique_ptr<Transport> transport_;
+};
 
 // RESP request encoding of one command.
 void encode_command(std::string& out, const std::vector<std::string_view>& args);
@@ -46,7 +76,7 @@ class Connection {
   // Writes `encoded` (`count` commands) and reads `count` replies.
   std::vector<RespValue> round_trip(std::string_view encoded, size_t count);
 
-  bool is_open() const { return fd_ >= 0; }
+  bool is_open() const { return stream_.is_open(); }
   void close();
 
  private:
@@ -61,7 +91,7 @@ class Connection {
   bool through_sentinel() const { return !options_.sentinel.addresses.empty(); }
 
   const ClientOptions& options_;
-  int fd_ = -1;
+  Stream stream_;
   std::string connected_to_;  // what connect_socket reached last
   std::string inbuf_;
   ReplyParser parser_;

@@ -59,16 +59,15 @@ bool equals_lower(std::string_view text, std::string_view lower) {
 }
 
 // Writes all of `data`; false when the socket failed (the reader will notice and reconnect).
-bool send_all(int fd, std::string_view data, Deadline deadline) {
+bool send_all(Stream& stream, std::string_view data, Deadline deadline) {
   while (!data.empty()) {
-    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    ssize_t n = stream.write(data.data(), data.size());
     if (n > 0) {
       data.remove_prefix(static_cast<size_t>(n));
       continue;
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return false;
-    pollfd p{fd, POLLOUT, 0};
+    if (n == Transport::kFailed) return false;
+    pollfd p{stream.fd(), stream.poll_events_for_write(), 0};
     int ready = ::poll(&p, 1, poll_ms(deadline));
     if (ready == 0) return false;
     if (ready < 0 && errno != EINTR) return false;
@@ -95,7 +94,6 @@ class SubscriberCore {
     uint64_t one = 1;
     (void)!::write(wake_fd_, &one, sizeof(one));
     if (thread_.joinable()) thread_.join();
-    if (fd_ >= 0) ::close(fd_);
     ::close(wake_fd_);
   }
 
@@ -153,7 +151,7 @@ class SubscriberCore {
 
   bool connected() const {
     std::lock_guard<std::mutex> guard(mutex_);
-    if (fd_ < 0 || !ready_) return false;
+    if (stream_ == nullptr || !ready_) return false;
     for (const auto& map : entries_) {
       for (const auto& [name, entry] : map) {
         if (!entry.confirmed) return false;
@@ -182,17 +180,18 @@ class SubscriberCore {
 
   // Writes one command when the connection is up; otherwise the reconnect sends what matters.
   void write_locked(const std::vector<std::string>& args) {
-    if (fd_ < 0 || !ready_) return;
+    if (stream_ == nullptr || !ready_) return;
     std::string encoded;
     encode_command(encoded, args);
-    if (!send_all(fd_, encoded, deadline_after(std::chrono::milliseconds(1000)))) {
+    if (!send_all(*stream_, encoded, deadline_after(std::chrono::milliseconds(1000)))) {
       // The reader sees the shut-down socket and reconnects, subscribing everything again.
-      ::shutdown(fd_, SHUT_RDWR);
+      ::shutdown(stream_->fd(), SHUT_RDWR);
     }
   }
 
   // Reads one reply during the handshake.
-  RespValue read_one(int fd, std::string& buffer, ReplyParser& parser, Deadline deadline) {
+  RespValue read_one(Stream& stream, std::string& buffer, ReplyParser& parser,
+                     Deadline deadline) {
     for (;;) {
       ReplyParseStatus status = parser.parse(buffer);
       buffer.erase(0, parser.consumed());
@@ -202,21 +201,21 @@ class SubscriberCore {
         return value;
       }
       if (status == ReplyParseStatus::kError) throw ProtocolError("malformed reply");
-      pollfd p{fd, POLLIN, 0};
+      char chunk[4096];
+      ssize_t n = stream.read(chunk, sizeof(chunk));
+      if (n == 0) throw TransportError("connection closed during the handshake");
+      if (n == Transport::kFailed) throw TransportError("read failed: " + stream.error());
+      if (n > 0) {
+        buffer.append(chunk, static_cast<size_t>(n));
+        continue;
+      }
+      pollfd p{stream.fd(), stream.poll_events_for_read(), 0};
       int ready = ::poll(&p, 1, poll_ms(deadline));
       if (ready == 0) throw TimeoutError("timed out in the subscriber's handshake");
-      if (ready < 0 && errno == EINTR) continue;
-      char chunk[4096];
-      ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
-      if (n == 0) throw TransportError("connection closed during the handshake");
-      if (n < 0 && errno != EAGAIN && errno != EINTR) {
-        throw TransportError(std::string("read failed: ") + std::strerror(errno));
-      }
-      if (n > 0) buffer.append(chunk, static_cast<size_t>(n));
     }
   }
 
-  RespValue exchange(int fd, const std::vector<std::string>& args, std::string& buffer,
+  RespValue exchange(Stream& fd, const std::vector<std::string>& args, std::string& buffer,
                      ReplyParser& parser, Deadline deadline) {
     std::string encoded;
     encode_command(encoded, args);
@@ -225,7 +224,7 @@ class SubscriberCore {
   }
 
   // HELLO 3 (with AUTH and SETNAME) when the server knows it, else AUTH / CLIENT SETNAME.
-  void handshake(int fd, std::string& buffer, ReplyParser& parser) {
+  void handshake(Stream& fd, std::string& buffer, ReplyParser& parser) {
     Deadline deadline = deadline_after(options_.connect_timeout);
     std::vector<std::string> hello{"HELLO", "3"};
     if (!options_.password.empty()) {
@@ -272,12 +271,12 @@ class SubscriberCore {
       }
       buffer.clear();
       parser.reset();
-      int fd = -1;
+      Stream stream;
       try {
-        fd = connect_socket(options_, deadline_after(options_.connect_timeout));
-        handshake(fd, buffer, parser);
+        stream.open(options_, deadline_after(options_.connect_timeout));
+        handshake(stream, buffer, parser);
       } catch (const Error& e) {
-        if (fd >= 0) ::close(fd);
+        stream.close();
         {
           std::lock_guard<std::mutex> guard(mutex_);
           last_connect_error_ = e.what();
@@ -293,7 +292,7 @@ class SubscriberCore {
       failures = 0;
       {
         std::lock_guard<std::mutex> guard(mutex_);
-        fd_ = fd;
+        stream_ = &stream;
         ready_ = true;
         last_connect_error_.clear();
         notify_reconnect_ = was_connected;
@@ -310,10 +309,10 @@ class SubscriberCore {
       }
       was_connected = true;
       maybe_fire_reconnect();
-      read_loop(fd, buffer, parser);
+      read_loop(stream, buffer, parser);
       std::lock_guard<std::mutex> guard(mutex_);
-      ::close(fd_);
-      fd_ = -1;
+      stream_ = nullptr;
+      stream.close();
       ready_ = false;
       for (auto& map : entries_) {
         for (auto& [name, entry] : map) entry.confirmed = false;
@@ -324,7 +323,7 @@ class SubscriberCore {
   // Reads and dispatches until the connection fails or shutdown. A connection silent for a
   // keep-alive interval gets a PING; one still silent an interval later is taken for dead (a
   // frozen server or a dropped route never closes the socket) and reconnected.
-  void read_loop(int fd, std::string& buffer, ReplyParser& parser) {
+  void read_loop(Stream& stream, std::string& buffer, ReplyParser& parser) {
     const auto interval = options_.keepalive_interval;
     Clock::time_point last_heard = Clock::now();
     bool ping_sent = false;
@@ -338,7 +337,12 @@ class SubscriberCore {
       }
       int timeout = -1;
       if (interval.count() > 0) timeout = poll_ms(last_heard + interval * (ping_sent ? 2 : 1));
-      pollfd p[2] = {{fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+      short wanted;
+      {
+        std::lock_guard<std::mutex> guard(mutex_);
+        wanted = stream.poll_events_for_read();
+      }
+      pollfd p[2] = {{stream.fd(), wanted, 0}, {wake_fd_, POLLIN, 0}};
       int ready = ::poll(p, 2, timeout);
       if (ready < 0 && errno == EINTR) continue;
       if (ready < 0) return;
@@ -353,15 +357,19 @@ class SubscriberCore {
         std::lock_guard<std::mutex> guard(mutex_);
         if (stop_) return;
       }
-      if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      if (p[0].revents & (POLLIN | POLLOUT | POLLHUP | POLLERR)) {
         char chunk[16384];
-        ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
-        if (n == 0) return;
-        if (n < 0) {
-          if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
-          return;
-        }
+        // Writers use the stream too (under the mutex): one TLS object, one user at a time.
+        std::lock_guard<std::mutex> guard(mutex_);
+        ssize_t n = stream.read(chunk, sizeof(chunk));
+        if (n == 0 || n == Transport::kFailed) return;
+        if (n == Transport::kAgain) continue;
         buffer.append(chunk, static_cast<size_t>(n));
+        while (stream.pending() > 0) {
+          n = stream.read(chunk, sizeof(chunk));
+          if (n <= 0) break;
+          buffer.append(chunk, static_cast<size_t>(n));
+        }
         last_heard = Clock::now();
         ping_sent = false;
       }
@@ -465,7 +473,7 @@ class SubscriberCore {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   bool stop_ = false;
-  int fd_ = -1;
+  Stream* stream_ = nullptr;  // the reader's connection while one is up (under mutex_)
   bool ready_ = false;
   bool notify_reconnect_ = false;
   std::array<std::map<std::string, Entry>, 3> entries_;

@@ -2,11 +2,19 @@
 // log (see acl.h).
 #include "commands/acl.h"
 
+#include <fcntl.h>
 #include <openssl/sha.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
+#include <cerrno>
+#include <chrono>
 #include <climits>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
 
 #include "commands/client_session.h"
 #include "common/ascii.h"
@@ -144,6 +152,8 @@ AclStore::AclStore(CommandTable& commands) : commands_(commands) {
 AclSelector AclStore::new_selector(bool root) const {
   AclSelector selector;
   selector.root = root;
+  // acl-pubsub-default allchannels: new selectors may use every channel.
+  selector.all_channels = pubsub_default_all != 0;
   return selector;
 }
 
@@ -345,6 +355,7 @@ std::string AclStore::apply_rule(AclUser& user, std::string_view rule) const {
     for (std::string_view step : {"resetpass", "resetkeys", "resetchannels", "off",
                                   "sanitize-payload", "clearselectors", "-@all"}) {
       apply_rule(user, step);
+      if (step == "resetchannels" && pubsub_default_all != 0) apply_rule(user, "allchannels");
     }
   } else {
     return apply_selector_rule(user.selectors.front(), rule);
@@ -655,6 +666,184 @@ void AclStore::log(const ClientSession& session, const Command* running, AclDeni
   log_.push_front(AclLogEntry{1, reason, std::string(context), std::string(object),
                               std::string(username), now_ms, std::move(info)});
   while (static_cast<int64_t>(log_.size()) > log_max_len) log_.pop_back();
+}
+
+}  // namespace keywarden
+
+namespace keywarden {
+namespace {
+
+// The line's words split at single spaces, as sdssplitlen(line, " ") does: two spaces in a
+// row make an empty word.
+std::vector<std::string> split_at_spaces(std::string_view line) {
+  std::vector<std::string> words;
+  size_t start = 0;
+  for (;;) {
+    const size_t space = line.find(' ', start);
+    words.emplace_back(line.substr(start, space == std::string_view::npos ? space : space - start));
+    if (space == std::string_view::npos) break;
+    start = space + 1;
+  }
+  return words;
+}
+
+std::string_view trim(std::string_view text, std::string_view set) {
+  const size_t first = text.find_first_not_of(set);
+  if (first == std::string_view::npos) return {};
+  const size_t last = text.find_last_not_of(set);
+  return text.substr(first, last - first + 1);
+}
+
+}  // namespace
+
+std::string AclStore::load_file() {
+  std::ifstream in(acl_file, std::ios::binary);
+  if (!in) {
+    return "Error loading ACLs, opening file '" + acl_file + "': " + std::strerror(errno);
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return load_text(text.str());
+}
+
+std::string AclStore::load_text(std::string_view text) {
+  std::string errors;
+  auto where = [&](int line) { return acl_file + ":" + std::to_string(line); };
+  // The users the file defines, built aside: nothing changes unless every line is valid.
+  std::map<std::string, std::shared_ptr<AclUser>, std::less<>> fresh;
+  auto fresh_default = std::make_shared<AclUser>();
+  fresh_default->name = "default";
+  fresh_default->selectors.push_back(new_selector(true));
+  for (std::string_view rule : {"+@all", "~*", "&*", "on", "nopass"}) {
+    apply_rule(*fresh_default, rule);
+  }
+  std::set<std::string, std::less<>> seen;
+  AclUser fake;
+  fake.name = "__fakeuser__";
+  int line_number = 0;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view raw = text.substr(start, end - start);
+    start = end + 1;
+    ++line_number;
+    const std::string_view line = trim(raw, " \t\r\n");
+    if (line.empty()) continue;
+    std::vector<std::string> words = split_at_spaces(line);
+    if (words[0] != "user" || words.size() < 2) {
+      errors += where(line_number) + " should start with user keyword followed by the username. ";
+      continue;
+    }
+    const std::string& name = words[1];
+    if (has_spaces(name)) {
+      errors += "'" + where(line_number) + ": username '" + name +
+                "' contains invalid characters. ";
+      continue;
+    }
+    if (!seen.insert(name).second) {
+      errors += "WARNING: Duplicate user '" + name + "' found on line " +
+                std::to_string(line_number) + ". ";
+      continue;
+    }
+    // Selectors split over several words come together again: "(~a" "+get)".
+    std::vector<std::string> rules;
+    bool open = false;
+    for (size_t i = 2; i < words.size(); ++i) {
+      const std::string& word = words[i];
+      if (open) {
+        rules.back() += ' ';
+        rules.back() += word;
+        if (!word.empty() && word.back() == ')') open = false;
+      } else {
+        rules.push_back(word);
+        open = !word.empty() && word.front() == '(' && word.back() != ')';
+      }
+    }
+    if (open) {
+      errors += where(line_number) + ": Unmatched parenthesis in selector definition. ";
+      continue;
+    }
+    for (std::string& rule : rules) rule = std::string(trim(rule, "\t\r\n"));
+    // Checked on a scratch user first. Unknown commands and categories are named (they are
+    // no secret); of the other errors only the first, since it may explain the rest.
+    fake.flags = AclUser::kOff;
+    fake.passwords.clear();
+    fake.selectors.assign(1, new_selector(true));
+    apply_rule(fake, "reset");
+    bool syntax_error = false;
+    for (const std::string& rule : rules) {
+      std::string error = apply_rule(fake, rule);
+      if (error.empty()) continue;
+      if (error == kUnknownName) {
+        errors += where(line_number) + ": Error in applying operation '" + rule + "': " + error +
+                  ". ";
+      } else if (!syntax_error) {
+        errors += where(line_number) + ": " + error + ". ";
+        syntax_error = true;
+      }
+    }
+    if (!errors.empty()) continue;
+    // A new user, the default one too (as in Redis: its line starts from a new user's state).
+    auto user = std::make_shared<AclUser>();
+    user->name = name;
+    user->selectors.push_back(new_selector(true));
+    for (const std::string& rule : rules) apply_rule(*user, rule);
+    fresh[name] = std::move(user);
+  }
+  if (!errors.empty()) {
+    return errors +
+           "WARNING: ACL errors detected, no change to the previously active ACL rules was "
+           "performed";
+  }
+  // The default user object stays (sessions hold it); it takes the file's definition, or a
+  // new default user's when the file has none. Every other former user goes, with its clients.
+  auto defined = fresh.find("default");
+  *default_user_ = std::move(defined != fresh.end() ? *defined->second : *fresh_default);
+  fresh["default"] = default_user_;
+  std::map<std::string, std::shared_ptr<AclUser>, std::less<>> old;
+  old.swap(users_);
+  users_ = std::move(fresh);
+  for (const auto& [name, user] : old) {
+    if (user != default_user_ && user_removed) user_removed(*user);
+  }
+  return "";
+}
+
+std::string AclStore::save_file() const {
+  std::string text;
+  for (const auto& [name, user] : users_) {
+    text += "user " + name + " " + describe_user(*user) + "\n";
+  }
+  // A temporary file beside the target, renamed over it: the file is never half written.
+  const std::string temporary =
+      acl_file + ".tmp-" + std::to_string(::getpid()) + "-" +
+      std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return "Opening temp ACL file for ACL SAVE: " + std::string(std::strerror(errno));
+  size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t count = ::write(fd, text.data() + written, text.size() - written);
+    if (count < 0) {
+      if (errno == EINTR) continue;
+      const std::string error = std::strerror(errno);
+      ::close(fd);
+      ::unlink(temporary.c_str());
+      return "Writing ACL file for ACL SAVE: " + error;
+    }
+    written += static_cast<size_t>(count);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    const std::string error = std::strerror(errno);
+    ::unlink(temporary.c_str());
+    return "Failed to fsync ACL file for ACL SAVE: " + error;
+  }
+  if (::rename(temporary.c_str(), acl_file.c_str()) != 0) {
+    const std::string error = std::strerror(errno);
+    ::unlink(temporary.c_str());
+    return "Renaming ACL file for ACL SAVE: " + error;
+  }
+  return "";
 }
 
 }  // namespace keywarden

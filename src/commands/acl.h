@@ -160,6 +160,23 @@ class AclStore {
   // Whether `user` may touch `channel` (literally, for a PUNSUBSCRIBE-like use of a pattern).
   static bool channel_allowed(const AclUser& user, std::string_view channel, bool literal);
 
+  // --- ACL file ----------------------------------------------------------------------------
+  // aclfile: the path ACL LOAD reads and ACL SAVE writes ("" when not configured).
+  std::string acl_file;
+  // acl-pubsub-default: whether new users (and `reset`) start with allchannels (1) or
+  // resetchannels (0).
+  int pubsub_default_all = 0;
+  // ACL LOAD (and the start-up load): replaces every user by the file's, all or nothing, as
+  // Redis 7.0's ACLLoadFromFile: lines "user <name> <rule>…" split at spaces, the default
+  // user back to `on nopass ~* &* +@all` unless the file defines it, the clients of every
+  // other former user disconnected. Returns "" or Redis's error text (no "ERR ").
+  std::string load_file();
+  // The same from the file's text (what load_file() read).
+  std::string load_text(std::string_view text);
+  // ACL SAVE: every user as a "user" line, written to a temporary file renamed over aclfile.
+  // Returns "" or the reason to log.
+  std::string save_file() const;
+
   // --- Log ---------------------------------------------------------------------------------
   // Records a denial; entries alike (reason, context, object, user) within a minute are merged.
   // `session` is the client whose CLIENT LIST line is kept (a script's caller), running

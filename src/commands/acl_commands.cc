@@ -11,6 +11,7 @@
 #include "commands/errors.h"
 #include "commands/families.h"
 #include "common/ascii.h"
+#include "common/log.h"
 #include "common/number.h"
 
 namespace keywarden {
@@ -220,12 +221,25 @@ void acl_dryrun_command(CommandContext& ctx) {
 }
 
 void acl_load_save_command(CommandContext& ctx) {
-  // keywarden reads no ACL file yet (aclfile is accepted and ignored), so it answers as a Redis
-  // started without one.
-  ctx.error(
-      "ERR This Redis instance is not configured to use an ACL file. You may want to specify "
-      "users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a "
-      "Redis configuration file set) in order to store users in the Redis configuration.");
+  AclStore& acl = ctx.server.acl();
+  if (acl.acl_file.empty()) {
+    return ctx.error(
+        "ERR This Redis instance is not configured to use an ACL file. You may want to specify "
+        "users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a "
+        "Redis configuration file set) in order to store users in the Redis configuration.");
+  }
+  if (equals_ignore_case(ctx.args[1], "load")) {
+    std::string errors = acl.load_file();
+    if (!errors.empty()) return ctx.error("ERR " + errors);
+    return ctx.reply.simple_string("OK");
+  }
+  if (std::string problem = acl.save_file(); !problem.empty()) {
+    log_message(LogLevel::kWarning, problem);
+    return ctx.error(
+        "ERR There was an error trying to save the ACLs. Please check the server logs for more "
+        "information");
+  }
+  ctx.reply.simple_string("OK");
 }
 
 void acl_help_command(CommandContext& ctx) {

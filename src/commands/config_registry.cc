@@ -360,6 +360,24 @@ std::string ConfigRegistry::set(std::span<const std::string_view> pairs) {
              "') - " + problem;
     }
   }
+  // The apply functions, each group once, in the order its first directive came.
+  std::vector<ConfigDirective*> appliers;
+  for (ConfigDirective* directive : targets) {
+    if (!directive->apply) continue;
+    bool seen = false;
+    for (ConfigDirective* other : appliers) {
+      seen = seen || other->apply_group == directive->apply_group;
+    }
+    if (!seen) appliers.push_back(directive);
+  }
+  for (ConfigDirective* applier : appliers) {
+    std::string problem = applier->apply();
+    if (problem.empty()) continue;
+    for (size_t j = 0; j < targets.size(); ++j) targets[j]->set(previous[j], false);
+    for (ConfigDirective* other : appliers) other->apply();
+    return "ERR CONFIG SET failed (possibly related to argument '" + applier->name + "') - " +
+           problem;
+  }
   return "";
 }
 

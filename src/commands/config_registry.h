@@ -34,6 +34,11 @@ struct ConfigDirective {
   // 'no'"). `starting` is true while loading the file and arguments.
   std::function<std::string(std::string_view value, bool starting)> set;
   std::string default_value;  // as get() returned it right after registration
+  // Run by CONFIG SET once every value of the command is set, once per `apply_group` however
+  // many of its directives were set (Redis's apply functions: the tls-* files are loaded
+  // together). "" or the reason; on failure every value is restored and applied again.
+  std::string apply_group;
+  std::function<std::string()> apply;
 };
 
 class ConfigRegistry {

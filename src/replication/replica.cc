@@ -332,6 +332,8 @@ void ReplicaSide::close_link(bool keep_history) {
   const bool was_up = state_ == LinkState::kConnected;
   if (fd_ >= 0) {
     service_.loop().unwatch(fd_);
+    if (transport_) transport_->shutdown();
+    transport_.reset();
     ::close(fd_);
     fd_ = -1;
   }
@@ -385,20 +387,22 @@ void ReplicaSide::send(std::string_view bytes) {
 
 void ReplicaSide::flush_output() {
   while (!out_.empty() && fd_ >= 0) {
-    ssize_t written = ::send(fd_, out_.data(), out_.size(), MSG_NOSIGNAL);
+    ssize_t written = transport_->write(out_.data(), out_.size());
     if (written > 0) {
       out_.erase(0, static_cast<size_t>(written));
       continue;
     }
-    if (written < 0 && errno == EINTR) continue;
-    if (written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    log_warning(std::string("Error writing to MASTER: ") + std::strerror(errno));
+    if (written == Transport::kAgain) break;
+    log_warning("Error writing to MASTER: " + transport_->error());
     if (state_ == LinkState::kConnected) log_notice("Connection with master lost.");
     close_link(true);
     return;
   }
   if (fd_ < 0 || state_ == LinkState::kConnecting) return;
-  const bool want_writable = !out_.empty();
+  // A TLS read that must write first (a handshake step) waits for writability too.
+  // A TLS write that needs the peer's bytes first waits for readability instead.
+  const bool want_writable = (!out_.empty() && !transport_->write_wants_read()) ||
+                             transport_->read_wants_write();
   if (want_writable != watching_writable_) {
     watching_writable_ = want_writable;
     service_.loop().update(
@@ -409,14 +413,17 @@ void ReplicaSide::flush_output() {
 void ReplicaSide::on_events(uint32_t events) {
   // Loading a full sync lets the loop answer clients; the link waits until it is over.
   if (loading_ || fd_ < 0) return;
-  if (events & EventLoop::kWritable) {
+  const bool read_waits_for_write = transport_ && transport_->read_wants_write();
+  if ((events & EventLoop::kWritable) || (transport_ && transport_->write_wants_read())) {
     if (state_ == LinkState::kConnecting) {
       on_writable();
     } else {
       flush_output();
     }
   }
-  if (fd_ >= 0 && (events & EventLoop::kReadable) && state_ != LinkState::kConnecting) {
+  if (fd_ >= 0 && state_ != LinkState::kConnecting &&
+      ((events & EventLoop::kReadable) ||
+       (read_waits_for_write && (events & EventLoop::kWritable)))) {
     on_readable();
   }
 }
@@ -429,6 +436,15 @@ void ReplicaSide::on_writable() {
     log_warning(std::string("Error condition on socket for SYNC: ") + std::strerror(error));
     fail();
     return;
+  }
+  transport_ = std::make_unique<Transport>(fd_);
+  if (const TlsContextPtr& tls = service_.tls_client_context()) {
+    // tls-replication: the handshake runs as the PING goes out and its answer comes back.
+    if (std::string problem = transport_->start_tls(tls, /*accepting=*/false); !problem.empty()) {
+      log_warning("Error condition on socket for SYNC: " + problem);
+      fail();
+      return;
+    }
   }
   log_notice("Non blocking connect for SYNC fired the event.");
   state_ = LinkState::kReceivePing;
@@ -451,13 +467,23 @@ void ReplicaSide::on_readable() {
     }
     const size_t old_size = in_.size();
     in_.resize(old_size + kReadChunk);
-    ssize_t got = ::read(fd_, in_.data() + old_size, kReadChunk);
+    ssize_t got = transport_->read(in_.data() + old_size, kReadChunk);
     if (got > 0) {
       in_.resize(old_size + static_cast<size_t>(got));
+      // Decrypted bytes OpenSSL holds are not in the socket for the loop to report.
+      while (size_t pending = transport_->pending()) {
+        const size_t at = in_.size();
+        in_.resize(at + pending);
+        const ssize_t more = transport_->read(in_.data() + at, pending);
+        in_.resize(at + static_cast<size_t>(std::max<ssize_t>(more, 0)));
+        if (more <= 0) break;
+      }
     } else {
       in_.resize(old_size);
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      if (got == Transport::kAgain) {
+        if (transport_->read_wants_write() || transport_->write_wants_read()) flush_output();
+        return;
+      }
       if (state_ == LinkState::kConnected) {
         log_notice("Connection with master lost.");
         close_link(true);

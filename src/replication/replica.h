@@ -34,6 +34,7 @@
 #include <string_view>
 
 #include "common/event_loop.h"
+#include "common/transport.h"
 #include "resp/request_parser.h"
 
 namespace keywarden {
@@ -128,6 +129,8 @@ class ReplicaSide final : public EventHandler {
   ReplicationService& service_;
   LinkState state_ = LinkState::kNone;
   int fd_ = -1;
+  // The link's stream: plain, or TLS with tls-replication (made when the connect completes).
+  std::unique_ptr<Transport> transport_;
   bool watching_writable_ = false;
   std::string in_;         // bytes read and not yet consumed
   size_t in_pos_ = 0;      // first unconsumed byte of in_

@@ -89,6 +89,8 @@ void ReplicationService::settings_changed() {
 }
 
 int64_t ReplicationService::listening_port() const {
+  // Over TLS the primary reaches its replicas on their tls-port (Redis announces it).
+  if (tls_client_context_ && tls_port_ != 0) return tls_port_;
   if (listening_port_ >= 0) return listening_port_;
   if (config_ != nullptr) {
     if (const ConfigDirective* port = config_->find("port")) {

@@ -22,6 +22,7 @@
 
 #include "commands/service.h"
 #include "commands/server_state.h"
+#include "common/transport.h"
 #include "persistence/rdb_file.h"
 #include "replication/failover.h"
 #include "replication/replication_ids.h"
@@ -76,6 +77,11 @@ class ReplicationService final : public Service {
   // replica-announce-port is set). Until set, the port directive's value is used.
   void set_listening_port(int64_t port) { listening_port_ = port; }
   int64_t listening_port() const;
+  // tls-replication: the context the replica side connects to its primary with (null: plain
+  // TCP), and the tls-port a replica announces instead of its port then.
+  void set_tls_client_context(TlsContextPtr context) { tls_client_context_ = std::move(context); }
+  const TlsContextPtr& tls_client_context() const { return tls_client_context_; }
+  void set_tls_port(int64_t port) { tls_port_ = port; }
   // bind-source-addr, read from the config registry (ServerSettings owns it).
   std::string bind_source_addr() const;
   // How a full sync is loaded as the start-up load is: the loading flag with its INFO
@@ -108,6 +114,8 @@ class ReplicationService final : public Service {
   ReplicationIds ids_;
   ConfigRegistry* config_ = nullptr;
   int64_t listening_port_ = -1;
+  TlsContextPtr tls_client_context_;
+  int64_t tls_port_ = 0;
   LoadingSupport loading_support_;
   std::function<void()> commands_applied_hook_;
   std::unique_ptr<PrimarySide> primary_;

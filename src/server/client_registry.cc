@@ -2,6 +2,8 @@
 // the clients' directives, INFO clients and the CLIENT command.
 #include "server/client_registry.h"
 
+#include <openssl/ssl.h>
+
 #include "replication/primary.h"
 #include "replication/replication_service.h"
 
@@ -267,7 +269,7 @@ void ClientRegistry::register_config(ConfigRegistry& c) {
 }
 
 void ClientRegistry::accept(int fd, const sockaddr_storage& address, std::string_view unix_path,
-                            bool protected_mode) {
+                            bool protected_mode, const TlsContextPtr* tls, int auth_clients) {
   ++stats_.total_connections_received;
   const bool unix_socket = !unix_path.empty();
   std::string peer, local;
@@ -290,22 +292,42 @@ void ClientRegistry::accept(int fd, const sockaddr_storage& address, std::string
   }
   if (static_cast<int64_t>(connections_.size()) >= settings_.maxclients) {
     static constexpr std::string_view kReply = "-ERR max number of clients reached\r\n";
-    [[maybe_unused]] ssize_t ignored = ::send(fd, kReply.data(), kReply.size(), MSG_NOSIGNAL);
+    if (tls == nullptr) {
+      [[maybe_unused]] ssize_t ignored = ::send(fd, kReply.data(), kReply.size(), MSG_NOSIGNAL);
+    }
     ++stats_.rejected_connections;
     close(fd);
     return;
   }
   if (!unix_socket && protected_mode && state_.acl().default_user()->nopass() &&
       !is_loopback(address)) {
-    [[maybe_unused]] ssize_t ignored =
-        ::send(fd, kProtectedModeReply.data(), kProtectedModeReply.size(), MSG_NOSIGNAL);
+    if (tls == nullptr) {
+      [[maybe_unused]] ssize_t ignored =
+          ::send(fd, kProtectedModeReply.data(), kProtectedModeReply.size(), MSG_NOSIGNAL);
+    }
+    ++stats_.rejected_connections;
+    close(fd);
+    return;
+  }
+  if (tls != nullptr && !*tls) {  // TLS is not configured (cannot happen with a tls-port)
     ++stats_.rejected_connections;
     close(fd);
     return;
   }
   uint64_t id = ++last_client_id_;
-  connections_.emplace(id,
-                       std::make_unique<Connection>(*this, fd, id, peer, local, unix_socket));
+  auto connection = std::make_unique<Connection>(*this, fd, id, peer, local, unix_socket);
+  if (tls != nullptr) {
+    const int verify_mode = auth_clients == TlsSettings::kNo         ? SSL_VERIFY_NONE
+                            : auth_clients == TlsSettings::kOptional ? SSL_VERIFY_PEER
+                                                                     : -1;  // the context's
+    if (std::string problem = connection->start_tls(*tls, verify_mode); !problem.empty()) {
+      log_message(LogLevel::kWarning, "Error accepting a client connection: " + problem);
+      connection->close();
+      connections_.emplace(id, std::move(connection));  // reaped with the other closed ones
+      return;
+    }
+  }
+  connections_.emplace(id, std::move(connection));
 }
 
 Connection* ClientRegistry::connection(uint64_t id) {

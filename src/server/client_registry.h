@@ -15,6 +15,8 @@
 // of what the open connections last reported.
 #pragma once
 
+#include "common/transport.h"
+
 #include <sys/socket.h>
 
 #include <cstdint>
@@ -78,9 +80,11 @@ class ClientRegistry final : public Service, public ConnectionHost, public Repli
 
   // A socket a listener accepted: counted, given its TCP options, then refused (maxclients,
   // protected mode) or made a connection. `unix_path` is the unix socket's path, empty for a
-  // TCP socket; `protected_mode` is the protected-mode directive.
+  // TCP socket; `protected_mode` is the protected-mode directive. A socket of the tls-port
+  // comes with the server's `tls` context and tls-auth-clients (TlsSettings::AuthClients);
+  // its refusals are not written (the client expects a TLS handshake, not plain text).
   void accept(int fd, const sockaddr_storage& address, std::string_view unix_path,
-              bool protected_mode);
+              bool protected_mode, const TlsContextPtr* tls = nullptr, int auth_clients = 1);
   // Sends what connections queued for writing.
   void flush_pending_writes();
   // Destroys the connections closed since the last call.

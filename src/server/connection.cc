@@ -84,6 +84,7 @@ Connection::Connection(ConnectionHost& server, int fd, uint64_t id, std::string 
                        bool unix_socket)
     : server_(server),
       fd_(fd),
+      transport_(fd),
       peer_(std::move(peer)),
       local_(std::move(local)),
       unix_socket_(unix_socket),
@@ -106,6 +107,15 @@ Connection::Connection(ConnectionHost& server, int fd, uint64_t id, std::string 
 
 Connection::~Connection() { close(); }
 
+std::string Connection::start_tls(const TlsContextPtr& context, int verify_mode) {
+  return transport_.start_tls(context, /*accepting=*/true, {}, false, verify_mode);
+}
+
+void Connection::watch_for_io(bool output_pending) {
+  const bool writable = output_pending || transport_.read_wants_write();
+  watch_for(writable ? EventLoop::kReadable | EventLoop::kWritable : EventLoop::kReadable);
+}
+
 void Connection::watch_for(uint32_t events) {
   if (fd_ < 0 || events == watched_events_) return;
   if (watched_events_ == 0) {
@@ -121,6 +131,7 @@ void Connection::close() {
   server_.state().blocking().unblock(session_);
   server_.state().pubsub().unsubscribe_all(this);
   server_.loop().unwatch(fd_);
+  transport_.shutdown();
   ::close(fd_);
   fd_ = -1;
   server_.connection_closed(this);
@@ -131,10 +142,17 @@ void Connection::on_events(uint32_t events) {
   // The client whose script is running is answered when the script ends; what it sends
   // meanwhile waits in the socket.
   if (server_.script_running_for(session_)) return;
-  if (events & EventLoop::kWritable) {
+  // A TLS stream may need the other readiness than the one its operation waits for: a read
+  // that had to write goes on when the socket is writable, a write that had to read when it
+  // is readable.
+  const bool read_waits_for_write = transport_.read_wants_write();
+  if ((events & EventLoop::kWritable) || transport_.write_wants_read()) {
     if (!flush()) return;
   }
-  if (events & EventLoop::kReadable) read_from_socket();
+  if ((events & EventLoop::kReadable) ||
+      (read_waits_for_write && (events & EventLoop::kWritable))) {
+    read_from_socket();
+  }
 }
 
 void Connection::read_from_socket() {
@@ -144,16 +162,32 @@ void Connection::read_from_socket() {
     want = std::max(kReadChunk, parser_.bytes_wanted() - query_.size());
   }
   char* into = query_.prepare(want);
-  ssize_t count = ::read(fd_, into, want);
-  if (count == 0) {
+  const bool was_waiting_for_write = transport_.read_wants_write();
+  ssize_t count = transport_.read(into, want);
+  if (count == 0 || count == Transport::kFailed) {
+    if (count == Transport::kFailed && transport_.tls()) {
+      log_message(LogLevel::kVerbose, "Error accepting a client connection: " +
+                                          transport_.error() + " (addr=" + peer_ +
+                                          " laddr=" + local_ + ")");
+    }
     close();
     return;
   }
-  if (count < 0) {
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) close();
+  if (count == Transport::kAgain) {
+    // A TLS handshake step may have to wait for writability.
+    if (transport_.read_wants_write() != was_waiting_for_write) watch_for_io(output_size() > 0);
     return;
   }
+  if (was_waiting_for_write) watch_for_io(output_size() > 0);
   query_.commit(static_cast<size_t>(count));
+  // Bytes OpenSSL decrypted already are not in the socket any more, so the loop would not
+  // report them: take them now (at most the rest of one TLS record).
+  while (size_t pending = transport_.pending()) {
+    ssize_t more = transport_.read(query_.prepare(pending), pending);
+    if (more <= 0) break;
+    query_.commit(static_cast<size_t>(more));
+    count += more;
+  }
   query_peak_ = std::max(query_peak_, query_.size());
   ++server_.traffic().reads_processed;
   server_.traffic().net_input_bytes += static_cast<uint64_t>(count);
@@ -530,10 +564,9 @@ bool Connection::flush() {
   size_t budget = kMaxWritePerFlush;
   while (output_sent_ < output_.size() && budget > 0) {
     size_t length = std::min(output_.size() - output_sent_, budget);
-    ssize_t count = ::send(fd_, output_.data() + output_sent_, length, MSG_NOSIGNAL);
+    ssize_t count = transport_.write(output_.data() + output_sent_, length);
+    if (count == Transport::kAgain) break;
     if (count < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
       close();
       return false;
     }
@@ -550,9 +583,10 @@ bool Connection::flush() {
       close();
       return false;
     }
-    watch_for(EventLoop::kReadable);
+    watch_for_io(false);
   } else {
-    watch_for(EventLoop::kReadable | EventLoop::kWritable);
+    // A TLS write waiting for readability is retried on the next readable event.
+    watch_for_io(!transport_.write_wants_read());
   }
   server_.client_memory_changed(*this);
   return true;

@@ -19,6 +19,7 @@
 #include "replication/replica_channel.h"
 #include "server/connection_host.h"
 #include "common/event_loop.h"
+#include "common/transport.h"
 
 namespace keywarden {
 
@@ -70,6 +71,10 @@ class Connection final : public EventHandler,
   ~Connection() override;
 
   void on_events(uint32_t events) override;
+  // Speaks TLS from now on (a connection accepted on the tls-port, before any byte moved);
+  // `verify_mode` is the SSL_VERIFY_* mode tls-auth-clients asks for. "" or the reason.
+  std::string start_tls(const TlsContextPtr& context, int verify_mode);
+  bool tls() const { return transport_.tls(); }
 
   // Writes what the reply buffer holds; false when the connection had to be closed.
   bool flush();
@@ -164,9 +169,14 @@ class Connection final : public EventHandler,
   // The limits of the connection's class (pubsub while subscribed, else normal).
   const OutputBufferLimit& output_limit() const;
 
+  // Watches for readability, and for writability too while a reply waits or a TLS read
+  // needs to write.
+  void watch_for_io(bool output_pending);
+
   ConnectionHost& server_;
   bool held_by_pause_ = false;
   int fd_;
+  Transport transport_;
   std::string peer_;
   std::string local_;
   bool unix_socket_;

@@ -36,8 +36,6 @@ constexpr int64_t kLongMax = INT64_MAX;
 constexpr uint32_t kImmutable = kConfigImmutable;
 
 constexpr const char* kCluster = "Redis Cluster";
-constexpr const char* kTls = "TLS";
-constexpr const char* kAcl = "ACL";
 
 const Row kRows[] = {
     // Tunables of internals keywarden does not have: no effect.
@@ -100,29 +98,7 @@ const Row kRows[] = {
     {"cluster-link-sendbuf-limit", nullptr, Kind::kMemory, "0", 0, kLongMax, "", 0, kCluster},
     {"cluster-preferred-endpoint-type", nullptr, Kind::kEnum, "ip", 0, 0,
      "ip hostname unknown-endpoint", 0, kCluster},
-    {"tls-port", nullptr, Kind::kInteger, "0", 0, 65535, "", 0, kTls},
-    {"tls-cert-file", nullptr, Kind::kString, "", 0, 0, "", 0, kTls},
-    {"tls-key-file", nullptr, Kind::kString, "", 0, 0, "", 0, kTls},
-    {"tls-key-file-pass", nullptr, Kind::kString, "", 0, 0, "", kConfigSensitive, kTls},
-    {"tls-client-cert-file", nullptr, Kind::kString, "", 0, 0, "", 0, kTls},
-    {"tls-client-key-file", nullptr, Kind::kString, "", 0, 0, "", 0, kTls},
-    {"tls-client-key-file-pass", nullptr, Kind::kString, "", 0, 0, "", kConfigSensitive, kTls},
-    {"tls-dh-params-file", nullptr, Kind::kString, "", 0, 0, "", 0, kTls},
-    {"tls-ca-cert-file", nullptr, Kind::kString, "", 0, 0, "", 0, kTls},
-    {"tls-ca-cert-dir", nullptr, Kind::kString, "", 0, 0, "", 0, kTls},
-    {"tls-protocols", nullptr, Kind::kString, "", 0, 0, "", 0, kTls},
-    {"tls-ciphers", nullptr, Kind::kString, "", 0, 0, "", 0, kTls},
-    {"tls-ciphersuites", nullptr, Kind::kString, "", 0, 0, "", 0, kTls},
-    {"tls-auth-clients", nullptr, Kind::kEnum, "yes", 0, 0, "no yes optional", 0, kTls},
-    {"tls-prefer-server-ciphers", nullptr, Kind::kBool, "no", 0, 0, "", 0, kTls},
-    {"tls-session-caching", nullptr, Kind::kBool, "yes", 0, 0, "", 0, kTls},
-    {"tls-session-cache-size", nullptr, Kind::kInteger, "20480", 0, kIntMax, "", 0, kTls},
-    {"tls-session-cache-timeout", nullptr, Kind::kInteger, "300", 0, kIntMax, "", 0, kTls},
-    {"tls-cluster", nullptr, Kind::kBool, "no", 0, 0, "", 0, kTls},
-    {"tls-replication", nullptr, Kind::kBool, "no", 0, 0, "", 0, kTls},
-    {"aclfile", nullptr, Kind::kString, "", 0, 0, "", kImmutable, kAcl},
-    {"acl-pubsub-default", nullptr, Kind::kEnum, "resetchannels", 0, 0,
-     "allchannels resetchannels", 0, kAcl},
+    {"tls-cluster", nullptr, Kind::kBool, "no", 0, 0, "", 0, kCluster},
 };
 
 std::vector<std::string> split_words(std::string_view text) {

@@ -84,8 +84,8 @@ int bound_port(int fd) {
 
 class Server::Listener final : public EventHandler {
  public:
-  Listener(Server& server, int fd, bool unix_socket, std::string path)
-      : server_(server), fd_(fd), unix_socket_(unix_socket), path_(std::move(path)) {
+  Listener(Server& server, int fd, bool unix_socket, std::string path, bool tls = false)
+      : server_(server), fd_(fd), unix_socket_(unix_socket), tls_(tls), path_(std::move(path)) {
     server_.loop().watch(fd_, EventLoop::kReadable, this);
   }
   ~Listener() override {
@@ -93,14 +93,16 @@ class Server::Listener final : public EventHandler {
     close(fd_);
     if (unix_socket_) unlink(path_.c_str());
   }
-  void on_events(uint32_t) override { server_.accept_client(fd_, unix_socket_); }
+  void on_events(uint32_t) override { server_.accept_client(fd_, unix_socket_, tls_); }
   int fd() const { return fd_; }
   bool unix_socket() const { return unix_socket_; }
+  bool tls() const { return tls_; }
 
  private:
   Server& server_;
   int fd_;
   bool unix_socket_;
+  bool tls_;
   std::string path_;
 };
 
@@ -224,8 +226,11 @@ void Server::register_config() {
     std::string previous = network_.bind;
     network_.bind.assign(value);
     if (starting || network_.bind == previous) return "";
-    if (!reopen_tcp_listeners().empty()) {
+    // Both kinds of listeners move to the new addresses (back to the old on failure).
+    if (!reopen_tcp_listeners().empty() ||
+        (tls_port_ != 0 && !reopen_tcp_listeners(true).empty())) {
       network_.bind = previous;
+      reopen_tcp_listeners();
       return "Failed to bind to specified addresses.";
     }
     return "";
@@ -258,11 +263,15 @@ void Server::register_config() {
   c.add_string("requirepass", &command.requirepass, kConfigSensitive,
                [this] { state_.acl().set_default_password(state_.settings().requirepass); });
   c.add_integer("acllog-max-len", &state_.acl().log_max_len, 0, INT64_MAX);
+  c.add_string("aclfile", &state_.acl().acl_file, kConfigImmutable);
+  c.add_enum("acl-pubsub-default", &state_.acl().pubsub_default_all,
+             {{"allchannels", 1}, {"resetchannels", 0}});
   // user <name> <rule>…: an ACL user, defined once per file (Redis's ACLAppendUserForLoading).
   // Every command is registered by now, so the rules apply at once.
   c.add_file_only("user", [this, seen = std::set<std::string>()](
                               std::span<const std::string> args) mutable -> std::string {
     if (args.empty()) return "Bad directive or wrong number of arguments";
+    config_declares_users_ = true;
     // Redis names the argument at the failing rule's index counted from the line's start
     // ("user" is argument 0), which is how its message reads.
     auto culprit = [&](size_t index) { return index == 0 ? std::string("user") : args[index - 1]; };
@@ -313,6 +322,7 @@ void Server::register_config() {
                 &settings_.loading_process_events_interval_bytes, 1024, INT32_MAX);
   c.add_string("bind-source-addr", &settings_.bind_source_addr);
   register_process_config();
+  register_tls_config();
   c.add_integer("io-threads", &settings_.io_threads, 1, 128, kConfigImmutable);
   install_services();
   inert_directives_.register_all(c);
@@ -439,8 +449,9 @@ std::string Server::configure(const std::string& config_path,
   return "";
 }
 
-std::string Server::open_tcp_listeners(std::vector<std::unique_ptr<Listener>>& out) {
-  if (network_.port == 0) return "";
+std::string Server::open_tcp_listeners(std::vector<std::unique_ptr<Listener>>& out, bool tls) {
+  const int64_t port = tls ? tls_port_ : network_.port;
+  if (port == 0) return "";
   std::istringstream words(network_.bind);
   std::string address;
   while (words >> address) {
@@ -448,32 +459,34 @@ std::string Server::open_tcp_listeners(std::vector<std::unique_ptr<Listener>>& o
     bool optional = address.front() == '-';
     if (optional) address.erase(0, 1);
     std::string error;
-    int fd = listen_tcp(address, static_cast<int>(network_.port),
-                        static_cast<int>(network_.tcp_backlog), &error);
+    int fd = listen_tcp(address, static_cast<int>(port), static_cast<int>(network_.tcp_backlog),
+                        &error);
     if (fd < 0) {
       if (optional) continue;
       std::string problem = "Warning: Could not create server TCP listening socket " + address +
-                            ":" + std::to_string(network_.port) + ": " + error;
+                            ":" + std::to_string(port) + ": " + error;
       log_message(LogLevel::kWarning, problem);
       return problem;
     }
-    actual_port_ = bound_port(fd);
-    replication_->set_listening_port(actual_port_);
-    out.push_back(std::make_unique<Listener>(*this, fd, false, ""));
+    if (!tls) {
+      actual_port_ = bound_port(fd);
+      replication_->set_listening_port(actual_port_);
+    }
+    out.push_back(std::make_unique<Listener>(*this, fd, false, "", tls));
   }
   return "";
 }
 
-std::string Server::reopen_tcp_listeners() {
+std::string Server::reopen_tcp_listeners(bool tls) {
   // The new sockets open first: if any fails, the old ones are still there and stay.
   std::vector<std::unique_ptr<Listener>> fresh;
-  std::string problem = open_tcp_listeners(fresh);
+  std::string problem = open_tcp_listeners(fresh, tls);
   if (!problem.empty()) {
     log_message(LogLevel::kWarning, problem);
     return problem;
   }
-  std::erase_if(listeners_, [](const std::unique_ptr<Listener>& listener) {
-    return !listener->unix_socket();
+  std::erase_if(listeners_, [tls](const std::unique_ptr<Listener>& listener) {
+    return !listener->unix_socket() && listener->tls() == tls;
   });
   for (auto& listener : fresh) listeners_.push_back(std::move(listener));
   return "";
@@ -481,6 +494,26 @@ std::string Server::reopen_tcp_listeners() {
 
 std::string Server::listen() {
   // The warning naming the address is logged already; this is Redis's closing line.
+  // The users of the aclfile, as Redis's ACLLoadUsersAtStartup: fatal when they cannot load,
+  // and the file excludes `user` directives.
+  if (!state_.acl().acl_file.empty()) {
+    if (config_declares_users_) {
+      return "Configuring Redis with users defined in redis.conf and at the same setting an ACL "
+             "file path is invalid. This setup is very likely to lead to configuration errors "
+             "and security holes, please define either an ACL file or declare users directly "
+             "in your redis.conf, but not both.";
+    }
+    if (std::string errors = state_.acl().load_file(); !errors.empty()) {
+      return "Aborting Redis startup because of ACL errors: " + errors;
+    }
+  }
+  // TLS first: whoever sees the plain port accept may count on the TLS one being there too.
+  if (tls_wanted() && !configure_tls().empty()) {
+    return "Failed to configure TLS. Check logs for more info.";
+  }
+  if (std::string problem = open_tcp_listeners(listeners_, true); !problem.empty()) {
+    return "Failed listening on port " + std::to_string(tls_port_) + " (TLS), aborting.";
+  }
   if (std::string problem = open_tcp_listeners(listeners_); !problem.empty()) {
     return "Failed listening on port " + std::to_string(network_.port) + " (TCP), aborting.";
   }
@@ -505,7 +538,7 @@ std::string Server::listen() {
   return "";
 }
 
-void Server::accept_client(int listen_fd, bool unix_socket) {
+void Server::accept_client(int listen_fd, bool unix_socket, bool tls) {
   // Accept what is waiting, a bounded number per event like Redis (MAX_ACCEPTS_PER_CALL).
   for (int round = 0; round < 1000; ++round) {
     sockaddr_storage address{};
@@ -514,7 +547,8 @@ void Server::accept_client(int listen_fd, bool unix_socket) {
                      SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
     clients_->accept(fd, address, unix_socket ? std::string_view(network_.unixsocket) : "",
-                     network_.protected_mode);
+                     network_.protected_mode, tls ? &tls_server_context_ : nullptr,
+                     tls_.auth_clients);
   }
 }
 

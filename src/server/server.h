@@ -24,6 +24,7 @@
 #include "server/connection.h"
 #include "server/diagnostics.h"
 #include "common/event_loop.h"
+#include "common/transport.h"
 #include "server/oom_score.h"
 #include "persistence/rdb_service.h"
 #include "replication/replication_service.h"
@@ -124,6 +125,11 @@ class Server final {
   const std::string& config_file() const { return config_file_; }
   int64_t start_time_ms() const { return start_time_ms_; }
   int64_t actual_port() const { return actual_port_; }
+  // tls-* (server/tls_config.cc).
+  const TlsSettings& tls_settings() const { return tls_; }
+  int64_t tls_port() const { return tls_port_; }
+  // The context of connections this process opens (tls-replication), null while TLS is off.
+  const TlsContextPtr& tls_client_context() const { return tls_client_context_; }
 
   // Live bytes held from the allocator (storage/memory_accounting.h): a few loads, cheap
   // enough to check before every command.
@@ -151,14 +157,21 @@ class Server final {
 
  private:
   class Listener;
-  // Opens a listening socket for every `bind` address on `port` into `out`.
-  std::string open_tcp_listeners(std::vector<std::unique_ptr<Listener>>& out);
-  // CONFIG SET port/bind: replaces the TCP listeners, keeping the old ones on failure.
-  std::string reopen_tcp_listeners();
+  // Opens a listening socket for every `bind` address on `port` (the TLS one with `tls`) into
+  // `out`.
+  std::string open_tcp_listeners(std::vector<std::unique_ptr<Listener>>& out, bool tls = false);
+  // CONFIG SET port/bind/tls-port: replaces the TCP listeners (plain or TLS), keeping the old
+  // ones on failure.
+  std::string reopen_tcp_listeners(bool tls = false);
+  // The tls-* directives (server/tls_config.cc).
+  void register_tls_config();
+  // Builds the TLS contexts from the tls-* settings; "" or the reason (logged).
+  std::string configure_tls();
+  bool tls_wanted() const { return tls_port_ != 0 || tls_.replication || tls_.cluster; }
   // Registers every command family and service (services.cc: the one list).
   void install_services();
   void register_config();
-  void accept_client(int listen_fd, bool unix_socket);
+  void accept_client(int listen_fd, bool unix_socket, bool tls);
   void before_sleep();
   void cron();
   // rename-command, oom-score-adj and oom-score-adj-values.
@@ -190,7 +203,12 @@ class Server final {
   std::string config_file_;
   int64_t start_time_ms_ = 0;
   int64_t actual_port_ = 0;
+  TlsSettings tls_;
+  int64_t tls_port_ = 0;
+  TlsContextPtr tls_server_context_;
+  TlsContextPtr tls_client_context_;
   bool shutting_down_ = false;
+  bool config_declares_users_ = false;  // a `user` directive was given (excludes aclfile)
   size_t peak_memory_ = 0;
   size_t startup_memory_ = 0;
   bool jemalloc_bg_thread_ = true;  // CONFIG jemalloc-bg-thread

@@ -65,9 +65,8 @@ def test_debian_stock_redis_conf_starts(tmp_path):
 
 
 @pytest.mark.parametrize("name, value, feature", [
-    ("tls-port", "6380", "TLS"),
+    ("tls-cluster", "yes", "Redis Cluster"),
     ("cluster-enabled", "yes", "Redis Cluster"),
-    ("acl-pubsub-default", "allchannels", "ACL"),
     ("activedefrag", "yes", "active defragmentation"),
 ])
 def test_missing_feature_takes_only_its_default(keywarden, name, value, feature):

@@ -284,6 +284,39 @@ TEST_F(RegistryTest, SetIsAllOrNothing) {
   EXPECT_EQ(small_changes, 2);  // set to 2, then back to 5
 }
 
+// Apply functions (the tls-* reload): run once per group after every value is set; a failure
+// restores every value, applies again and names the group's first directive.
+TEST(ConfigApplyTest, GroupsRunOnceAfterAllValuesAndRollBack) {
+  ConfigRegistry registry;
+  std::string cert = "a.crt", key = "a.key";
+  int64_t other = 0;
+  registry.add_string("cert", &cert);
+  registry.add_string("key", &key);
+  registry.add_integer("other", &other, 0, 100);
+  std::vector<std::string> seen;  // the pair each apply saw
+  bool refuse = false;
+  for (const char* name : {"cert", "key"}) {
+    registry.find(name)->apply_group = "files";
+    registry.find(name)->apply = [&]() -> std::string {
+      seen.push_back(cert + "+" + key);
+      return refuse ? "Unable to update" : "";
+    };
+  }
+  registry.seal();
+  std::vector<std::string_view> both = {"cert", "b.crt", "other", "5", "key", "b.key"};
+  EXPECT_EQ(registry.set(both), "");
+  EXPECT_EQ(seen, std::vector<std::string>{"b.crt+b.key"});  // once, with both new values
+  seen.clear();
+  refuse = true;
+  std::vector<std::string_view> again = {"other", "7", "key", "c.key", "cert", "c.crt"};
+  EXPECT_EQ(registry.set(again),
+            "ERR CONFIG SET failed (possibly related to argument 'key') - Unable to update");
+  EXPECT_EQ(cert, "b.crt");
+  EXPECT_EQ(key, "b.key");
+  EXPECT_EQ(other, 5);
+  EXPECT_EQ(seen, (std::vector<std::string>{"c.crt+c.key", "b.crt+b.key"}));
+}
+
 TEST_F(RegistryTest, SetErrorTexts) {
   EXPECT_EQ(set({"nosuch", "1"}),
             "ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'");
