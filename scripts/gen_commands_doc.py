@@ -20,10 +20,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 # Commands whose behaviour differs from Redis 7.0 in a way a user could notice.
 NOTES = {
-    "acl": "Users, rules, selectors, checks and the log as Redis 7.0 (docs/security.md). "
-           "ACL LOAD/SAVE answer as a server without an aclfile; aclfile and "
-           "acl-pubsub-default allchannels are not supported yet. The single "
-           "commands ACL LIST shows after its categories come in name order (Redis: hash order).",
+    "acl": "Users, rules, selectors, checks and the log as Redis 7.0 (docs/security.md). aclfile "
+           "with ACL LOAD/SAVE and acl-pubsub-default as Redis 7.0. The single commands ACL LIST "
+           "shows after its categories come in name order (Redis: hash order).",
     "hset": "Drops the deadline of a field it overwrites, as Redis 8 (HSETEX … KEEPTTL keeps it).",
     "hincrby": "Keeps the field's deadline, as Redis 8.",
     "hincrbyfloat": "Keeps the field's deadline, as Redis 8; propagated as HSETEX … KEEPTTL when "
@@ -116,6 +115,24 @@ NOTES = {
     "geoadd": "Propagated as the ZADD it amounts to, as Redis 7.0.",
     "set": "IFEQ, IFNE, IFDEQ and IFDNE as Redis 8.4 (a SET whose condition held propagates "
            "without it; COMMAND DOCS still shows 7.0's argument tree).",
+    "restore": "Loads every encoding Redis 7.0 writes or reads, streams (types 15 and 19) "
+               "included; module and RDB 11 payloads (7.2's listpack sets, streams 3) are refused "
+               "with Bad data format, as 7.0 refuses the last. `sanitize-dump-payload "
+               "no|yes|clients` as in 7.0 (docs/architecture.md, \"Hostile payloads\"); repeated "
+               "members or fields and NaN scores are refused whatever the setting (7.0 under `no` "
+               "loads them).",
+    "xadd": "`*`, `<ms>-*`, NOMKSTREAM, MAXLEN/MINID with `=`/`~` and LIMIT; nodes are cut where "
+            "Redis cuts them, so `~` trims the same entries. Propagates the generated ID and, "
+            "after `~`, the exact threshold reached.",
+    "xinfo|stream": "`radix-tree-nodes` is an estimate (keywarden keeps its nodes in an ordered "
+                    "map, not a radix tree); every other field as in 7.0.",
+    "xread": "BLOCK through the blocking registry; `$` is fixed to the ID it stood for when the "
+             "client blocked, and only an XADD since then serves a parked reader, as in Redis "
+             "(docs/streams.md has the one corner where a re-parked reader differs).",
+    "xreadgroup": "Blocked readers get `-UNBLOCKED` when the key is deleted or overwritten and "
+                  "`-NOGROUP` when the group is destroyed, as in 7.0, and are otherwise served "
+                  "only after an XADD. Propagates XCLAIM … FORCE JUSTID per delivered entry, "
+                  "XGROUP SETID after NOACK reads.",
 }
 
 # Commands keywarden takes from releases newer than Redis 7.0 (which the reference server lacks):
@@ -131,7 +148,12 @@ NEWER = {
     "delifeq": ("Valkey 9.0", "Propagated as DEL."),
     "lock.acquire": ("keywarden", "keywarden's own (issue 19, docs/locks.md): a Redisson lock "
                                   "hash with a server-side FIFO queue; propagated as HINCRBY + "
-                                  "PEXPIREAT."),
+                                  "PEXPIREAT; FENCE adds a fencing token from the per-slot "
+                                  "counter."),
+    "lock.fenced": ("keywarden", "keywarden's own (docs/locks.md): runs a write command only if "
+                                 "the fencing token is not older than the resource's highest, "
+                                 "else `-FENCED`; propagated as HSET of the marks hash + the "
+                                 "inner command in MULTI/EXEC."),
     "lock.release": ("keywarden", "keywarden's own (docs/locks.md); propagated as HINCRBY, HDEL "
                                   "or DEL."),
     "lock.info": ("keywarden", "keywarden's own (docs/locks.md)."),
