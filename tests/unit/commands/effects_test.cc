@@ -24,6 +24,7 @@
 #include "types/hash_value.h"
 #include "types/list_value.h"
 #include "types/set_value.h"
+#include "types/stream_value.h"
 #include "types/zset_value.h"
 
 namespace keywarden {
@@ -46,6 +47,11 @@ constexpr std::string_view kDataset[] = {
     "HSET hv f 1 g 2",
     "HPEXPIRE hv 100000 FIELDS 1 g",
     "PFADD hll a b c",
+    "XADD x 1-1 a 1",
+    "XADD x 2-1 b 2",
+    "XADD x 3-1 c 3",
+    "XGROUP CREATE x g 0",
+    "XREADGROUP GROUP g c COUNT 2 STREAMS x >",
 };
 
 // (database, key) -> type, deadline and contents, sets and hashes in sorted order.
@@ -88,6 +94,36 @@ Snapshot snapshot(CommandHarness& h) {
                             (deadline == kNoFieldDeadline ? "" : "@" + std::to_string(deadline)));
           });
           break;
+        case ValueType::kStream: {
+          // Entries, counters, groups, their pending entries and consumers: all a write can
+          // change (delivery and seen times included).
+          const auto& stream = value.as<StreamValue>();
+          stream.for_range(StreamId{}, StreamId::max(), false, [&](const StreamEntry& entry) {
+            text += entry.id.to_string() + "{";
+            for (const auto& [field, data] : entry.fields) {
+              text += std::string(field) + "=" + std::string(data) + ",";
+            }
+            text += "}";
+            return true;
+          });
+          text += "|" + stream.last_id().to_string() + "|" + stream.max_deleted_id().to_string() +
+                  "|" + std::to_string(stream.entries_added()) + "|" +
+                  std::to_string(stream.length());
+          for (const auto& [name, group] : stream.groups()) {
+            text += "|" + name + ":" + group.last_id.to_string() + ":" +
+                    std::to_string(group.entries_read);
+            for (const auto& [id, pending] : group.pending) {
+              text += " " + id.to_string() + "@" + pending.consumer + "/" +
+                      std::to_string(pending.delivery_time_ms) + "/" +
+                      std::to_string(pending.delivery_count);
+            }
+            for (const auto& [consumer, state] : group.consumers) {
+              text += " " + consumer + "/" + std::to_string(state.seen_time_ms) + "/" +
+                      std::to_string(state.pending.size());
+            }
+          }
+          break;
+        }
       }
       std::sort(items.begin(), items.end());
       for (const std::string& item : items) text += item + ",";
@@ -248,6 +284,15 @@ constexpr std::string_view kWriteForms[] = {
     "ZREM z a", "ZREM z a b c", "ZREM z x",
     "ZREMRANGEBYLEX z [a [b", "ZREMRANGEBYRANK z 0 0", "ZREMRANGEBYSCORE z 1 2",
     "ZREMRANGEBYSCORE z 10 20",
+    "XADD x * d 4", "XADD new 5-1 a 1", "XADD nokey NOMKSTREAM * a 1", "XADD x MAXLEN 1 * e 5",
+    "XTRIM x MAXLEN 1", "XTRIM x MINID 0", "XTRIM x MAXLEN ~ 1",
+    "XDEL x 1-1", "XDEL x 9-9", "XACK x g 1-1", "XACK x g 3-1",
+    "XGROUP CREATE x g2 $", "XGROUP CREATE new2 g 0 MKSTREAM", "XGROUP SETID x g 3-1",
+    "XGROUP DESTROY x g", "XGROUP DESTROY x nogroup", "XGROUP CREATECONSUMER x g c2",
+    "XGROUP CREATECONSUMER x g c", "XGROUP DELCONSUMER x g c",
+    "XREADGROUP GROUP g c2 STREAMS x >", "XREADGROUP GROUP g c2 NOACK STREAMS x >",
+    "XCLAIM x g c2 0 1-1", "XCLAIM x g c2 0 1-1 JUSTID", "XAUTOCLAIM x g c2 0 0-0",
+    "XSETID x 9-9", "XSETID x 3-1 ENTRIESADDED 7 MAXDELETEDID 2-0",
 };
 
 // Commands Redis propagates whether or not they changed anything.
@@ -297,7 +342,8 @@ TEST(EffectsTest, ReadOnlyCommandsNeitherCountNorPropagate) {
                                     " z",    " h",         " nokey",      " tmp",
                                     " s 0",  " l 0 -1",    " z 0 -1",     " h f",
                                     " st a", " z a",       " l a",        " st st2",
-                                    " 2 z z2", " z 0 -1 WITHSCORES", " s 0 -1", " 0"};
+                                    " 2 z z2", " z 0 -1 WITHSCORES", " s 0 -1", " 0",
+                                    " x",    " x - +",     " x g",        " STREAMS x 0"};
   for (const std::string& name : names) {
     for (std::string_view tail : tails) {
       const std::string line = name + std::string(tail);
