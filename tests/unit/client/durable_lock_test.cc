@@ -80,7 +80,7 @@ TEST_P(DurableLockTest, ConfirmedGrantAndReleaseAreOnTheReplica) {
 TEST_P(DurableLockTest, TooFewReplicasUndoTheGrant) {
   Client client(primary());
   Lock lock = client.get_lock("durable:short");
-  lock.require_replicas(2, 100ms);  // there is one
+  lock.require_replicas(2, 1000ms);  // there is one; it has a second to acknowledge
   try {
     lock.try_lock();
     ADD_FAILURE() << "a grant one replica short was reported";
