@@ -810,11 +810,17 @@ std::string AclStore::load_text(std::string_view text) {
   return "";
 }
 
+std::vector<std::string> AclStore::user_lines() const {
+  std::vector<std::string> lines;
+  for (const auto& [name, user] : users_) {
+    lines.push_back("user " + name + " " + describe_user(*user));
+  }
+  return lines;
+}
+
 std::string AclStore::save_file() const {
   std::string text;
-  for (const auto& [name, user] : users_) {
-    text += "user " + name + " " + describe_user(*user) + "\n";
-  }
+  for (const std::string& line : user_lines()) text += line + "\n";
   // A temporary file beside the target, renamed over it: the file is never half written.
   const std::string temporary =
       acl_file + ".tmp-" + std::to_string(::getpid()) + "-" +

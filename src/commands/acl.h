@@ -176,6 +176,8 @@ class AclStore {
   // ACL SAVE: every user as a "user" line, written to a temporary file renamed over aclfile.
   // Returns "" or the reason to log.
   std::string save_file() const;
+  // Every user as a "user <name> <rules>" line, in name order (ACL SAVE, CONFIG REWRITE).
+  std::vector<std::string> user_lines() const;
 
   // --- Log ---------------------------------------------------------------------------------
   // Records a denial; entries alike (reason, context, object, user) within a minute are merged.

@@ -204,8 +204,9 @@ void ConfigRegistry::add_string(std::string name, std::string* target, uint32_t 
 }
 
 void ConfigRegistry::add_file_only(
-    std::string name, std::function<std::string(std::span<const std::string> args)> handler) {
-  file_only_.emplace_back(std::move(name), std::move(handler));
+    std::string name, std::function<std::string(std::span<const std::string> args)> handler,
+    std::function<std::vector<std::string>()> rewrite_lines) {
+  file_only_.push_back({std::move(name), std::move(handler), std::move(rewrite_lines)});
 }
 
 void ConfigRegistry::seal() {
@@ -274,10 +275,9 @@ std::string ConfigRegistry::load(std::string_view file_text,
     if (words.empty()) continue;
     const std::string name = lowercase(words[0]);
     auto special = std::find_if(file_only_.begin(), file_only_.end(),
-                                [&](const auto& entry) { return entry.first == name; });
+                                [&](const FileOnly& entry) { return entry.name == name; });
     if (special != file_only_.end()) {
-      std::string problem =
-          special->second(std::span<const std::string>(words).subspan(1));
+      std::string problem = special->handler(std::span<const std::string>(words).subspan(1));
       if (!problem.empty()) return fatal(problem);
       continue;
     }
@@ -389,13 +389,26 @@ std::string ConfigRegistry::rewrite(const std::string& path) {
   while (std::getline(in, line)) lines.push_back(line);
 
   std::set<const ConfigDirective*> written;
+  std::set<const FileOnly*> rewritten;
   std::vector<std::string> output;
   for (const std::string& original : lines) {
     std::vector<std::string> words;
     std::string_view view = original;
     ConfigDirective* directive = nullptr;
+    const FileOnly* special = nullptr;
     if (!view.empty() && view.front() != '#' && split_arguments(view, words) && !words.empty()) {
       directive = find(words[0]);
+      const std::string name = lowercase(words[0]);
+      for (const FileOnly& entry : file_only_) {
+        if (entry.name == name && entry.rewrite_lines) special = &entry;
+      }
+    }
+    if (special != nullptr) {
+      // The directive's current lines replace the first of its old ones; the rest go.
+      if (rewritten.insert(special).second) {
+        for (std::string& fresh : special->rewrite_lines()) output.push_back(std::move(fresh));
+      }
+      continue;
     }
     if (directive == nullptr) {
       output.push_back(original);
@@ -418,6 +431,16 @@ std::string ConfigRegistry::rewrite(const std::string& path) {
       header = true;
     }
     output.push_back(file_line(directive, value));
+  }
+  for (const FileOnly& entry : file_only_) {
+    if (!entry.rewrite_lines || rewritten.count(&entry)) continue;
+    for (std::string& fresh : entry.rewrite_lines()) {
+      if (!header) {
+        output.emplace_back(kRewriteSignature);
+        header = true;
+      }
+      output.push_back(std::move(fresh));
+    }
   }
   std::string temporary = path + ".rewrite.tmp";
   {

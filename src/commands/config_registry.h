@@ -61,10 +61,13 @@ class ConfigRegistry {
   void add(ConfigDirective directive);
   void add_alias(std::string_view name, std::string alias);
   // A directive of the config file (and arguments) only, such as rename-command: unknown to
-  // CONFIG GET/SET/REWRITE. `handler` gets the line's arguments after the name and returns ""
-  // or the reason for the fatal report.
+  // CONFIG GET/SET. `handler` gets the line's arguments after the name and returns "" or the
+  // reason for the fatal report. CONFIG REWRITE keeps such lines as they are, unless
+  // `rewrite_lines` is given: then they are replaced by the lines it returns (none: dropped),
+  // where the first of them was, or at the end.
   void add_file_only(std::string name,
-                     std::function<std::string(std::span<const std::string> args)> handler);
+                     std::function<std::string(std::span<const std::string> args)> handler,
+                     std::function<std::vector<std::string>()> rewrite_lines = {});
   // Called once every directive is registered: records defaults for CONFIG REWRITE.
   void seal();
 
@@ -88,8 +91,12 @@ class ConfigRegistry {
 
  private:
   std::vector<ConfigDirective> directives_;
-  std::vector<std::pair<std::string, std::function<std::string(std::span<const std::string>)>>>
-      file_only_;
+  struct FileOnly {
+    std::string name;
+    std::function<std::string(std::span<const std::string>)> handler;
+    std::function<std::vector<std::string>()> rewrite_lines;
+  };
+  std::vector<FileOnly> file_only_;
 };
 
 // Parses a Redis memory value ("100", "1k" = 1000, "1kb" = 1024, "1gb"…); false if malformed.

@@ -21,26 +21,6 @@ constexpr size_t kSlowlogMaxArgs = 32;
 constexpr size_t kSlowlogMaxArgLength = 128;
 constexpr size_t kLatencyHistory = 160;
 
-// Whether argument `index` of a command carries a secret, which Redis shows as "(redacted)" in
-// the slow log and the MONITOR feed: every argument of AUTH, the user and password after
-// HELLO's AUTH option.
-bool is_redacted(std::span<const std::string_view> args, size_t index) {
-  if (equals_ignore_case(args[0], "auth")) return index >= 1;
-  if (!equals_ignore_case(args[0], "hello")) return false;
-  for (size_t i = 2; i < args.size(); ++i) {
-    const size_t more = args.size() - 1 - i;
-    if (equals_ignore_case(args[i], "auth") && more >= 2) {
-      if (index == i + 1 || index == i + 2) return true;
-      i += 2;
-    } else if (equals_ignore_case(args[i], "setname") && more >= 1) {
-      i += 1;
-    } else {
-      break;  // HELLO stops at a bad option; what follows was never read
-    }
-  }
-  return false;
-}
-
 constexpr std::string_view kRedacted = "(redacted)";
 
 std::string parse_percentiles(std::string_view text, std::vector<double>* out) {
@@ -60,6 +40,57 @@ std::string parse_percentiles(std::string_view text, std::vector<double>* out) {
 }
 
 }  // namespace
+
+// Which arguments Redis 7.0 shows as "(redacted)" in the slow log and the MONITOR feed: every
+// argument of AUTH; the user and password after HELLO's AUTH; every argument of ACL SETUSER
+// from the username on; MIGRATE's AUTH password and AUTH2 user and password; the values CONFIG
+// SET gives sensitive directives (requirepass, masterauth…). Like Redis, options are read as far
+// as the command would parse them.
+bool Diagnostics::is_redacted(std::span<const std::string_view> args, size_t index) {
+  const std::string_view name = args[0];
+  if (equals_ignore_case(name, "auth")) return index >= 1;
+  if (equals_ignore_case(name, "acl")) {
+    return args.size() >= 3 && equals_ignore_case(args[1], "setuser") && index >= 2;
+  }
+  if (equals_ignore_case(name, "config")) {
+    if (args.size() < 4 || !equals_ignore_case(args[1], "set") || index < 3) return false;
+    for (size_t i = 2; i + 1 < args.size(); i += 2) {
+      if (index != i + 1) continue;
+      const ConfigDirective* directive = server_.config().find(args[i]);
+      return directive != nullptr && (directive->flags & kConfigSensitive) != 0;
+    }
+    return false;
+  }
+  if (equals_ignore_case(name, "migrate")) {
+    for (size_t i = 6; i < args.size(); ++i) {
+      const size_t more = args.size() - 1 - i;
+      if (equals_ignore_case(args[i], "copy") || equals_ignore_case(args[i], "replace")) continue;
+      if (equals_ignore_case(args[i], "auth") && more >= 1) {
+        if (index == i + 1) return true;
+        i += 1;
+      } else if (equals_ignore_case(args[i], "auth2") && more >= 2) {
+        if (index == i + 1 || index == i + 2) return true;
+        i += 2;
+      } else {
+        break;  // KEYS (the rest are keys) or a syntax error
+      }
+    }
+    return false;
+  }
+  if (!equals_ignore_case(name, "hello")) return false;
+  for (size_t i = 2; i < args.size(); ++i) {
+    const size_t more = args.size() - 1 - i;
+    if (equals_ignore_case(args[i], "auth") && more >= 2) {
+      if (index == i + 1 || index == i + 2) return true;
+      i += 2;
+    } else if (equals_ignore_case(args[i], "setname") && more >= 1) {
+      i += 1;
+    } else {
+      break;  // HELLO stops at a bad option; what follows was never read
+    }
+  }
+  return false;
+}
 
 Diagnostics::Diagnostics(Server& server) : server_(server) {
   server_.state().services().provide<Diagnostics>(this);

@@ -106,6 +106,8 @@ class Diagnostics final : public Service {
   // Sends one MONITOR line for a command run in `db` by `source` (a peer address, or "lua").
   void write_monitor_line(int db, std::string_view source, std::span<const std::string_view> args);
   void register_config(ConfigRegistry& config);
+  // Whether argument `index` of a command carries a secret, shown as "(redacted)".
+  bool is_redacted(std::span<const std::string_view> args, size_t index);
 
   Server& server_;
   DiagnosticsSettings settings_;

@@ -291,6 +291,11 @@ void Server::register_config() {
     if (existing) --failed;
     if (reason.empty()) return error.substr(4);  // a username or parenthesis problem
     return "Error in user declaration '" + culprit(failed) + "': " + reason;
+  }, [this] {
+    // CONFIG REWRITE writes every user (default included), unless they live in an aclfile:
+    // then the config file loses its user lines, as in Redis 7.0.
+    if (!state_.acl().acl_file.empty()) return std::vector<std::string>();
+    return state_.acl().user_lines();
   });
   c.add_enum("enable-debug-command", &command.enable_debug_command,
              {{"no", kDebugCommandNo}, {"yes", kDebugCommandYes}, {"local", kDebugCommandLocal}},

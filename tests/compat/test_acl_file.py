@@ -146,3 +146,46 @@ def test_startup_errors(tmp_path, content, with_user):
         line = next(l for l in text.splitlines() if "ACL" in l or "Configuring" in l)
         outputs.append(line[line.index("#") + 2:] if "#" in line else line)
     assert outputs[0] == outputs[1]
+
+
+def _user_lines(path) -> list[str]:
+    return [line for line in path.read_text().splitlines() if line.startswith("user ")]
+
+
+def test_config_rewrite_writes_users_as_redis(server_factory, tmp_path):
+    """CONFIG REWRITE replaces the file's user lines with every current user (default
+    included), in name order, the rules as ACL LIST shows them; with an aclfile it drops them."""
+    lines = {}
+    for kind, binary in (("keywarden", None), ("redis", redis_binary())):
+        config = tmp_path / f"{kind}.conf"
+        config.write_text("# users below\nuser zed on >old ~z* +get\nmaxclients 100\n"
+                          "user bob on nopass +@all ~*\n")
+        server = server_factory(config_file=str(config), binary=binary)
+        conn = server.admin()
+        assert conn.execute("ACL", "SETUSER", "alice", "on", ">pw", "~k*", "%R~r*", "&ch",
+                            "+get", "-@dangerous", "(~s* +set)") == b"OK"
+        assert conn.execute("ACL", "DELUSER", "bob") == 1
+        assert conn.execute("ACL", "SETUSER", "zed", "resetpass", "nopass") == b"OK"
+        assert conn.execute("CONFIG", "REWRITE") == b"OK"
+        text = config.read_text()
+        assert text.startswith("# users below\n"), text
+        assert "maxclients 100" in text
+        lines[kind] = _user_lines(config)
+    assert lines["keywarden"] == lines["redis"]
+    assert [line.split()[1] for line in lines["redis"]] == ["alice", "default", "zed"]
+
+
+def test_config_rewrite_with_aclfile_drops_user_lines(server_factory, tmp_path):
+    results = {}
+    for kind, binary in (("keywarden", None), ("redis", redis_binary())):
+        acl = tmp_path / f"{kind}.acl"
+        acl.write_text(INITIAL)
+        config = tmp_path / f"{kind}.conf"
+        config.write_text(f"aclfile {acl}\n")
+        server = server_factory(config_file=str(config), binary=binary)
+        conn = server.admin()
+        assert conn.execute("ACL", "SETUSER", "bob", "on") == b"OK"
+        assert conn.execute("CONFIG", "REWRITE") == b"OK"
+        results[kind] = _user_lines(config)
+        assert acl.read_text() == INITIAL  # the aclfile itself changes only by ACL SAVE
+    assert results["keywarden"] == results["redis"] == []

@@ -631,3 +631,37 @@ def test_command_count_matches_the_table(keywarden):
     listed = conn.execute("COMMAND", "LIST")
     assert b"slowlog|get" in listed and b"command" in listed
     assert len([name for name in listed if b"|" not in name]) == count
+
+
+# Commands whose secrets Redis 7.0 redacts in the slow log (each command as it ran).
+SECRETS = [
+    ("ACL", "SETUSER", "alice", "on", ">secret", "~k*"),
+    ("ACL", "SETUSER", "bob"),
+    ("ACL", "GETUSER", "alice"),
+    ("CONFIG", "SET", "masterauth", "pw", "maxclients", "100"),
+    ("CONFIG", "SET", "maxclients", "100", "requirepass", ""),
+    ("CONFIG", "SET", "nosuch", "1", "masterauth", "pw"),
+    ("MIGRATE", "127.0.0.1", "1", "", "0", "10", "COPY", "AUTH2", "u", "p", "KEYS", "a"),
+    ("MIGRATE", "127.0.0.1", "1", "k", "0", "10", "AUTH", "p", "REPLACE"),
+    ("MIGRATE", "127.0.0.1", "1", "k", "0", "10", "BOGUS", "AUTH", "p"),
+    ("CONFIG", "SET", "masterauth", ""),
+]
+
+
+def test_slowlog_redacts_secrets_as_redis(keywarden, reference_redis):
+    logged = {}
+    for name, server in (("keywarden", keywarden), ("redis", reference_redis)):
+        conn = server.raw()
+        assert conn.execute("CONFIG", "SET", "slowlog-log-slower-than", "0") == b"OK"
+        try:
+            assert conn.execute("SLOWLOG", "RESET") == b"OK"
+            for command in SECRETS:
+                conn.execute(*command)
+            entries = conn.execute("SLOWLOG", "GET", "-1")
+            conn.execute("ACL", "DELUSER", "alice", "bob")
+        finally:
+            conn.execute("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+        logged[name] = [entry[3] for entry in reversed(entries)][1:]  # after SLOWLOG RESET
+    assert logged["keywarden"] == logged["redis"]
+    assert logged["redis"][0] == [b"ACL", b"SETUSER"] + [b"(redacted)"] * 4
+    assert b"secret" not in repr(logged["keywarden"]).encode()
