@@ -17,11 +17,6 @@
 namespace keywarden {
 namespace {
 
-std::string subcommand_syntax_error(std::string_view subcommand) {
-  return "ERR unknown subcommand or wrong number of arguments for '" +
-         std::string(subcommand.substr(0, 128)) + "'. Try ACL HELP.";
-}
-
 void acl_setuser_command(CommandContext& ctx) {
   std::string error = ctx.server.acl().set_user(ctx.args[2], ctx.args.subspan(3));
   if (!error.empty()) return ctx.error(error);
@@ -95,7 +90,7 @@ void acl_whoami_command(CommandContext& ctx) {
 }
 
 void acl_cat_command(CommandContext& ctx) {
-  if (ctx.args.size() > 3) return ctx.error(subcommand_syntax_error(ctx.args[1]));
+  if (ctx.args.size() > 3) return ctx.error(errors::subcommand_syntax(ctx.args[0], ctx.args[1]));
   if (ctx.args.size() == 2) {
     std::span<const std::string_view> names = acl_category_names();
     ctx.reply.array_header(names.size());
@@ -115,7 +110,7 @@ void acl_cat_command(CommandContext& ctx) {
 }
 
 void acl_genpass_command(CommandContext& ctx) {
-  if (ctx.args.size() > 3) return ctx.error(subcommand_syntax_error(ctx.args[1]));
+  if (ctx.args.size() > 3) return ctx.error(errors::subcommand_syntax(ctx.args[0], ctx.args[1]));
   constexpr int64_t kMaxBits = 4096;
   int64_t bits = 256;
   if (ctx.args.size() == 3 && !parse_int64(ctx.args[2], &bits)) {
@@ -153,7 +148,7 @@ std::string_view reason_name(AclDenial reason) {
 }
 
 void acl_log_command(CommandContext& ctx) {
-  if (ctx.args.size() > 3) return ctx.error(subcommand_syntax_error(ctx.args[1]));
+  if (ctx.args.size() > 3) return ctx.error(errors::subcommand_syntax(ctx.args[0], ctx.args[1]));
   AclStore& acl = ctx.server.acl();
   int64_t count = 10;
   if (ctx.args.size() == 3) {

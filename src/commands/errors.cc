@@ -28,15 +28,26 @@ std::string unknown_command(std::string_view name, const std::string_view* args,
   return one_line(std::move(text));
 }
 
-std::string unknown_subcommand(std::string_view container, std::string_view subcommand) {
-  std::string upper(container);
-  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  std::string text = "ERR unknown subcommand '";
-  text.append(subcommand.substr(0, 128));
-  text += "'. Try ";
-  text += upper;
-  text += " HELP.";
+namespace {
+// `lead`, the subcommand (cut to 128 bytes), then "'. Try <CONTAINER> HELP.".
+std::string try_help(std::string_view lead, std::string_view container, std::string_view subcommand) {
+  subcommand = subcommand.substr(0, 128);
+  std::string text;
+  text.reserve(lead.size() + subcommand.size() + container.size() + 13);
+  text.append(lead).append(subcommand).append("'. Try ");
+  for (char c : container) text += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  text.append(" HELP.");
   return one_line(std::move(text));
+}
+}  // namespace
+
+std::string unknown_subcommand(std::string_view container, std::string_view subcommand) {
+  return try_help("ERR unknown subcommand '", container, subcommand);
+}
+
+std::string subcommand_syntax(std::string_view container, std::string_view subcommand) {
+  return try_help("ERR unknown subcommand or wrong number of arguments for '", container,
+                  subcommand);
 }
 
 std::string no_permission_to_run(std::string_view full_name) {

@@ -251,6 +251,9 @@ inline constexpr std::string_view kHashExpirationConflict =
 std::string unknown_command(std::string_view name, const std::string_view* args, size_t count);
 // "ERR unknown subcommand 'x'. Try CONFIG HELP."
 std::string unknown_subcommand(std::string_view container, std::string_view subcommand);
+// "ERR unknown subcommand or wrong number of arguments for 'x'. Try CLIENT HELP.": a known
+// subcommand with an argument count it does not take (or, for some containers, any unknown one).
+std::string subcommand_syntax(std::string_view container, std::string_view subcommand);
 // "ERR wrong number of arguments for 'get' command"
 std::string wrong_arity(std::string_view full_name);
 // "NOPERM this user has no permissions to run the '<full name>' command".

@@ -168,21 +168,10 @@ void spublish_command(CommandContext& ctx) {
   ctx.reply.integer(static_cast<int64_t>(receivers));
 }
 
-// "ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP.", with
-// the names as the client spelled them.
-std::string subcommand_syntax(std::string_view container, std::string_view subcommand) {
-  std::string text = "ERR unknown subcommand or wrong number of arguments for '";
-  text += subcommand.substr(0, 128);
-  text += "'. Try ";
-  for (char c : container) text += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  text += " HELP.";
-  return text;
-}
-
 // PUBSUB CHANNELS / SHARDCHANNELS [pattern].
 void reply_channel_list(CommandContext& ctx, bool shard) {
   if (ctx.args.size() > 3) {
-    return ctx.error(subcommand_syntax(ctx.args[0], ctx.args[1]));
+    return ctx.error(errors::subcommand_syntax(ctx.args[0], ctx.args[1]));
   }
   const bool filtered = ctx.args.size() == 3;
   const std::string_view pattern = filtered ? ctx.args[2] : std::string_view();

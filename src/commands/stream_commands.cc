@@ -143,15 +143,6 @@ std::string nogroup_for_key(std::string_view group, std::string_view key) {
   return text;
 }
 
-std::string subcommand_syntax_error(CommandContext& ctx) {
-  std::string upper(ctx.args[0]);
-  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  std::string text = "ERR unknown subcommand or wrong number of arguments for '";
-  text.append(ctx.args[1].substr(0, 128));
-  text += "'. Try " + upper + " HELP.";
-  return text;
-}
-
 // A consumer of `group`, created (with its event and change) when absent.
 StreamConsumer& lookup_or_create_consumer(CommandContext& ctx, std::string_view key,
                                           StreamGroup& group, std::string_view name,
@@ -1260,14 +1251,14 @@ void xgroup_create_command(CommandContext& ctx) {
         if (!parse_entries_read(ctx, ctx.args[i + 1], &entries_read)) return;
         i += 2;
       } else {
-        return ctx.error(subcommand_syntax_error(ctx));
+        return ctx.error(errors::subcommand_syntax(ctx.args[0], ctx.args[1]));
       }
     }
   }
   Entry* entry;
   StreamGroup* group;
   if (!xgroup_lookup(ctx, mkstream, &entry, &group)) return;
-  if (argc > 8) return ctx.error(subcommand_syntax_error(ctx));
+  if (argc > 8) return ctx.error(errors::subcommand_syntax(ctx.args[0], ctx.args[1]));
   StreamId id;
   if (ctx.args[4] == "$") {
     id = entry != nullptr ? stream_of(entry).last_id() : StreamId{0, 0};
@@ -1296,7 +1287,7 @@ void xgroup_setid_command(CommandContext& ctx) {
   Entry* entry;
   StreamGroup* group;
   if (!xgroup_lookup(ctx, false, &entry, &group)) return;
-  if (argc != 5 && argc != 7) return ctx.error(subcommand_syntax_error(ctx));
+  if (argc != 5 && argc != 7) return ctx.error(errors::subcommand_syntax(ctx.args[0], ctx.args[1]));
   StreamId id;
   if (ctx.args[4] == "$") {
     id = stream_of(entry).last_id();
@@ -1306,7 +1297,7 @@ void xgroup_setid_command(CommandContext& ctx) {
   int64_t entries_read = kInvalidEntriesRead;
   if (argc == 7) {
     if (!equals_ignore_case(ctx.args[5], "entriesread")) {
-      return ctx.error(subcommand_syntax_error(ctx));
+      return ctx.error(errors::subcommand_syntax(ctx.args[0], ctx.args[1]));
     }
     if (!parse_entries_read(ctx, ctx.args[6], &entries_read)) return;
   }
@@ -1448,11 +1439,11 @@ void xinfo_stream_command(CommandContext& ctx) {
   bool full = false;
   int64_t count = 10;
   if (argc > 3) {
-    if (!equals_ignore_case(ctx.args[3], "full")) return ctx.error(subcommand_syntax_error(ctx));
+    if (!equals_ignore_case(ctx.args[3], "full")) return ctx.error(errors::subcommand_syntax(ctx.args[0], ctx.args[1]));
     full = true;
     if (argc > 4) {
       if (argc != 6 || !equals_ignore_case(ctx.args[4], "count")) {
-        return ctx.error(subcommand_syntax_error(ctx));
+        return ctx.error(errors::subcommand_syntax(ctx.args[0], ctx.args[1]));
       }
       if (!parse_ll(ctx, ctx.args[5], &count)) return;
       if (count < 0) count = 10;

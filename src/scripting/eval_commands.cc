@@ -106,10 +106,7 @@ void function_delete_command(CommandContext& ctx) {
 
 void function_flush_command(CommandContext& ctx) {
   if (ctx.args.size() > 3) {
-    std::string text = "ERR unknown subcommand or wrong number of arguments for '";
-    text.append(ctx.args[1].substr(0, 128));
-    text += "'. Try FUNCTION HELP.";
-    ctx.error(text);
+    ctx.error(errors::subcommand_syntax(ctx.args[0], ctx.args[1]));
     return;
   }
   if (ctx.args.size() == 3 && !equals_ignore_case(ctx.args[2], "sync") &&

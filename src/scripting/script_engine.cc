@@ -650,9 +650,9 @@ void ScriptEngine::push_error_table(lua_State* lua, std::string_view text) {
 
 void ScriptEngine::push_command_error(lua_State* lua, std::string_view reply_text) {
   // A command's error reply carries its code as its first word; it was counted already.
-  call_output_.assign("-");
-  call_output_.append(reply_text);
-  push_error_table(lua, call_output_);
+  std::string text = "-";
+  text += reply_text;
+  push_error_table(lua, text);
   lua_pushboolean(lua, 1);
   lua_setfield(lua, -2, kIgnoreErrorStats);
 }

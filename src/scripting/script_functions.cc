@@ -591,8 +591,7 @@ void ScriptEngine::function_dump(CommandContext& ctx) {
 void ScriptEngine::function_restore(CommandContext& ctx) {
   enum class Policy { kAppend, kReplace, kFlush } policy = Policy::kAppend;
   if (ctx.args.size() > 4) {
-    ctx.error("ERR unknown subcommand or wrong number of arguments for '" +
-              std::string(ctx.args[1].substr(0, 128)) + "'. Try FUNCTION HELP.");
+    ctx.error(errors::subcommand_syntax(ctx.args[0], ctx.args[1]));
     return;
   }
   if (ctx.args.size() == 4) {

@@ -24,12 +24,7 @@
 namespace keywarden {
 
 void reply_subcommand_syntax_error(CommandContext& ctx) {
-  std::string container(ctx.args[0]);
-  for (char& c : container) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  std::string text = "ERR unknown subcommand or wrong number of arguments for '";
-  text.append(ctx.args[1].substr(0, 128));
-  text += "'. Try " + container + " HELP.";
-  ctx.error(text);
+  ctx.error(errors::subcommand_syntax(ctx.args[0], ctx.args[1]));
 }
 
 namespace {

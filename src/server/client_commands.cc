@@ -51,12 +51,6 @@ ClientType client_type(const Connection& connection) {
   return session.subscribed() ? ClientType::kPubSub : ClientType::kNormal;
 }
 
-// PAUSE and UNBLOCK accept a range of argument counts and answer others with this.
-std::string subcommand_syntax_error(const CommandContext& ctx) {
-  return "ERR unknown subcommand or wrong number of arguments for '" +
-         std::string(ctx.args[1].substr(0, 128)) + "'. Try CLIENT HELP.";
-}
-
 // One CLIENT LIST line (without its newline), with Redis 7.0.15's fields in its order.
 //
 // keywarden keeps a connection's pending replies in one buffer; the first 16 KiB of it show
@@ -384,7 +378,7 @@ void client_setinfo_command(CommandContext& ctx) {
 
 // CLIENT PAUSE <milliseconds> [WRITE|ALL]. The mode is checked before the timeout, as in Redis.
 void client_pause_command(CommandContext& ctx) {
-  if (ctx.args.size() > 4) return ctx.error(subcommand_syntax_error(ctx));
+  if (ctx.args.size() > 4) return reply_subcommand_syntax_error(ctx);
   bool write_only = false;
   if (ctx.args.size() == 4) {
     if (equals_ignore_case(ctx.args[3], "write")) {
@@ -520,7 +514,7 @@ void client_trackinginfo_command(CommandContext& ctx) {
 // command's timeout reply (the default) or with an UNBLOCKED error; 0 when that client is not
 // blocked.
 void client_unblock_command(CommandContext& ctx) {
-  if (ctx.args.size() > 4) return ctx.error(subcommand_syntax_error(ctx));
+  if (ctx.args.size() > 4) return reply_subcommand_syntax_error(ctx);
   const bool with_error = ctx.args.size() == 4 && equals_ignore_case(ctx.args[3], "error");
   if (ctx.args.size() == 4 && !with_error && !equals_ignore_case(ctx.args[3], "timeout")) {
     return ctx.error(errors::kClientUnblockReason);

@@ -6,9 +6,9 @@
 //   active defrag thresholds, syslog…): accepted with Redis's validation, shown by CONFIG GET,
 //   and without effect; those set to other than their default are named once in the log at
 //   start-up;
-// - settings of features not built yet (replication, cluster, TLS, ACL, streams…): accepted at
-//   Redis's default value only; any other value is refused with a reason naming the feature,
-//   in the file as in CONFIG SET.
+// - settings of features keywarden does not have (cluster mode, tls-cluster, active
+//   defragmentation): accepted at Redis's default value only; any other value is refused with
+//   a reason naming the feature, in the file as in CONFIG SET.
 // Each is validated as Redis validates it (type, range, choices), so a typo gets Redis's error
 // first. The values live here; nothing else reads them.
 #pragma once
