@@ -89,6 +89,10 @@ using ShardDropped = std::function<void(const std::string& channel,
 
 class SubscriberCore {
  public:
+  // Failed connection attempts in a row after which a cluster node's shard channels are
+  // handed back for relocation.
+  static constexpr int kHandOverAfter = 2;
+
   explicit SubscriberCore(ClientOptions options, ShardDropped on_shard_dropped = nullptr)
       : options_(std::move(options)), on_shard_dropped_(std::move(on_shard_dropped)) {
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -313,6 +317,24 @@ class SubscriberCore {
           last_connect_error_ = e.what();
         }
         ++failures;
+        if (failures >= kHandOverAfter && on_shard_dropped_) {
+          // The node may be gone for good (a failover promotes its replica elsewhere): its
+          // shard channels go back to the cluster subscriber, which asks the map again.
+          std::vector<std::pair<std::string, std::shared_ptr<MessageHandler>>> dropped;
+          {
+            std::lock_guard<std::mutex> guard(mutex_);
+            auto& shard = entries_[kShard];
+            for (auto it = shard.begin(); it != shard.end();) {
+              if (waiting_[kShard].count(it->first) == 0) {
+                dropped.emplace_back(it->first, it->second.handler);
+                it = shard.erase(it);
+              } else {
+                ++it;
+              }
+            }
+          }
+          for (auto& [channel, handler] : dropped) on_shard_dropped_(channel, std::move(handler));
+        }
         auto backoff = options_.reconnect_backoff_min;
         for (int i = 1; i < failures && backoff < options_.reconnect_backoff_max; ++i) backoff *= 2;
         backoff = std::max(std::chrono::milliseconds(1),

@@ -993,6 +993,10 @@ TEST(ClusterZFailover, ClientFollowsAKilledPrimarysReplica) {
   auto replicated = client.pipeline();
   replicated.add("SET", key, "v1").add("WAIT", 1, 5000);
   EXPECT_EQ(replicated.exec()[1].integer(), 1);
+  // A shard channel of the slot: its subscription follows the promoted replica.
+  Inbox inbox;
+  Subscriber subscriber(options);
+  subscriber.ssubscribe("{cl:killed}:channel", inbox.handler());
   Lock holder = client.get_lock("{cl:killed}:lock");
   holder.require_replicas(1, 2000ms);  // the grant is on the replica before lock() returns
   std::atomic<int> lost{0};
@@ -1014,6 +1018,7 @@ TEST(ClusterZFailover, ClientFollowsAKilledPrimarysReplica) {
   Lock next = client.get_lock("{cl:killed}:lock");
   EXPECT_TRUE(next.try_lock_for(5s));
   next.unlock();
+  EXPECT_TRUE(spublish_until_received(client, inbox, "{cl:killed}:channel", "after the kill"));
 }
 
 }  // namespace
