@@ -156,13 +156,9 @@ def latency_part(args, kinds: dict[str, str]) -> tuple[str, bool]:
                      str(on["p99_us"]), f"{on['p50_us'] / max(off['p50_us'], 1):.2f}",
                      f"{on['p99_us'] / max(off['p99_us'], 1):.2f}"])
     if len(kinds) == 2:
-        k, r = (results["keywarden", n] for n in (0, 1)), (results["redis", n] for n in (0, 1))
-        k, r = list(k), list(r)
-        rows.append(["keywarden / redis",
-                     f"{k[0]['p50_us'] / max(r[0]['p50_us'], 1):.2f}",
-                     f"{k[0]['p99_us'] / max(r[0]['p99_us'], 1):.2f}",
-                     f"{k[1]['p50_us'] / max(r[1]['p50_us'], 1):.2f}",
-                     f"{k[1]['p99_us'] / max(r[1]['p99_us'], 1):.2f}", "", ""])
+        ratios = [f"{results['keywarden', n][q] / max(results['redis', n][q], 1):.2f}"
+                  for n in (0, 1) for q in ("p50_us", "p99_us")]
+        rows.append(["keywarden / redis", *ratios, "", ""])
     table = markdown_table(["server", "off p50 µs", "off p99 µs", "durable p50 µs",
                             "durable p99 µs", "p50 on/off", "p99 on/off"], rows,
                            right={1, 2, 3, 4, 5, 6})

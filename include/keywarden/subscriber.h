@@ -7,8 +7,9 @@
 // node that has shard channels: ssubscribe() sends SSUBSCRIBE to the primary owning the
 // channel's slot (following -MOVED), and when a slot moves away (the node drops its channels
 // with `sunsubscribe`) the channel is subscribed again on the new owner and on_reconnect
-// fires. subscribe() and psubscribe() use one connection to the first seed node (a cluster
-// delivers classic PUBLISH to every node).
+// fires; so does a node that stops accepting connections (a failover). subscribe() and
+// psubscribe() use one connection to the first seed node that accepts (a cluster delivers
+// classic PUBLISH to every node).
 #pragma once
 
 #include <chrono>

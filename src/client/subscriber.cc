@@ -698,20 +698,19 @@ class ClusterSubscriber {
 
   std::shared_ptr<SubscriberCore> classic_core() {
     std::lock_guard<std::mutex> guard(mutex_);
-    if (!classic_) {
-      const auto& [host, port] = options_.cluster.addresses.front();
-      classic_ = make_core(host + ":" + std::to_string(port), false);
-    }
+    // With the cluster's addresses left in, the connection goes to the first seed that
+    // accepts, and to the next when that one is gone.
+    if (!classic_) classic_ = make_core(options_, false);
     return classic_;
   }
 
   std::shared_ptr<SubscriberCore> shard_core_locked(const std::string& address) {
     auto& core = cores_[address];
-    if (!core) core = make_core(address, true);
+    if (!core) core = make_core(node_options(address), true);
     return core;
   }
 
-  std::shared_ptr<SubscriberCore> make_core(const std::string& address, bool shard) {
+  std::shared_ptr<SubscriberCore> make_core(ClientOptions options, bool shard) {
     ShardDropped dropped;
     if (shard) {
       dropped = [this](const std::string& channel, std::shared_ptr<MessageHandler>) {
@@ -722,7 +721,7 @@ class ClusterSubscriber {
         cv_.notify_all();
       };
     }
-    auto core = std::make_shared<SubscriberCore>(node_options(address), std::move(dropped));
+    auto core = std::make_shared<SubscriberCore>(std::move(options), std::move(dropped));
     core->set_on_reconnect([this] { fire_reconnect(); });
     return core;
   }
@@ -785,6 +784,7 @@ class ClusterSubscriber {
       std::shared_ptr<SubscriberCore> core;
       {
         std::lock_guard<std::mutex> guard(mutex_);
+        if (stop_) throw TransportError("subscriber is shutting down");
         if (shard_handlers_.count(channel) == 0) return;  // unsubscribed meanwhile
         core = shard_core_locked(address);
         shard_node_[channel] = address;
