@@ -22,6 +22,21 @@
 //     the server's key count once the releases' short-lived unlock latches have expired
 //     (command timeout 500 ms, so they live 1 s): what the counters leave behind for good.
 //     --per-name-counter selects Redisson's counter layout.
+//   lock_bench grant-latency --port P [--cycles N] [--warmup N] [--replicas R] [--name NAME]
+//     One thread, one handle requiring R replicas (Lock::require_replicas, 1 s timeout; 0: off):
+//     N lock()+unlock() cycles; prints p50/p99/max of the time lock() took, in microseconds.
+//     For bench/lock_failover_benchmark.py (a primary with one replica).
+//   lock_bench failover --sentinel-port P [--master NAME] [--contenders N] [--seconds S]
+//                       [--replicas R] [--hold-ms H] [--lease-ms L] [--name NAME]
+//                       [--until-stdin-closes]
+//     Holders and waiters through a Sentinel-named primary while bench/lock_failover_benchmark.py
+//     kills it or fails it over: each contender (own Client, own handle requiring R replicas,
+//     watchdog lease L) loops lock() -> H ms inside -> unlock(). A grant is a violation when
+//     another contender is still inside with a hold that is valid by its own account (not told
+//     on_lost, Lock::valid()). Prints grants, violations, the holds reported through on_lost,
+//     grants refused as not durable, and other errors (which the contender waits out).
+//     With --until-stdin-closes it also stops when its standard input reaches its end (the
+//     driver closes it once its failovers are done).
 #include <algorithm>
 #include <atomic>
 #include <barrier>
@@ -31,10 +46,13 @@
 #include <cstdlib>
 #include <exception>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include "keywarden/keywarden.h"
 
@@ -59,6 +77,12 @@ struct Arguments {
   std::string events_path;
   int64_t names = 100000;
   bool per_name_counter = false;
+  int replicas = 0;
+  int sentinel_port = 0;
+  std::string master = "mymaster";
+  int64_t hold_ms = 5;
+  int64_t lease_ms = 5000;
+  bool until_stdin_closes = false;
 };
 
 [[noreturn]] void usage(const char* why) {
@@ -69,7 +93,12 @@ struct Arguments {
                "       lock_bench handoff --port P [--host H] [--contenders N] [--seconds S] "
                "[--name NAME] [--events FILE] [--outside-us N]\n"
                "       lock_bench fenced-names --port P [--host H] [--names N] "
-               "[--contenders N] [--name PREFIX] [--per-name-counter]\n",
+               "[--contenders N] [--name PREFIX] [--per-name-counter]\n"
+               "       lock_bench grant-latency --port P [--host H] [--cycles N] [--warmup N] "
+               "[--replicas R] [--name NAME]\n"
+               "       lock_bench failover --sentinel-port P [--master NAME] [--contenders N] "
+               "[--seconds S] [--replicas R] [--hold-ms H] [--lease-ms L] [--name NAME] "
+               "[--until-stdin-closes]\n",
                why);
   std::exit(64);
 }
@@ -78,13 +107,14 @@ Arguments parse_arguments(int argc, char** argv) {
   if (argc < 2) usage("no mode");
   Arguments a;
   a.mode = argv[1];
-  if (a.mode != "uncontended" && a.mode != "handoff" && a.mode != "fenced-names") {
+  if (a.mode != "uncontended" && a.mode != "handoff" && a.mode != "fenced-names" &&
+      a.mode != "grant-latency" && a.mode != "failover") {
     usage("unknown mode");
   }
   for (int i = 2; i < argc; i += 2) {
     std::string flag = argv[i];
-    if (flag == "--per-name-counter") {
-      a.per_name_counter = true;
+    if (flag == "--per-name-counter" || flag == "--until-stdin-closes") {
+      (flag == "--per-name-counter" ? a.per_name_counter : a.until_stdin_closes) = true;
       --i;
       continue;
     }
@@ -100,10 +130,16 @@ Arguments parse_arguments(int argc, char** argv) {
     else if (flag == "--events") a.events_path = value;
     else if (flag == "--outside-us") a.outside_us = std::atoll(value);
     else if (flag == "--names") a.names = std::atoll(value);
+    else if (flag == "--replicas") a.replicas = std::atoi(value);
+    else if (flag == "--sentinel-port") a.sentinel_port = std::atoi(value);
+    else if (flag == "--master") a.master = value;
+    else if (flag == "--hold-ms") a.hold_ms = std::atoll(value);
+    else if (flag == "--lease-ms") a.lease_ms = std::atoll(value);
     else usage("unknown flag");
   }
   if (a.port <= 0 || a.cycles <= 0 || a.warmup < 0 || a.contenders <= 0 || a.seconds <= 0 ||
-      a.outside_us < 0 || a.names <= 0) {
+      a.outside_us < 0 || a.names <= 0 || a.replicas < 0 || a.hold_ms < 0 || a.lease_ms <= 0 ||
+      (a.mode == "failover" && a.sentinel_port <= 0)) {
     usage("a value out of range");
   }
   return a;
@@ -114,6 +150,10 @@ ClientOptions client_options(const Arguments& a) {
   o.host = a.host;
   o.port = a.port;
   o.fencing_counter_per_name = a.per_name_counter;
+  if (a.sentinel_port > 0) {
+    o.sentinel.addresses.emplace_back(a.host, a.sentinel_port);
+    o.sentinel.master_name = a.master;
+  }
   return o;
 }
 
@@ -297,12 +337,161 @@ int run_fenced_names(const Arguments& a) {
   return bad_tokens == 0 ? 0 : 2;
 }
 
+int64_t percentile(std::vector<int64_t>& sorted, double fraction) {
+  if (sorted.empty()) return 0;
+  size_t index = static_cast<size_t>(fraction * static_cast<double>(sorted.size() - 1) + 0.5);
+  return sorted[std::min(index, sorted.size() - 1)];
+}
+
+int run_grant_latency(const Arguments& a) {
+  Client client(client_options(a));
+  Lock lock = client.get_lock(a.name);
+  lock.require_replicas(a.replicas, std::chrono::milliseconds(1000));
+  client.command("DEL", a.name);
+  std::vector<int64_t> micros;
+  micros.reserve(static_cast<size_t>(a.cycles));
+  for (int64_t i = 0; i < a.warmup + a.cycles; ++i) {
+    const auto start = Clock::now();
+    lock.lock();
+    const auto granted = Clock::now();
+    lock.unlock();
+    if (i >= a.warmup) {
+      micros.push_back(
+          std::chrono::duration_cast<std::chrono::microseconds>(granted - start).count());
+    }
+  }
+  std::sort(micros.begin(), micros.end());
+  std::printf(
+      "{\"mode\": \"grant-latency\", \"replicas\": %d, \"cycles\": %lld, \"p50_us\": %lld, "
+      "\"p99_us\": %lld, \"max_us\": %lld}\n",
+      a.replicas, static_cast<long long>(a.cycles), static_cast<long long>(percentile(micros, 0.5)),
+      static_cast<long long>(percentile(micros, 0.99)), static_cast<long long>(micros.back()));
+  return 0;
+}
+
+// The failover run's shared view of who is inside (see the header comment).
+struct Occupancy {
+  std::mutex mutex;
+  std::vector<bool> inside;
+  std::vector<bool> lost;  // told on_lost during its current hold
+  std::vector<Lock*> locks;
+};
+
+int run_failover(const Arguments& a) {
+  ClientOptions options = client_options(a);
+  options.lock_watchdog_timeout = std::chrono::milliseconds(a.lease_ms);
+  options.connect_timeout = std::chrono::milliseconds(2000);
+  options.command_timeout = std::chrono::milliseconds(3000);
+  options.reconnect_backoff_min = std::chrono::milliseconds(20);
+  options.reconnect_backoff_max = std::chrono::milliseconds(500);
+  Occupancy occupancy;
+  occupancy.inside.assign(a.contenders, false);
+  occupancy.lost.assign(a.contenders, false);
+  occupancy.locks.assign(a.contenders, nullptr);
+  std::atomic<int64_t> grants{0}, violations{0}, lost{0}, not_durable{0}, errors{0};
+  std::atomic<int64_t> lost_inside{0};
+  std::mutex error_mutex;
+  std::string last_error;
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(a.seconds));
+  std::atomic<bool> stop{false};
+  if (a.until_stdin_closes) {
+    // Detached: a read() blocked on a pipe that stays open must not hold up the exit.
+    std::thread([&stop] {
+      char byte;
+      while (::read(0, &byte, 1) > 0) {
+      }
+      stop = true;
+    }).detach();
+  }
+  auto note_error = [&](const std::exception& e) {
+    ++errors;
+    std::lock_guard<std::mutex> guard(error_mutex);
+    last_error = e.what();
+  };
+  std::vector<std::thread> threads;
+  for (int id = 0; id < a.contenders; ++id) {
+    threads.emplace_back([&, id] {
+      std::unique_ptr<Client> client;
+      std::unique_ptr<Lock> lock;
+      while (Clock::now() < deadline && !stop) {
+        try {
+          if (!client) {
+            client = std::make_unique<Client>(options);
+            lock = std::make_unique<Lock>(client->get_lock(a.name));
+            lock->require_replicas(a.replicas, std::chrono::milliseconds(1000));
+            lock->on_lost([&, id](keywarden::LockLostReason) {
+              ++lost;
+              std::lock_guard<std::mutex> guard(occupancy.mutex);
+              if (occupancy.inside[id]) ++lost_inside;
+              occupancy.lost[id] = true;
+            });
+            lock->on_error([&](const std::exception& e) { note_error(e); });
+            std::lock_guard<std::mutex> guard(occupancy.mutex);
+            occupancy.locks[id] = lock.get();
+          }
+          if (!lock->try_lock_for(std::chrono::milliseconds(1000))) continue;
+          ++grants;
+          {
+            std::lock_guard<std::mutex> guard(occupancy.mutex);
+            for (int other = 0; other < a.contenders; ++other) {
+              if (other != id && occupancy.inside[other] && !occupancy.lost[other] &&
+                  occupancy.locks[other]->valid()) {
+                ++violations;
+              }
+            }
+            occupancy.inside[id] = true;
+            occupancy.lost[id] = false;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(a.hold_ms));
+          {
+            std::lock_guard<std::mutex> guard(occupancy.mutex);
+            occupancy.inside[id] = false;
+          }
+          lock->unlock();
+        } catch (const keywarden::NotDurableError&) {
+          ++not_durable;
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        } catch (const std::exception& e) {
+          note_error(e);
+          {
+            std::lock_guard<std::mutex> guard(occupancy.mutex);
+            occupancy.inside[id] = false;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+      }
+      std::lock_guard<std::mutex> guard(occupancy.mutex);
+      occupancy.locks[id] = nullptr;
+      occupancy.inside[id] = false;
+      // The handle and client go with the thread; their destructors release what is held.
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  std::string error_json;
+  for (char ch : last_error) {
+    if (ch == '"' || ch == '\\') error_json += '\\';
+    error_json += (ch == '\n') ? ' ' : ch;
+  }
+  std::printf(
+      "{\"mode\": \"failover\", \"replicas\": %d, \"contenders\": %d, \"grants\": %lld, "
+      "\"violations\": %lld, \"lost\": %lld, \"lost_inside\": %lld, \"not_durable\": %lld, "
+      "\"errors\": %lld, \"last_error\": \"%s\"}\n",
+      a.replicas, a.contenders, static_cast<long long>(grants.load()),
+      static_cast<long long>(violations.load()), static_cast<long long>(lost.load()),
+      static_cast<long long>(lost_inside.load()), static_cast<long long>(not_durable.load()),
+      static_cast<long long>(errors.load()), error_json.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Arguments a = parse_arguments(argc, argv);
   try {
     if (a.mode == "fenced-names") return run_fenced_names(a);
+    if (a.mode == "grant-latency") return run_grant_latency(a);
+    if (a.mode == "failover") return run_failover(a);
     return a.mode == "uncontended" ? run_uncontended(a) : run_handoff(a);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lock_bench: %s\n", e.what());

@@ -2,6 +2,14 @@
 // thread. Handlers run on that thread. subscribe() returns once the server has confirmed, so a
 // caller can subscribe first and then act on state the messages will report changes to. When
 // the connection breaks, the reader reconnects with backoff and subscribes everything again.
+//
+// Made from options with cluster.addresses (a Redis Cluster), it keeps one such connection per
+// node that has shard channels: ssubscribe() sends SSUBSCRIBE to the primary owning the
+// channel's slot (following -MOVED), and when a slot moves away (the node drops its channels
+// with `sunsubscribe`) the channel is subscribed again on the new owner and on_reconnect
+// fires; so does a node that stops accepting connections (a failover). subscribe() and
+// psubscribe() use one connection to the first seed node that accepts (a cluster delivers
+// classic PUBLISH to every node).
 #pragma once
 
 #include <chrono>
@@ -26,6 +34,7 @@ using MessageHandler = std::function<void(const Message&)>;
 
 namespace detail {
 class SubscriberCore;
+class ClusterSubscriber;
 }
 
 class Subscriber {
@@ -61,7 +70,11 @@ class Subscriber {
   bool connected() const;
 
  private:
-  std::shared_ptr<detail::SubscriberCore> core_;
+  void add(int kind, const std::string& name, MessageHandler handler);
+  void remove(int kind, const std::string& name);
+
+  std::shared_ptr<detail::SubscriberCore> core_;         // one server (or its sentinels)
+  std::shared_ptr<detail::ClusterSubscriber> cluster_;  // or a Redis Cluster
 };
 
 }  // namespace keywarden

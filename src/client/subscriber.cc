@@ -17,13 +17,17 @@
 #include <array>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "client/connection.h"
+#include "common/key_slot.h"
+#include "keywarden/client.h"
 #include "keywarden/errors.h"
 #include "resp/reply_parser.h"
 
@@ -77,9 +81,20 @@ bool send_all(Stream& stream, std::string_view data, Deadline deadline) {
 
 }  // namespace
 
+// Told, on the reader thread, that a shard channel left this connection without the caller
+// asking: the server dropped it (a `sunsubscribe` it sent because the slot moved away) or
+// refused it with -MOVED. The entry is gone from the core; the handler comes along.
+using ShardDropped = std::function<void(const std::string& channel,
+                                        std::shared_ptr<MessageHandler> handler)>;
+
 class SubscriberCore {
  public:
-  explicit SubscriberCore(ClientOptions options) : options_(std::move(options)) {
+  // Failed connection attempts in a row after which a cluster node's shard channels are
+  // handed back for relocation.
+  static constexpr int kHandOverAfter = 2;
+
+  explicit SubscriberCore(ClientOptions options, ShardDropped on_shard_dropped = nullptr)
+      : options_(std::move(options)), on_shard_dropped_(std::move(on_shard_dropped)) {
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_fd_ < 0) throw TransportError(std::string("eventfd: ") + std::strerror(errno));
     thread_ = std::thread([this] { run(); });
@@ -98,9 +113,13 @@ class SubscriberCore {
   }
 
   void subscribe(Kind kind, const std::string& name, MessageHandler handler) {
+    subscribe(kind, name, std::make_shared<MessageHandler>(std::move(handler)));
+  }
+
+  void subscribe(Kind kind, const std::string& name, std::shared_ptr<MessageHandler> handler) {
     std::unique_lock<std::mutex> lock(mutex_);
     auto [it, inserted] = entries_[kind].try_emplace(name);
-    it->second.handler = std::make_shared<MessageHandler>(std::move(handler));
+    it->second.handler = std::move(handler);
     if (!inserted) {
       if (it->second.confirmed) return;
     } else {
@@ -111,6 +130,15 @@ class SubscriberCore {
     if (std::this_thread::get_id() == thread_.get_id()) return;
     const uint64_t errors_before = error_count_;
     Deadline deadline = deadline_after(options_.command_timeout);
+    // While a caller waits, an error reply is its to report, not the shard hand-over's.
+    ++waiting_[kind][name];
+    struct Unwait {
+      std::map<std::string, int>& waiting;
+      const std::string& name;
+      ~Unwait() {
+        if (--waiting[name] == 0) waiting.erase(name);
+      }
+    } unwait{waiting_[kind], name};
     for (;;) {
       auto found = entries_[kind].find(name);
       if (found == entries_[kind].end()) {
@@ -120,7 +148,14 @@ class SubscriberCore {
       if (stop_) throw TransportError("subscriber is shutting down");
       if (error_count_ != errors_before) {
         std::string text = last_error_;
-        withdraw_locked(kind, name);
+        if (is_redirect(text)) {
+          // Nothing was subscribed there: drop the entry without a SUNSUBSCRIBE (which the
+          // node would refuse as well).
+          entries_[kind].erase(name);
+          outstanding_[kind].erase(name);
+        } else {
+          withdraw_locked(kind, name);
+        }
         throw ServerError(text);
       }
       if (deadline == Deadline::max()) {
@@ -282,6 +317,24 @@ class SubscriberCore {
           last_connect_error_ = e.what();
         }
         ++failures;
+        if (failures >= kHandOverAfter && on_shard_dropped_) {
+          // The node may be gone for good (a failover promotes its replica elsewhere): its
+          // shard channels go back to the cluster subscriber, which asks the map again.
+          std::vector<std::pair<std::string, std::shared_ptr<MessageHandler>>> dropped;
+          {
+            std::lock_guard<std::mutex> guard(mutex_);
+            auto& shard = entries_[kShard];
+            for (auto it = shard.begin(); it != shard.end();) {
+              if (waiting_[kShard].count(it->first) == 0) {
+                dropped.emplace_back(it->first, it->second.handler);
+                it = shard.erase(it);
+              } else {
+                ++it;
+              }
+            }
+          }
+          for (auto& [channel, handler] : dropped) on_shard_dropped_(channel, std::move(handler));
+        }
         auto backoff = options_.reconnect_backoff_min;
         for (int i = 1; i < failures && backoff < options_.reconnect_backoff_max; ++i) backoff *= 2;
         backoff = std::max(std::chrono::milliseconds(1),
@@ -298,13 +351,15 @@ class SubscriberCore {
         notify_reconnect_ = was_connected;
         for (int kind = 0; kind < 3; ++kind) {
           outstanding_[kind].clear();
-          std::vector<std::string> names;
+          // Shard channels go in one SSUBSCRIBE per slot: a cluster refuses one that spans
+          // slots with -CROSSSLOT.
+          std::map<int, std::vector<std::string>> groups;
           for (auto& [name, entry] : entries_[kind]) {
             entry.confirmed = false;
-            names.push_back(name);
+            groups[kind == kShard ? key_slot(name) : 0].push_back(name);
             outstanding_[kind][name] = 1;
           }
-          send_locked(kSubscribeCommand[kind], names);
+          for (const auto& [slot, names] : groups) send_locked(kSubscribeCommand[kind], names);
         }
       }
       was_connected = true;
@@ -378,10 +433,15 @@ class SubscriberCore {
 
   void dispatch(RespValue value) {
     if (value.is_error()) {
-      std::lock_guard<std::mutex> guard(mutex_);
-      ++error_count_;
-      last_error_ = value.str;
+      std::vector<std::pair<std::string, std::shared_ptr<MessageHandler>>> dropped;
+      {
+        std::lock_guard<std::mutex> guard(mutex_);
+        ++error_count_;
+        last_error_ = value.str;
+        if (on_shard_dropped_) dropped = take_moved_locked(value.str);
+      }
       cv_.notify_all();
+      for (auto& [channel, handler] : dropped) on_shard_dropped_(channel, std::move(handler));
       return;
     }
     if (!value.is_aggregate() || value.elements.size() < 2) return;
@@ -405,6 +465,9 @@ class SubscriberCore {
       message.pattern = std::move(e[1].str);
       message.channel = std::move(e[2].str);
       message.payload = std::move(e[3].str);
+    } else if (equals_lower(word, "sunsubscribe")) {
+      shard_unsubscribed(e[1].str);
+      return;
     } else {
       int confirmed_kind = equals_lower(word, "subscribe")    ? kChannel
                            : equals_lower(word, "psubscribe") ? kPattern
@@ -428,6 +491,48 @@ class SubscriberCore {
         // A handler's exception must not end the reader thread; the handler owns its errors.
       }
     }
+  }
+
+  static bool is_redirect(std::string_view error) {
+    return error.starts_with("MOVED ") || error.starts_with("ASK ") ||
+           error.starts_with("TRYAGAIN") || error.starts_with("CLUSTERDOWN");
+  }
+
+  // -MOVED <slot> <node> while no caller waits for it: the SSUBSCRIBEs a reconnect sent for
+  // that slot went to a node that no longer owns it. Their entries leave this core.
+  std::vector<std::pair<std::string, std::shared_ptr<MessageHandler>>> take_moved_locked(
+      std::string_view error) {
+    std::vector<std::pair<std::string, std::shared_ptr<MessageHandler>>> out;
+    if (!error.starts_with("MOVED ")) return out;
+    int slot = std::atoi(std::string(error.substr(6)).c_str());
+    auto& shard = entries_[kShard];
+    for (auto it = shard.begin(); it != shard.end();) {
+      if (!it->second.confirmed && key_slot(it->first) == slot &&
+          waiting_[kShard].count(it->first) == 0) {
+        out.emplace_back(it->first, it->second.handler);
+        outstanding_[kShard].erase(it->first);
+        it = shard.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return out;
+  }
+
+  // A `sunsubscribe` for a channel still wanted and not being subscribed again: the server
+  // dropped it (its slot went to another node). Ours to withdraw would have erased it first.
+  void shard_unsubscribed(const std::string& channel) {
+    std::shared_ptr<MessageHandler> handler;
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      if (!on_shard_dropped_) return;
+      auto it = entries_[kShard].find(channel);
+      if (it == entries_[kShard].end() || !it->second.confirmed) return;
+      if (outstanding_[kShard].count(channel) > 0) return;
+      handler = it->second.handler;
+      entries_[kShard].erase(it);
+    }
+    on_shard_dropped_(channel, std::move(handler));
   }
 
   void confirm(Kind kind, const std::string& name) {
@@ -467,6 +572,7 @@ class SubscriberCore {
   }
 
   const ClientOptions options_;
+  const ShardDropped on_shard_dropped_;
   int wake_fd_ = -1;
   std::thread thread_;
 
@@ -480,42 +586,348 @@ class SubscriberCore {
   // Confirmations still due per name: a confirmation of an earlier SUBSCRIBE must not pass
   // for the one a later subscribe() sent.
   std::array<std::map<std::string, int>, 3> outstanding_;
+  // Callers of subscribe() still waiting, per name.
+  std::array<std::map<std::string, int>, 3> waiting_;
   uint64_t error_count_ = 0;
   std::string last_error_;
   std::string last_connect_error_;
   std::shared_ptr<std::function<void()>> on_reconnect_;
 };
 
+// A Subscriber on a Redis Cluster: one SubscriberCore per node that has shard channels
+// (SSUBSCRIBE must reach the primary that owns the channel's slot, and a node sends only its
+// own slots' SPUBLISH messages), and one more on any seed node for SUBSCRIBE/PSUBSCRIBE, which
+// a cluster broadcasts to every node. The slot map comes from CLUSTER SLOTS and is corrected
+// by -MOVED. A shard channel that leaves a node's connection (the node sent `sunsubscribe`
+// because the slot moved away, or refused it with -MOVED on a reconnect) goes to the
+// relocation thread, which asks for the map again and subscribes it on the new owner; then
+// on_reconnect fires, since messages published during the move are lost.
+class ClusterSubscriber {
+ public:
+  explicit ClusterSubscriber(ClientOptions options)
+      : options_(std::move(options)), owners_(kClusterSlots) {
+    relocator_ = std::thread([this] { relocate_loop(); });
+  }
+
+  ~ClusterSubscriber() {
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    relocator_.join();
+    // The cores' reader threads call back into this object: stop them before members go.
+    std::map<std::string, std::shared_ptr<SubscriberCore>> cores;
+    std::shared_ptr<SubscriberCore> classic;
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      cores.swap(cores_);
+      classic.swap(classic_);
+    }
+    cores.clear();
+    classic.reset();
+  }
+
+  void subscribe(Kind kind, const std::string& name, MessageHandler handler) {
+    if (kind != kShard) {
+      classic_core()->subscribe(kind, name, std::move(handler));
+      return;
+    }
+    auto shared = std::make_shared<MessageHandler>(std::move(handler));
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      shard_handlers_[name] = shared;
+    }
+    try {
+      ssubscribe(name, shared);
+    } catch (...) {
+      std::lock_guard<std::mutex> guard(mutex_);
+      auto it = shard_handlers_.find(name);
+      if (it != shard_handlers_.end() && it->second == shared) shard_handlers_.erase(it);
+      throw;
+    }
+  }
+
+  void unsubscribe(Kind kind, const std::string& name) {
+    if (kind != kShard) {
+      classic_core()->unsubscribe(kind, name);
+      return;
+    }
+    std::shared_ptr<SubscriberCore> core;
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      shard_handlers_.erase(name);
+      auto where = shard_node_.find(name);
+      if (where == shard_node_.end()) return;
+      auto found = cores_.find(where->second);
+      if (found != cores_.end()) core = found->second;
+      shard_node_.erase(where);
+    }
+    if (core) core->unsubscribe(kShard, name);
+  }
+
+  void set_on_reconnect(std::function<void()> callback) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    on_reconnect_ = std::make_shared<std::function<void()>>(std::move(callback));
+  }
+
+  bool connected() const {
+    std::vector<std::shared_ptr<SubscriberCore>> cores;
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      if (!to_relocate_.empty() || relocating_) return false;
+      for (const auto& [address, core] : cores_) cores.push_back(core);
+      if (classic_) cores.push_back(classic_);
+    }
+    for (const auto& core : cores) {
+      if (!core->connected()) return false;
+    }
+    return true;
+  }
+
+ private:
+  ClientOptions node_options(const std::string& address) const {
+    ClientOptions node = options_;
+    node.cluster.addresses.clear();
+    node.sentinel.addresses.clear();
+    size_t colon = address.rfind(':');
+    node.host = address.substr(0, colon);
+    node.port = std::atoi(address.c_str() + colon + 1);
+    return node;
+  }
+
+  std::shared_ptr<SubscriberCore> classic_core() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    // With the cluster's addresses left in, the connection goes to the first seed that
+    // accepts, and to the next when that one is gone.
+    if (!classic_) classic_ = make_core(options_, false);
+    return classic_;
+  }
+
+  std::shared_ptr<SubscriberCore> shard_core_locked(const std::string& address) {
+    auto& core = cores_[address];
+    if (!core) core = make_core(node_options(address), true);
+    return core;
+  }
+
+  std::shared_ptr<SubscriberCore> make_core(ClientOptions options, bool shard) {
+    ShardDropped dropped;
+    if (shard) {
+      dropped = [this](const std::string& channel, std::shared_ptr<MessageHandler>) {
+        std::lock_guard<std::mutex> guard(mutex_);
+        if (shard_handlers_.count(channel) == 0) return;
+        shard_node_.erase(channel);
+        to_relocate_.push_back(channel);
+        cv_.notify_all();
+      };
+    }
+    auto core = std::make_shared<SubscriberCore>(std::move(options), std::move(dropped));
+    core->set_on_reconnect([this] { fire_reconnect(); });
+    return core;
+  }
+
+  void fire_reconnect() {
+    std::shared_ptr<std::function<void()>> callback;
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      callback = on_reconnect_;
+    }
+    if (callback && *callback) {
+      try {
+        (*callback)();
+      } catch (...) {
+      }
+    }
+  }
+
+  // Reads CLUSTER SLOTS from any node (a cluster Client finds one).
+  void refresh_map() {
+    std::lock_guard<std::mutex> refreshing(refresh_mutex_);
+    if (!map_client_) map_client_ = std::make_unique<Client>(options_);
+    Reply slots = map_client_->command("CLUSTER", "SLOTS");
+    const std::string& seed_host = options_.cluster.addresses.front().first;
+    std::lock_guard<std::mutex> guard(mutex_);
+    for (const Reply& range : slots.elements()) {
+      const auto& fields = range.elements();
+      if (fields.size() < 3) continue;
+      const auto& primary = fields[2].elements();
+      std::string host = primary[0].is_null() ? std::string() : primary[0].str();
+      if (host.empty() || host == "?") host = seed_host;
+      std::string address = host + ":" + std::to_string(primary[1].integer());
+      for (int64_t slot = fields[0].integer(); slot <= fields[1].integer(); ++slot) {
+        owners_[static_cast<size_t>(slot)] = address;
+      }
+    }
+  }
+
+  std::string owner(int slot) {
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      if (!owners_[slot].empty()) return owners_[slot];
+    }
+    refresh_map();
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (owners_[slot].empty()) {
+      throw ClusterError("CLUSTERDOWN Hash slot not served (slot " + std::to_string(slot) + ")");
+    }
+    return owners_[slot];
+  }
+
+  // SSUBSCRIBE on the slot's owner, following -MOVED (the node it names) and waiting out
+  // -TRYAGAIN / -CLUSTERDOWN with a fresh map, up to max_redirects times.
+  void ssubscribe(const std::string& channel, const std::shared_ptr<MessageHandler>& handler) {
+    const int slot = key_slot(channel);
+    std::string last;
+    auto pause = options_.cluster.retry_backoff_min;
+    for (int attempt = 0; attempt <= options_.cluster.max_redirects; ++attempt) {
+      const std::string address = owner(slot);
+      std::shared_ptr<SubscriberCore> core;
+      {
+        std::lock_guard<std::mutex> guard(mutex_);
+        if (stop_) throw TransportError("subscriber is shutting down");
+        if (shard_handlers_.count(channel) == 0) return;  // unsubscribed meanwhile
+        core = shard_core_locked(address);
+        shard_node_[channel] = address;
+      }
+      try {
+        core->subscribe(kShard, channel, handler);
+        return;
+      } catch (const ServerError& e) {
+        last = e.what();
+        if (e.code() == "MOVED") {
+          std::string text = e.what();
+          std::string target = text.substr(text.rfind(' ') + 1);
+          if (target.starts_with(":")) target = options_.cluster.addresses.front().first + target;
+          std::lock_guard<std::mutex> guard(mutex_);
+          owners_[slot] = target;
+          continue;
+        }
+        if (e.code() != "TRYAGAIN" && e.code() != "CLUSTERDOWN" && e.code() != "ASK") throw;
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, options_.cluster.retry_backoff_max);
+      try {
+        refresh_map();
+      } catch (const Error&) {
+      }
+    }
+    throw ClusterError("SSUBSCRIBE " + channel + ": too many redirections (last: " + last + ")");
+  }
+
+  // Subscribes dropped shard channels on their new owners, retrying with backoff until they
+  // are placed or unsubscribed.
+  void relocate_loop() {
+    auto pause = options_.cluster.retry_backoff_min;
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stop_ || !to_relocate_.empty(); });
+      if (stop_) return;
+      std::vector<std::string> channels(to_relocate_.begin(), to_relocate_.end());
+      to_relocate_.clear();
+      relocating_ = true;
+      lock.unlock();
+      std::vector<std::string> failed;
+      try {
+        refresh_map();
+      } catch (const Error&) {
+      }
+      for (const auto& channel : channels) {
+        std::shared_ptr<MessageHandler> handler;
+        {
+          std::lock_guard<std::mutex> guard(mutex_);
+          auto it = shard_handlers_.find(channel);
+          if (it == shard_handlers_.end()) continue;
+          handler = it->second;
+        }
+        try {
+          ssubscribe(channel, handler);
+        } catch (const Error&) {
+          failed.push_back(channel);
+        }
+      }
+      if (failed.empty()) {
+        pause = options_.cluster.retry_backoff_min;
+        fire_reconnect();
+      }
+      lock.lock();
+      relocating_ = false;
+      if (!failed.empty()) {
+        to_relocate_.insert(to_relocate_.end(), failed.begin(), failed.end());
+        cv_.wait_for(lock, pause, [&] { return stop_; });
+        pause = std::min(pause * 2, options_.cluster.retry_backoff_max);
+      }
+    }
+  }
+
+  const ClientOptions options_;
+  mutable std::mutex mutex_;  // everything below but map_client_
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::vector<std::string> owners_;  // slot -> "host:port" of its primary, "" when unknown
+  std::map<std::string, std::shared_ptr<SubscriberCore>> cores_;  // shard cores by node
+  std::shared_ptr<SubscriberCore> classic_;
+  std::map<std::string, std::shared_ptr<MessageHandler>> shard_handlers_;
+  std::map<std::string, std::string> shard_node_;  // channel -> node it was sent to
+  std::deque<std::string> to_relocate_;
+  bool relocating_ = false;
+  std::shared_ptr<std::function<void()>> on_reconnect_;
+  std::mutex refresh_mutex_;  // one CLUSTER SLOTS at a time; guards map_client_
+  std::unique_ptr<Client> map_client_;
+  std::thread relocator_;
+};
+
 }  // namespace keywarden::detail
 
 namespace keywarden {
 
-Subscriber::Subscriber(ClientOptions options)
-    : core_(std::make_shared<detail::SubscriberCore>(std::move(options))) {}
+Subscriber::Subscriber(ClientOptions options) {
+  if (!options.cluster.addresses.empty()) {
+    cluster_ = std::make_shared<detail::ClusterSubscriber>(std::move(options));
+  } else {
+    core_ = std::make_shared<detail::SubscriberCore>(std::move(options));
+  }
+}
 
 Subscriber::~Subscriber() = default;
 
 void Subscriber::subscribe(const std::string& channel, MessageHandler handler) {
-  core_->subscribe(detail::kChannel, channel, std::move(handler));
+  add(detail::kChannel, channel, std::move(handler));
 }
 void Subscriber::psubscribe(const std::string& pattern, MessageHandler handler) {
-  core_->subscribe(detail::kPattern, pattern, std::move(handler));
+  add(detail::kPattern, pattern, std::move(handler));
 }
 void Subscriber::ssubscribe(const std::string& channel, MessageHandler handler) {
-  core_->subscribe(detail::kShard, channel, std::move(handler));
+  add(detail::kShard, channel, std::move(handler));
 }
-void Subscriber::unsubscribe(const std::string& channel) {
-  core_->unsubscribe(detail::kChannel, channel);
+void Subscriber::unsubscribe(const std::string& channel) { remove(detail::kChannel, channel); }
+void Subscriber::punsubscribe(const std::string& pattern) { remove(detail::kPattern, pattern); }
+void Subscriber::sunsubscribe(const std::string& channel) { remove(detail::kShard, channel); }
+
+void Subscriber::add(int kind, const std::string& name, MessageHandler handler) {
+  auto k = static_cast<detail::Kind>(kind);
+  if (cluster_) {
+    cluster_->subscribe(k, name, std::move(handler));
+  } else {
+    core_->subscribe(k, name, std::move(handler));
+  }
 }
-void Subscriber::punsubscribe(const std::string& pattern) {
-  core_->unsubscribe(detail::kPattern, pattern);
-}
-void Subscriber::sunsubscribe(const std::string& channel) {
-  core_->unsubscribe(detail::kShard, channel);
+void Subscriber::remove(int kind, const std::string& name) {
+  auto k = static_cast<detail::Kind>(kind);
+  if (cluster_) {
+    cluster_->unsubscribe(k, name);
+  } else {
+    core_->unsubscribe(k, name);
+  }
 }
 void Subscriber::on_reconnect(std::function<void()> callback) {
-  core_->set_on_reconnect(std::move(callback));
+  if (cluster_) {
+    cluster_->set_on_reconnect(std::move(callback));
+  } else {
+    core_->set_on_reconnect(std::move(callback));
+  }
 }
-bool Subscriber::connected() const { return core_->connected(); }
+bool Subscriber::connected() const {
+  return cluster_ ? cluster_->connected() : core_->connected();
+}
 
 }  // namespace keywarden

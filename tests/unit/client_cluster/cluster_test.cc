@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -265,6 +267,13 @@ std::string key_on(int port, const std::string& prefix) {
     std::string key = prefix + std::to_string(i);
     if (cluster->owner_port(key_slot(key)) == port) return key;
   }
+}
+
+int other_primary(int port) {
+  for (int candidate : cluster->primary_ports()) {
+    if (candidate != port) return candidate;
+  }
+  throw std::runtime_error("one primary only");
 }
 
 TEST(ClusterTest, CommandsGoToTheOwnerOfTheirSlot) {
@@ -689,6 +698,94 @@ TEST(ClusterLocks, ContentionWhileTheSlotMigrates) {
   EXPECT_EQ(cluster->owner_port(slot), source);
 }
 
+// `redis-cli --cluster reshard` moving `slots` slots (the lowest `from` serves) to `to`.
+void reshard(int from, int to, int slots, const std::string& log) {
+  std::string command = "/usr/bin/redis-cli --cluster reshard 127.0.0.1:" + std::to_string(from) +
+                        " --cluster-from " + RedisCluster::node_id(from) + " --cluster-to " +
+                        RedisCluster::node_id(to) + " --cluster-slots " + std::to_string(slots) +
+                        " --cluster-yes > " + log + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << "see " << log;
+}
+
+TEST(ClusterLocks, LostUpdatesUnderRedisCliReshard) {
+  // Threads take locks whose slots `redis-cli --cluster reshard` moves to another primary and
+  // back while they run, and under each lock read-modify-write a counter of the same slot
+  // (GET then SET: an overlap would lose an update). Every lock operation follows the ASK and
+  // MOVED the migration causes, and no update is lost.
+  cluster->wait_until_ok();  // redis-cli refuses a cluster whose nodes disagree
+  const int source = cluster->owner_port(0);
+  const int target = other_primary(source);
+  constexpr int kMoved = 40;  // slots 0..39: the source's lowest, then the target's lowest
+  std::vector<std::string> names;
+  for (int i = 0; names.size() < 3; ++i) {
+    std::string name = "rs:lock:" + std::to_string(i);
+    if (key_slot(name) < kMoved) names.push_back(name);
+  }
+  // Each release leaves a Redisson unlock latch key for twice the command timeout, and
+  // redis-cli migrates every one of them: a shorter timeout and a pause between rounds keep
+  // the slots small.
+  ClientOptions options = cluster->client_options();
+  options.command_timeout = 4s;
+  Client client(options);
+  for (const auto& name : names) client.command("SET", "{" + name + "}:counter", 0);
+  std::vector<std::atomic<int>> done(names.size());
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0};
+  std::vector<std::thread> workers;
+  constexpr int kWorkers = 6;
+  for (int t = 0; t < kWorkers; ++t) {
+    workers.emplace_back([&, t] {
+      const size_t which = static_cast<size_t>(t) % names.size();
+      const std::string counter = "{" + names[which] + "}:counter";
+      // One kind per name (a FairLock's release wakes only fair waiters). Lock has no
+      // virtual destructor: each kind is kept as itself and used through a Lock*.
+      std::optional<Lock> plain;
+      std::optional<FairLock> fair;
+      Lock* lock;
+      if (which != 1) {
+        lock = &plain.emplace(client.get_lock(names[which]));
+      } else {
+        lock = &fair.emplace(client.get_fair_lock(names[which]));
+      }
+      while (!stop) {
+        try {
+          lock->lock();
+          int64_t value = std::stoll(client.command("GET", counter).str());
+          client.command("SET", counter, value + 1);
+          lock->unlock();
+          ++done[which];
+          std::this_thread::sleep_for(3ms);
+        } catch (const std::exception& e) {
+          ++errors;
+          ADD_FAILURE() << e.what();
+          return;
+        }
+      }
+    });
+  }
+  const std::string log_dir = ::testing::TempDir();
+  std::this_thread::sleep_for(200ms);
+  reshard(source, target, kMoved, log_dir + "kw-reshard-out.log");
+  for (const auto& name : names) EXPECT_EQ(cluster->owner_port(key_slot(name)), target);
+  int during = 0;
+  for (auto& count : done) during += count;
+  std::this_thread::sleep_for(200ms);
+  reshard(target, source, kMoved, log_dir + "kw-reshard-back.log");
+  std::this_thread::sleep_for(200ms);
+  stop = true;
+  for (auto& worker : workers) worker.join();
+  EXPECT_EQ(errors.load(), 0);
+  for (const auto& name : names) EXPECT_EQ(cluster->owner_port(key_slot(name)), source);
+  int total = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const int64_t counted = std::stoll(client.command("GET", "{" + names[i] + "}:counter").str());
+    EXPECT_EQ(counted, done[i].load()) << names[i] << ": " << done[i] - counted << " lost updates";
+    total += done[i];
+  }
+  EXPECT_GT(total, during);  // work went on after the first reshard too
+  cluster->wait_until_ok();
+}
+
 TEST(ClusterLocks, WatchdogRenewsLocksInManySlots) {
   ClientOptions options = cluster->client_options();
   options.lock_watchdog_timeout = 1500ms;
@@ -716,6 +813,120 @@ TEST(ClusterLocks, WatchdogRenewsLocksInManySlots) {
     EXPECT_GT(client.command("PTTL", lock.name()).integer(), 0);
     lock.unlock();
   }
+}
+
+// Collects the messages a Subscriber hands over, for waits that end on arrival (bounded).
+class Inbox {
+ public:
+  MessageHandler handler() {
+    return [this](const Message& message) {
+      std::lock_guard guard(mutex_);
+      received_[message.channel].push_back(message.payload);
+      cv_.notify_all();
+    };
+  }
+  bool wait_for(const std::string& channel, const std::string& payload,
+                std::chrono::seconds limit = 20s) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, limit, [&] {
+      const auto& got = received_[channel];
+      return std::find(got.begin(), got.end(), payload) != got.end();
+    });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::map<std::string, std::vector<std::string>> received_;
+};
+
+// SPUBLISH until the message arrives: a relocated subscription is placed asynchronously, so
+// the first publishes may find no subscriber on the new owner.
+bool spublish_until_received(Client& client, Inbox& inbox, const std::string& channel,
+                             const std::string& payload) {
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (client.command("SPUBLISH", channel, payload).integer() > 0 &&
+        inbox.wait_for(channel, payload, 5s)) {
+      return true;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  return false;
+}
+
+TEST(ClusterPubSub, ShardChannelsGoToTheirOwnersAndFollowTheSlot) {
+  Client client(cluster->client_options());
+  Inbox inbox;
+  std::atomic<int> reconnects{0};
+  Subscriber subscriber(cluster->client_options());
+  subscriber.on_reconnect([&] { ++reconnects; });
+  // A shard channel on every primary: each SSUBSCRIBE reaches the node owning its slot, which
+  // is the only one whose SPUBLISH delivers it.
+  std::vector<std::string> channels;
+  for (int port : cluster->primary_ports()) {
+    channels.push_back(key_on(port, "shard:chan:"));
+    subscriber.ssubscribe(channels.back(), inbox.handler());
+  }
+  EXPECT_TRUE(subscriber.connected());
+  for (const auto& channel : channels) {
+    const int owner = cluster->owner_port(key_slot(channel));
+    Client node(node_options(owner));
+    EXPECT_EQ(node.command("PUBSUB", "SHARDNUMSUB", channel).elements()[1].integer(), 1)
+        << channel;
+    EXPECT_EQ(client.command("SPUBLISH", channel, "hello").integer(), 1) << channel;
+    EXPECT_TRUE(inbox.wait_for(channel, "hello")) << channel;
+  }
+  // Classic pub/sub on one node: a PUBLISH on any other node reaches it.
+  subscriber.subscribe("classic:chan", inbox.handler());
+  subscriber.psubscribe("classic:pat:*", inbox.handler());
+  for (int port : cluster->primary_ports()) {
+    Client node(node_options(port));
+    const std::string payload = "from " + std::to_string(port);
+    node.command("PUBLISH", "classic:chan", payload);
+    node.command("PUBLISH", "classic:pat:x", payload);
+    EXPECT_TRUE(inbox.wait_for("classic:chan", payload)) << port;
+    EXPECT_TRUE(inbox.wait_for("classic:pat:x", payload)) << port;
+  }
+
+  // The slot of a subscribed channel moves: the old owner drops the subscription
+  // (`sunsubscribe`), and the subscriber places it on the new owner.
+  const std::string moving = channels[0];
+  const int slot = key_slot(moving);
+  const int source = cluster->owner_port(slot);
+  const int target = other_primary(source);
+  cluster->move_slot(slot, target);
+  EXPECT_TRUE(spublish_until_received(client, inbox, moving, "after the move"));
+  EXPECT_EQ(Client(node_options(target))
+                .command("PUBSUB", "SHARDNUMSUB", moving)
+                .elements()[1]
+                .integer(),
+            1);
+  // Messages published during the move may be lost, and on_reconnect says so (right after the
+  // subscription is placed, so possibly after the message above arrived).
+  for (int i = 0; i < 200 && reconnects.load() == 0; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_GE(reconnects.load(), 1);
+
+  // A channel whose slot moved after the subscriber learned the map: its SSUBSCRIBE goes to
+  // the old owner, which answers -MOVED, and the subscription goes where that says.
+  Subscriber stale(cluster->client_options());
+  stale.ssubscribe(channels[2], inbox.handler());  // learns the map
+  const std::string late = channels[1];
+  const int late_slot = key_slot(late);
+  const int late_source = cluster->owner_port(late_slot);
+  cluster->move_slot(late_slot, other_primary(late_source));
+  const std::string fresh = "{" + late + "}:fresh";
+  stale.ssubscribe(fresh, inbox.handler());
+  EXPECT_TRUE(spublish_until_received(client, inbox, fresh, "moved first"));
+  // (and the first subscriber's channel in that slot followed it)
+  EXPECT_TRUE(spublish_until_received(client, inbox, late, "followed too"));
+
+  // Unsubscribed, a channel gets nothing more, wherever it lives.
+  subscriber.sunsubscribe(moving);
+  EXPECT_EQ(client.command("SPUBLISH", moving, "gone").integer(), 0);
+  cluster->move_slot(slot, source);
+  cluster->move_slot(late_slot, late_source);
+  EXPECT_TRUE(spublish_until_received(client, inbox, late, "back home"));
 }
 
 // Last: the failover changes which node is primary.
@@ -789,6 +1000,10 @@ TEST(ClusterZFailover, ClientFollowsAKilledPrimarysReplica) {
   auto replicated = client.pipeline();
   replicated.add("SET", key, "v1").add("WAIT", 1, 5000);
   EXPECT_EQ(replicated.exec()[1].integer(), 1);
+  // A shard channel of the slot: its subscription follows the promoted replica.
+  Inbox inbox;
+  Subscriber subscriber(options);
+  subscriber.ssubscribe("{cl:killed}:channel", inbox.handler());
   Lock holder = client.get_lock("{cl:killed}:lock");
   holder.require_replicas(1, 2000ms);  // the grant is on the replica before lock() returns
   std::atomic<int> lost{0};
@@ -810,6 +1025,7 @@ TEST(ClusterZFailover, ClientFollowsAKilledPrimarysReplica) {
   Lock next = client.get_lock("{cl:killed}:lock");
   EXPECT_TRUE(next.try_lock_for(5s));
   next.unlock();
+  EXPECT_TRUE(spublish_until_received(client, inbox, "{cl:killed}:channel", "after the kill"));
 }
 
 }  // namespace
