@@ -88,6 +88,11 @@ void ReplyWriter::integer(int64_t value) {
 
 void ReplyWriter::bulk(std::string_view bytes) {
   if (discarding_) return;
+  // Room for the whole element first. Appended piece by piece, a large string would fill a
+  // buffer grown exactly to it, and its CRLF would then reallocate (and copy) it all again.
+  // reserve() keeps the geometric growth, so small replies pay nothing more.
+  const size_t element = kMaxHeader + bytes.size() + 2;
+  if (out_->capacity() - out_->size() < element) out_->reserve(out_->size() + element);
   bulk_header(bytes.size());
   out_->append(bytes);
   out_->append("\r\n", 2);

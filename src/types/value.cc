@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -46,11 +47,23 @@ struct Value::HeapString {
 
   char* data() { return reinterpret_cast<char*>(this + 1); }
 
+  // malloc/realloc rather than new/delete, so that growing a big string (APPEND, SETRANGE
+  // past the end) can extend its block in place when the allocator has room behind it, as
+  // Redis's sds does through realloc, instead of always copying every byte.
   static HeapString* create(size_t capacity) {
-    void* memory = ::operator new(sizeof(HeapString) + capacity);
+    void* memory = std::malloc(sizeof(HeapString) + capacity);
+    if (memory == nullptr) throw std::bad_alloc();
     return new (memory) HeapString{0, capacity};
   }
-  static void destroy(HeapString* block) { ::operator delete(block); }
+  // Keeps the contents (up to the new capacity, which must hold `size`).
+  static HeapString* resize(HeapString* block, size_t capacity) {
+    void* memory = std::realloc(block, sizeof(HeapString) + capacity);
+    if (memory == nullptr) throw std::bad_alloc();
+    auto* resized = static_cast<HeapString*>(memory);
+    resized->capacity = capacity;
+    return resized;
+  }
+  static void destroy(HeapString* block) { std::free(block); }
 };
 
 namespace {
@@ -246,12 +259,8 @@ char* Value::make_writable(size_t size) {
   }
   HeapString* block = heap();
   if (block->capacity < size) {
-    HeapString* bigger = HeapString::create(grown_capacity(size));
-    std::memcpy(bigger->data(), block->data(), block->size);
-    bigger->size = block->size;
-    HeapString::destroy(block);
-    store(bigger);
-    block = bigger;
+    block = HeapString::resize(block, grown_capacity(size));
+    store(block);
   }
   return block->data();
 }

@@ -311,6 +311,28 @@ TEST(ValueTest, WriteAtPadsWithZerosAndTurnsRaw) {
   EXPECT_EQ(text_of(heap), "b" + std::string(49, 'a'));
 }
 
+// A heap string grows by reallocating its block (in place when the allocator can): the bytes
+// survive every growth, small ones double the room and big ones (1 MiB and more) add 1 MiB.
+TEST(ValueTest, GrowingAHeapStringKeepsItsBytes) {
+  std::string expected;
+  for (int i = 0; i < 3000; ++i) expected += static_cast<char>('a' + i % 26);
+  Value value = Value::make_plain_string(expected);
+  EXPECT_EQ(value.payload_bytes(), 16u + 3000u);  // exact size, as created
+  expected += "tail";
+  EXPECT_EQ(value.write_at(3000, "tail"), 3004u);
+  EXPECT_EQ(value.payload_bytes(), 16u + 2 * 3004u);
+  EXPECT_EQ(text_of(value), expected);
+  const size_t big = size_t{2} << 20;
+  expected.resize(big, '\0');
+  expected += "end";
+  EXPECT_EQ(value.write_at(big, "end"), big + 3);
+  EXPECT_EQ(value.payload_bytes(), 16u + big + 3 + (size_t{1} << 20));
+  EXPECT_EQ(text_of(value), expected);
+  EXPECT_EQ(value.append("!"), big + 4);  // into the room left: no growth
+  EXPECT_EQ(value.payload_bytes(), 16u + big + 3 + (size_t{1} << 20));
+  EXPECT_EQ(text_of(value), expected + "!");
+}
+
 TEST(ValueTest, MemoryUsageFigures) {
   EXPECT_EQ(Value::make_int(1).payload_bytes(), 0u);
   EXPECT_EQ(Value::make_string("ten bytes!").payload_bytes(), 0u);
