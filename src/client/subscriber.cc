@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "client/connection.h"
+#include "client/sentinel_watch.h"
 #include "keywarden/errors.h"
 #include "resp/reply_parser.h"
 
@@ -77,15 +78,39 @@ bool send_all(Stream& stream, std::string_view data, Deadline deadline) {
 
 }  // namespace
 
+// The options of a connection to one of the sentinels: their credentials, no TLS (Sentinel is
+// TLS-free for now), the host and port set per attempt.
+ClientOptions sentinel_connection_options(const ClientOptions& options) {
+  ClientOptions out = options;
+  out.username = options.sentinel.username;
+  out.password = options.sentinel.password;
+  out.tls = TlsOptions{};
+  out.sentinel = SentinelOptions{};
+  out.cluster = ClusterOptions{};
+  out.unix_socket.clear();
+  return out;
+}
+
 class SubscriberCore {
  public:
-  explicit SubscriberCore(ClientOptions options) : options_(std::move(options)) {
+  // With `on_sentinels`, the connection goes to options.sentinel's sentinels (see
+  // Subscriber::OnSentinels); otherwise to the server options names, and through Sentinel a
+  // SentinelWatch drops it whenever the group's primary changes.
+  SubscriberCore(ClientOptions options, bool on_sentinels)
+      : options_(on_sentinels ? sentinel_connection_options(options) : options),
+        sentinels_(on_sentinels ? options.sentinel.addresses
+                                : std::vector<std::pair<std::string, int>>{}) {
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_fd_ < 0) throw TransportError(std::string("eventfd: ") + std::strerror(errno));
     thread_ = std::thread([this] { run(); });
+    if (!on_sentinels && !options_.sentinel.addresses.empty()) {
+      watch_ = std::make_unique<SentinelWatch>(options_, [this] { drop_connection(); },
+                                               /*report_switches=*/false);
+    }
   }
 
   ~SubscriberCore() {
+    watch_.reset();  // its callback uses this core
     {
       std::lock_guard<std::mutex> guard(mutex_);
       stop_ = true;
@@ -97,7 +122,7 @@ class SubscriberCore {
     ::close(wake_fd_);
   }
 
-  void subscribe(Kind kind, const std::string& name, MessageHandler handler) {
+  void subscribe(Kind kind, const std::string& name, MessageHandler handler, bool wait = true) {
     std::unique_lock<std::mutex> lock(mutex_);
     auto [it, inserted] = entries_[kind].try_emplace(name);
     it->second.handler = std::make_shared<MessageHandler>(std::move(handler));
@@ -108,7 +133,7 @@ class SubscriberCore {
       send_locked(kSubscribeCommand[kind], {name});
       if (ready_) ++outstanding_[kind][name];
     }
-    if (std::this_thread::get_id() == thread_.get_id()) return;
+    if (!wait || std::this_thread::get_id() == thread_.get_id()) return;
     const uint64_t errors_before = error_count_;
     Deadline deadline = deadline_after(options_.command_timeout);
     for (;;) {
@@ -142,6 +167,13 @@ class SubscriberCore {
   void unsubscribe(Kind kind, const std::string& name) {
     std::lock_guard<std::mutex> guard(mutex_);
     withdraw_locked(kind, name);
+  }
+
+  // Shuts the connection down, so that the reader reconnects (asking the sentinels again) and
+  // subscribes everything anew.
+  void drop_connection() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (stream_ != nullptr) ::shutdown(stream_->fd(), SHUT_RDWR);
   }
 
   void set_on_reconnect(std::function<void()> callback) {
@@ -272,11 +304,20 @@ class SubscriberCore {
       buffer.clear();
       parser.reset();
       Stream stream;
+      ClientOptions sentinel_target;
+      const ClientOptions* target = &options_;
+      if (!sentinels_.empty()) {
+        sentinel_target = options_;
+        sentinel_target.host = sentinels_[next_sentinel_ % sentinels_.size()].first;
+        sentinel_target.port = sentinels_[next_sentinel_ % sentinels_.size()].second;
+        target = &sentinel_target;
+      }
       try {
-        stream.open(options_, deadline_after(options_.connect_timeout));
+        stream.open(*target, deadline_after(options_.connect_timeout));
         handshake(stream, buffer, parser);
       } catch (const Error& e) {
         stream.close();
+        ++next_sentinel_;
         {
           std::lock_guard<std::mutex> guard(mutex_);
           last_connect_error_ = e.what();
@@ -310,6 +351,7 @@ class SubscriberCore {
       was_connected = true;
       maybe_fire_reconnect();
       read_loop(stream, buffer, parser);
+      ++next_sentinel_;  // on the sentinels: the next one, should this one be gone
       std::lock_guard<std::mutex> guard(mutex_);
       stream_ = nullptr;
       stream.close();
@@ -467,6 +509,9 @@ class SubscriberCore {
   }
 
   const ClientOptions options_;
+  // On the sentinels: their addresses, and which one the next connection tries (reader only).
+  const std::vector<std::pair<std::string, int>> sentinels_;
+  size_t next_sentinel_ = 0;
   int wake_fd_ = -1;
   std::thread thread_;
 
@@ -484,6 +529,7 @@ class SubscriberCore {
   std::string last_error_;
   std::string last_connect_error_;
   std::shared_ptr<std::function<void()>> on_reconnect_;
+  std::unique_ptr<SentinelWatch> watch_;
 };
 
 }  // namespace keywarden::detail
@@ -491,7 +537,14 @@ class SubscriberCore {
 namespace keywarden {
 
 Subscriber::Subscriber(ClientOptions options)
-    : core_(std::make_shared<detail::SubscriberCore>(std::move(options))) {}
+    : core_(std::make_shared<detail::SubscriberCore>(std::move(options), false)) {}
+
+Subscriber::Subscriber(const ClientOptions& options, OnSentinels)
+    : core_(std::make_shared<detail::SubscriberCore>(options, true)) {}
+
+void Subscriber::subscribe_later(const std::string& channel, MessageHandler handler) {
+  core_->subscribe(detail::kChannel, channel, std::move(handler), /*wait=*/false);
+}
 
 Subscriber::~Subscriber() = default;
 
