@@ -124,7 +124,9 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  // Runs one command and returns its reply; an error reply throws ServerError. Not for
+  // Runs one command and returns its reply; an error reply throws ServerError. Through Sentinel
+  // with SentinelOptions::ReadFrom::kReplicaPreferred, the read-only commands of its list go
+  // to a replica (command_on_primary does not). Not for
   // commands that put the connection in subscribed mode (SUBSCRIBE, PSUBSCRIBE...) or MONITOR;
   // out-of-band RESP3 pushes arriving on a command connection are discarded.
   Reply command(std::initializer_list<std::string_view> args);

@@ -368,7 +368,8 @@ std::string Connection::endpoint() const {
 void Connection::ensure_connected() {
   // The sentinels announced a new primary since this connection was opened: reopen it (a
   // switch is news, not a failure, so any backoff is forgotten).
-  const bool switched = epoch_ != nullptr && epoch_->load(std::memory_order_acquire) != opened_epoch_;
+  const bool switched =
+      epoch_ != nullptr && epoch_->load(std::memory_order_acquire) != opened_epoch_;
   if (switched) failures_ = 0;
   if (stream_.is_open()) {
     if (!switched && !peer_closed()) return;

@@ -118,7 +118,8 @@ class FencedProtocol : public LockProtocol {
       return reply.is_null() ? 0 : std::stoll(reply.str());
     }
     int64_t latest = 0;
-    Reply counters = client.command_on_primary("MGET", shared_counter(name), per_name_counter(name));
+    Reply counters =
+        client.command_on_primary("MGET", shared_counter(name), per_name_counter(name));
     for (const Reply& counter : counters.elements()) {
       if (!counter.is_null()) latest = std::max<int64_t>(latest, std::stoll(counter.str()));
     }

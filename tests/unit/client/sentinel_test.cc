@@ -45,10 +45,13 @@ bool eventually(Predicate predicate, std::chrono::seconds limit = 30s) {
   return false;
 }
 
-// A primary, its replica (and `extra_replicas` more) and one sentinel (quorum 1) watching them.
+// A primary, its replica (and `extra_replicas` more) and `sentinels` sentinels (quorum 1)
+// watching them. The group's queries go to the first sentinel until use_sentinel() says
+// otherwise.
 class SentinelGroup {
  public:
-  explicit SentinelGroup(ServerKind kind, int extra_replicas = 0) : nodes_(kind, "kw-sentinel") {
+  explicit SentinelGroup(ServerKind kind, int extra_replicas = 0, int sentinels = 1)
+      : nodes_(kind, "kw-sentinel") {
     for (int i = 0; i < extra_replicas; ++i) {
       const std::string dir = nodes_.directory() + "/replica" + std::to_string(i + 2);
       ::mkdir(dir.c_str(), 0700);
@@ -68,26 +71,31 @@ class SentinelGroup {
         throw std::runtime_error("a replica did not connect to its primary");
       }
     }
-    sentinel_port_ = testing::free_port();
-    const std::string config = nodes_.directory() + "/sentinel.conf";
-    std::ofstream(config) << "port " << sentinel_port_ << "\nbind 127.0.0.1\ndir "
-                          << nodes_.directory() << "\nsentinel monitor " << kGroup
-                          << " 127.0.0.1 " << primary_port()
-                          << " 1\nsentinel down-after-milliseconds " << kGroup
-                          << " 1000\nsentinel failover-timeout " << kGroup << " 10000\n";
-    sentinel_ = std::make_unique<ServerProcess>(
-        std::vector<std::string>{"/usr/bin/redis-sentinel", config}, sentinel_port_);
+    for (int i = 0; i < sentinels; ++i) {
+      const int port = testing::free_port();
+      const std::string config = nodes_.directory() + "/sentinel" + std::to_string(i) + ".conf";
+      std::ofstream(config) << "port " << port << "\nbind 127.0.0.1\ndir "
+                            << nodes_.directory() << "\nsentinel monitor " << kGroup
+                            << " 127.0.0.1 " << primary_port()
+                            << " 1\nsentinel down-after-milliseconds " << kGroup
+                            << " 1000\nsentinel failover-timeout " << kGroup << " 10000\n";
+      sentinels_.push_back(std::make_unique<ServerProcess>(
+          std::vector<std::string>{"/usr/bin/redis-sentinel", config}, port));
+    }
+    sentinel_port_ = sentinels_.front()->port();
   }
   ~SentinelGroup() {
-    sentinel_.reset();
+    sentinels_.clear();
     extra_.clear();
   }
 
   ClientOptions options() const {
     ClientOptions o;
     o.port = 1;  // unused through Sentinel: a wrong value proves it
-    o.sentinel.addresses = {{"127.0.0.1", testing::free_port()},  // nobody there: skipped
-                            {"127.0.0.1", sentinel_port_}};
+    o.sentinel.addresses = {{"127.0.0.1", testing::free_port()}};  // nobody there: skipped
+    for (const auto& sentinel : sentinels_) {
+      o.sentinel.addresses.emplace_back("127.0.0.1", sentinel->port());
+    }
     o.sentinel.master_name = kGroup;
     o.connect_timeout = 2s;
     o.command_timeout = 5s;
@@ -107,7 +115,9 @@ class SentinelGroup {
     for (const auto& extra : extra_) ports.push_back(extra->port());
     return ports;
   }
-  int sentinel_port() const { return sentinel_port_; }
+  int sentinel_port(size_t i = 0) const { return sentinels_.at(i)->port(); }
+  void stop_sentinel(size_t i) { sentinels_.at(i)->stop(); }
+  void use_sentinel(size_t i) { sentinel_port_ = sentinels_.at(i)->port(); }
 
   // The port the sentinel names for the group now.
   int named_port() {
@@ -154,8 +164,8 @@ class SentinelGroup {
  private:
   testing::ReplicatedPair nodes_;
   std::vector<std::unique_ptr<ServerProcess>> extra_;
-  std::unique_ptr<ServerProcess> sentinel_;
-  int sentinel_port_ = 0;
+  std::vector<std::unique_ptr<ServerProcess>> sentinels_;
+  int sentinel_port_ = 0;  // the one the group's queries go to
 };
 
 int64_t served_port(Client& client) {
@@ -299,6 +309,32 @@ TEST_P(SentinelTest, FollowsSwitchMasterBeforeAnyError) {
     EXPECT_NE(lost_reason.load(), -1);
     EXPECT_FALSE(lock.is_held());
   }
+}
+
+TEST_P(SentinelTest, TheWatchFallsOverToTheNextSentinel) {
+  // Two sentinels: the client listens to the first; once that one is gone it listens to the
+  // second, and still follows a failover the second one runs.
+  SentinelGroup group(GetParam(), 0, /*sentinels=*/2);
+  ClientOptions options = group.options();
+  options.client_name = "kw-watched";
+  std::atomic<int> switches{0};
+  options.sentinel.on_primary_switch = [&](const std::string&, const std::string&) { ++switches; };
+  Client client(options);
+  ASSERT_EQ(served_port(client), group.primary_port());
+  ASSERT_TRUE(eventually([&] {
+    return has_subscribed_client(group, group.sentinel_port(0), "kw-watched");
+  }));
+  group.stop_sentinel(0);
+  group.use_sentinel(1);
+  ASSERT_TRUE(eventually([&] {
+    return has_subscribed_client(group, group.sentinel_port(1), "kw-watched");
+  }));
+  ASSERT_GE(client.command("WAIT", "1", "10000").integer(), 1);
+  ASSERT_TRUE(eventually([&] { return group.knows_the_replica(); }));
+  group.failover();
+  ASSERT_TRUE(eventually([&] { return switches.load() >= 1; }, 60s));
+  client.command("SET", "after-switch", "1");
+  EXPECT_EQ(served_port(client), group.replica_port());
 }
 
 TEST_P(SentinelTest, ReadsGoToAReplicaWhenAsked) {
