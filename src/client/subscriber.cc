@@ -76,8 +76,6 @@ bool send_all(Stream& stream, std::string_view data, Deadline deadline) {
   return true;
 }
 
-}  // namespace
-
 // The options of a connection to one of the sentinels: their credentials, no TLS (Sentinel is
 // TLS-free for now), the host and port set per attempt.
 ClientOptions sentinel_connection_options(const ClientOptions& options) {
@@ -90,6 +88,8 @@ ClientOptions sentinel_connection_options(const ClientOptions& options) {
   out.unix_socket.clear();
   return out;
 }
+
+}  // namespace
 
 class SubscriberCore {
  public:
@@ -173,6 +173,7 @@ class SubscriberCore {
   // subscribes everything anew.
   void drop_connection() {
     std::lock_guard<std::mutex> guard(mutex_);
+    switched_ = true;  // a connection being opened now may have been told the old primary
     if (stream_ != nullptr) ::shutdown(stream_->fd(), SHUT_RDWR);
   }
 
@@ -312,6 +313,10 @@ class SubscriberCore {
         sentinel_target.port = sentinels_[next_sentinel_ % sentinels_.size()].second;
         target = &sentinel_target;
       }
+      {
+        std::lock_guard<std::mutex> guard(mutex_);
+        switched_ = false;
+      }
       try {
         stream.open(*target, deadline_after(options_.connect_timeout));
         handshake(stream, buffer, parser);
@@ -335,6 +340,8 @@ class SubscriberCore {
         std::lock_guard<std::mutex> guard(mutex_);
         stream_ = &stream;
         ready_ = true;
+        // A switch announced while connecting: this may be the old primary, start over.
+        if (switched_) ::shutdown(stream.fd(), SHUT_RDWR);
         last_connect_error_.clear();
         notify_reconnect_ = was_connected;
         for (int kind = 0; kind < 3; ++kind) {
@@ -521,6 +528,7 @@ class SubscriberCore {
   Stream* stream_ = nullptr;  // the reader's connection while one is up (under mutex_)
   bool ready_ = false;
   bool notify_reconnect_ = false;
+  bool switched_ = false;  // the watch announced a switch since the last connect began
   std::array<std::map<std::string, Entry>, 3> entries_;
   // Confirmations still due per name: a confirmation of an earlier SUBSCRIBE must not pass
   // for the one a later subscribe() sent.

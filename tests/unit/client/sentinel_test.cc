@@ -1,8 +1,10 @@
-// ClientOptions::sentinel against Debian's redis-sentinel watching a primary and its replica,
-// both keywarden or both stock redis-server: the client finds the primary through the
-// sentinels, follows a failover (SENTINEL FAILOVER) to the promoted replica, drops a connection
-// that answers -READONLY so that the next command asks again, takes locks there, and reports
-// a group no sentinel knows clearly.
+// ClientOptions::sentinel against Debian's redis-sentinel watching a primary and its replicas,
+// all keywarden or all stock redis-server: the client finds the primary through the sentinels,
+// follows their +switch-master at once (pooled connections, a Subscriber, a watchdog-renewed
+// lock; falling over to the next sentinel when the one it listens to is gone), drops a
+// connection that answers -READONLY, reads from a replica when asked, reports a group no
+// sentinel knows clearly, and runs the lock family on a primary with two replicas, durable
+// grants and a failover under a held lock with queued waiters included.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
