@@ -11,6 +11,7 @@
 #include "client/connection_pool.h"
 #include "client/reply_convert.h"
 #include "client/sentinel_watch.h"
+#include "common/ascii.h"
 #include "common/sha1.h"
 
 namespace keywarden {
@@ -108,15 +109,8 @@ bool is_replica_read(std::string_view name) {
       "ZCARD",    "ZRANK",     "ZREVRANK",      "ZCOUNT",    "SCAN",      "HSCAN",
       "SSCAN",    "ZSCAN",     "DBSIZE",
   };
-  if (name.size() > 16) return false;
-  char upper[16];
-  for (size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    upper[i] = c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
-  }
-  const std::string_view wanted(upper, name.size());
   for (std::string_view read : kReads) {
-    if (read == wanted) return true;
+    if (equals_ignore_case(read, name)) return true;
   }
   return false;
 }
