@@ -59,6 +59,7 @@ std::vector<std::string> to_arguments(const Args&... args) {
 
 class ConnectionPool;
 class ClusterRouter;
+class SentinelWatch;
 class LockService;
 
 }  // namespace detail
@@ -123,7 +124,9 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  // Runs one command and returns its reply; an error reply throws ServerError. Not for
+  // Runs one command and returns its reply; an error reply throws ServerError. Through Sentinel
+  // with SentinelOptions::ReadFrom::kReplicaPreferred, the read-only commands of its list go
+  // to a replica (command_on_primary does not). Not for
   // commands that put the connection in subscribed mode (SUBSCRIBE, PSUBSCRIBE...) or MONITOR;
   // out-of-band RESP3 pushes arriving on a command connection are discarded.
   Reply command(std::initializer_list<std::string_view> args);
@@ -132,6 +135,15 @@ class Client {
     requires(sizeof...(Args) > 0)
   Reply command(const Args&... args) {
     return command(detail::to_arguments(args...));
+  }
+
+  // command() on the primary even when SentinelOptions::read_from would send it to a replica
+  // (a read that must see this client's own writes).
+  Reply command_on_primary(const std::vector<std::string>& args);
+  template <detail::CommandArgument... Args>
+    requires(sizeof...(Args) > 0)
+  Reply command_on_primary(const Args&... args) {
+    return command_on_primary(detail::to_arguments(args...));
   }
 
   Pipeline pipeline() { return Pipeline(*this); }
@@ -177,8 +189,11 @@ class Client {
   void forget_conditional_writes() { conditional_writes_.store(kAbsent); }
   // The locks' shared state, made on first use.
   std::shared_ptr<detail::LockService> lock_service();
-  // Sends `count` encoded commands on one borrowed connection and returns their replies.
-  std::vector<Reply> round_trip(const std::string& encoded, size_t count);
+  // Sends `count` encoded commands on one borrowed connection and returns their replies; on a
+  // replica's connection with `on_replica` and a replica pool.
+  std::vector<Reply> round_trip(const std::string& encoded, size_t count, bool on_replica = false);
+  // One command, on a replica when `may_use_replica` and it is read-only; throws error replies.
+  Reply run_command(const std::string& encoded, std::string_view name, bool may_use_replica);
   // eval_sha, then `WAIT replicas timeout` in the same round trip on the same connection (WAIT
   // counts the replicas that acknowledged what its own connection wrote): the script's reply
   // and that count. The round trip lasts up to `timeout` longer than the script.
@@ -191,10 +206,18 @@ class Client {
   // codes of a Redis Cluster (CROSSSLOT, MOVED, ASK, TRYAGAIN, CLUSTERDOWN), else ServerError.
   [[noreturn]] void throw_error_reply(const Reply& reply, std::string_view command) const;
 
+  // Through Sentinel: the epoch of the sentinels' +switch-master announcements that every
+  // connection of this client follows (null otherwise).
+  const std::atomic<uint64_t>* sentinel_epoch() const;
+
   ClientOptions options_;
+  // Through Sentinel: follows +switch-master (declared before the pool, which uses its epoch).
+  std::unique_ptr<detail::SentinelWatch> sentinel_watch_;
   // One of the two: the pool of the one server, or the router over a Redis Cluster's nodes.
   std::unique_ptr<detail::ConnectionPool> pool_;
   std::unique_ptr<detail::ClusterRouter> cluster_;
+  // Through Sentinel with ReadFrom::kReplicaPreferred: connections to replicas, for reads.
+  std::unique_ptr<detail::ConnectionPool> replica_pool_;
   static constexpr int kUnknown = -1, kAbsent = 0, kPresent = 1;
   std::atomic<int> conditional_writes_{kUnknown};
   // The locks' shared state (client id, subscriber, watchdog), made by the first get_lock();

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,12 +15,38 @@ namespace keywarden {
 // connection, checks with ROLE that what it reached is a primary, and drops a connection that
 // answers -READONLY (the primary became a replica) so that the next command asks again; host
 // and port are then unused.
+//
+// It also follows failovers as they happen: a background connection to one sentinel at a
+// time (the next in the list when it is lost) listens for +switch-master. When the sentinels
+// announce a new primary for master_name, every pooled connection is reopened on its next use,
+// so the first command after the switch already goes to the new primary, without waiting for
+// a -READONLY or a timeout from the old one; a Subscriber made from these options reconnects
+// to the new primary and subscribes again (its on_reconnect runs). A switch missed while the
+// background connection was down counts as one: everything reconnects once it is back.
+// With read_from = kReplicaPreferred, read-only commands sent with Client::command go to a
+// replica instead (see ReadFrom). docs/locks.md, "A Sentinel-managed primary".
 struct SentinelOptions {
+  // Where Client::command sends the read-only commands of a short fixed list (GET, MGET,
+  // EXISTS, TTL, HGET, HGETALL, LRANGE, SMEMBERS, ZRANGE, ZSCORE, SCAN…; docs/locks.md).
+  enum class ReadFrom {
+    kPrimary,           // everything to the primary
+    // To a replica the sentinels list as fit (not s_down, o_down or disconnected, with its
+    // link to the primary ok), over a pool of its own; to the primary when there is none.
+    // Replication is asynchronous: such a read may not see the caller's latest writes yet.
+    // Pipelines, transactions, scripts, Client::command_on_primary and every lock and
+    // synchronizer always use the primary.
+    kReplicaPreferred,
+  };
+
   std::vector<std::pair<std::string, int>> addresses;  // host, port of each sentinel
   std::string master_name;
   // AUTH for the sentinels themselves (their requirepass), when set.
   std::string username;
   std::string password;
+  // Called (on the Client's background thread, keep it short) for each +switch-master of
+  // master_name the client hears, with the old and the new primary as "ip:port".
+  std::function<void(const std::string& from, const std::string& to)> on_primary_switch;
+  ReadFrom read_from = ReadFrom::kPrimary;
 };
 
 // TLS to the server (its tls-port). With `enabled`, every connection of the client (pooled,

@@ -35,12 +35,16 @@ using MessageHandler = std::function<void(const Message&)>;
 namespace detail {
 class SubscriberCore;
 class ClusterSubscriber;
+class SentinelWatch;
 }
 
 class Subscriber {
  public:
   // Starts the reader thread, which connects (HELLO 3 when the server offers it, else RESP2
-  // subscribed mode) with `options`' address, credentials and timeouts.
+  // subscribed mode) with `options`' address, credentials and timeouts. Through Sentinel
+  // (options.sentinel.addresses set) it connects to the primary the sentinels name and follows
+  // their +switch-master: when our group's primary changes, the connection is dropped and
+  // reopened to the new primary, every subscription is made again and on_reconnect runs.
   explicit Subscriber(ClientOptions options);
   // Stops the reader thread (a handler running at that moment finishes first) and closes
   // the connection. Must not be called from a handler.
@@ -70,6 +74,13 @@ class Subscriber {
   bool connected() const;
 
  private:
+  friend class detail::SentinelWatch;
+  // A subscriber on the sentinels of options.sentinel themselves (their credentials, the next
+  // sentinel in the list whenever a connection fails), for SentinelWatch.
+  struct OnSentinels {};
+  Subscriber(const ClientOptions& options, OnSentinels);
+  // subscribe() without waiting for the confirmation (sent when the connection is up).
+  void subscribe_later(const std::string& channel, MessageHandler handler);
   void add(int kind, const std::string& name, MessageHandler handler);
   void remove(int kind, const std::string& name);
 

@@ -10,6 +10,8 @@
 #include "client/connection.h"
 #include "client/connection_pool.h"
 #include "client/reply_convert.h"
+#include "client/sentinel_watch.h"
+#include "common/ascii.h"
 #include "common/sha1.h"
 
 namespace keywarden {
@@ -58,18 +60,32 @@ Client::Client(ClientOptions options) : options_(std::move(options)) {
     }
     cluster_ = std::make_unique<detail::ClusterRouter>(options_);
   } else {
-    pool_ = std::make_unique<detail::ConnectionPool>(options_);
+    if (!options_.sentinel.addresses.empty()) {
+      sentinel_watch_ = std::make_unique<detail::SentinelWatch>(options_, nullptr,
+                                                                /*report_switches=*/true);
+    }
+    pool_ = std::make_unique<detail::ConnectionPool>(options_, sentinel_epoch());
+    if (sentinel_watch_ &&
+        options_.sentinel.read_from == SentinelOptions::ReadFrom::kReplicaPreferred) {
+      replica_pool_ = std::make_unique<detail::ConnectionPool>(options_, sentinel_epoch(),
+                                                               /*replicas=*/true);
+    }
   }
+}
+
+const std::atomic<uint64_t>* Client::sentinel_epoch() const {
+  return sentinel_watch_ ? &sentinel_watch_->epoch() : nullptr;
 }
 
 Client::~Client() = default;
 
-std::vector<Reply> Client::round_trip(const std::string& encoded, size_t count) {
+std::vector<Reply> Client::round_trip(const std::string& encoded, size_t count,
+                                      bool on_replica) {
   std::vector<RespValue> values;
   if (cluster_) {
     values = cluster_->round_trip(encoded, count);
   } else {
-    auto lease = pool_->borrow();
+    auto lease = (on_replica && replica_pool_ ? replica_pool_ : pool_)->borrow();
     values = lease->round_trip(encoded, count);
   }
   std::vector<Reply> replies;
@@ -78,20 +94,53 @@ std::vector<Reply> Client::round_trip(const std::string& encoded, size_t count) 
   return replies;
 }
 
+namespace {
+
+// The commands SentinelOptions::ReadFrom::kReplicaPreferred sends to a replica: reads of keys
+// and their values that a replica answers as its primary would (once replication caught up).
+// Deliberately short and explicit; anything else goes to the primary.
+bool is_replica_read(std::string_view name) {
+  static constexpr std::string_view kReads[] = {
+      "GET",      "MGET",      "STRLEN",        "GETRANGE",  "EXISTS",    "TYPE",
+      "TTL",      "PTTL",      "EXPIRETIME",    "PEXPIRETIME", "HGET",    "HMGET",
+      "HGETALL",  "HEXISTS",   "HLEN",          "HKEYS",     "HVALS",     "HSTRLEN",
+      "LRANGE",   "LLEN",      "LINDEX",        "SMEMBERS",  "SISMEMBER", "SMISMEMBER",
+      "SCARD",    "ZRANGE",    "ZRANGEBYSCORE", "ZREVRANGE", "ZSCORE",    "ZMSCORE",
+      "ZCARD",    "ZRANK",     "ZREVRANK",      "ZCOUNT",    "SCAN",      "HSCAN",
+      "SSCAN",    "ZSCAN",     "DBSIZE",
+  };
+  for (std::string_view read : kReads) {
+    if (equals_ignore_case(read, name)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Reply Client::run_command(const std::string& encoded, std::string_view name,
+                          bool may_use_replica) {
+  const bool on_replica = may_use_replica && replica_pool_ && is_replica_read(name);
+  Reply reply = std::move(round_trip(encoded, 1, on_replica).front());
+  if (reply.is_error()) throw_error_reply(reply, name);
+  return reply;
+}
+
 Reply Client::command(std::initializer_list<std::string_view> args) {
   std::string encoded;
   detail::encode_command(encoded, std::vector<std::string_view>(args));
-  Reply reply = std::move(round_trip(encoded, 1).front());
-  if (reply.is_error()) throw_error_reply(reply, args.size() > 0 ? *args.begin() : "");
-  return reply;
+  return run_command(encoded, args.size() > 0 ? *args.begin() : "", true);
 }
 
 Reply Client::command(const std::vector<std::string>& args) {
   std::string encoded;
   detail::encode_command(encoded, args);
-  Reply reply = std::move(round_trip(encoded, 1).front());
-  if (reply.is_error()) throw_error_reply(reply, args.empty() ? "" : args.front());
-  return reply;
+  return run_command(encoded, args.empty() ? "" : std::string_view(args.front()), true);
+}
+
+Reply Client::command_on_primary(const std::vector<std::string>& args) {
+  std::string encoded;
+  detail::encode_command(encoded, args);
+  return run_command(encoded, args.empty() ? "" : std::string_view(args.front()), false);
 }
 
 void Client::throw_error_reply(const Reply& reply, std::string_view command) const {

@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <functional>
 #include <cerrno>
 #include <cstring>
 
@@ -143,12 +145,15 @@ int connect_endpoint(const std::string& path, const std::string& host, int port,
   return fd;
 }
 
-// The primary's address as the first sentinel that knows the group answers it. A sentinel
-// that cannot be reached, refuses, or does not know the name is skipped.
-std::pair<std::string, int> primary_from_sentinels(const ClientOptions& options,
-                                                   Deadline deadline) {
+// Sends `args` to the sentinels in order until `use` accepts a reply (then true). A
+// sentinel that cannot be reached, refuses, or gives a reply `use` rejects is skipped, with
+// the reason appended to `failures`; false when none answered usefully.
+bool ask_sentinels(const ClientOptions& options, Deadline deadline,
+                   const std::vector<std::string_view>& args,
+                   const std::function<bool(const RespValue&)>& use, std::string& failures) {
   const SentinelOptions& sentinel = options.sentinel;
-  std::string failures;
+  std::string encoded;
+  encode_command(encoded, args);
   for (const auto& [host, port] : sentinel.addresses) {
     ClientOptions ask;
     ask.host = host;
@@ -157,34 +162,83 @@ std::pair<std::string, int> primary_from_sentinels(const ClientOptions& options,
     ask.password = sentinel.password;
     ask.connect_timeout = options.connect_timeout;
     ask.command_timeout = options.connect_timeout;
-    std::string encoded;
-    encode_command(encoded, std::vector<std::string_view>{"SENTINEL", "GET-MASTER-ADDR-BY-NAME",
-                                                          sentinel.master_name});
     try {
       Connection connection(ask);
       if (Clock::now() >= deadline) break;
       const RespValue reply = connection.round_trip(encoded, 1).at(0);
-      if (reply.type == RespType::kArray && reply.elements.size() == 2) {
-        int primary_port = 0;
-        const std::string& text = reply.elements[1].str;
-        if (std::from_chars(text.data(), text.data() + text.size(), primary_port).ec ==
-            std::errc()) {
-          return {reply.elements[0].str, primary_port};
-        }
-      }
+      if (!reply.is_error() && use(reply)) return true;
       failures += "; " + host + ":" + std::to_string(port) +
                   (reply.is_error() ? " refused: " + reply.str : " does not know it");
     } catch (const Error& e) {
       failures += "; " + host + ":" + std::to_string(port) + ": " + e.what();
     }
   }
-  throw TransportError("no sentinel named a primary for '" + sentinel.master_name + "'" +
+  return false;
+}
+
+bool parse_port(const std::string& text, int& port) {
+  return std::from_chars(text.data(), text.data() + text.size(), port).ec == std::errc() &&
+         port > 0;
+}
+
+// The primary's address as the first sentinel that knows the group answers it.
+std::pair<std::string, int> primary_from_sentinels(const ClientOptions& options,
+                                                   Deadline deadline) {
+  std::pair<std::string, int> primary;
+  std::string failures;
+  auto use = [&](const RespValue& reply) {
+    if (reply.type != RespType::kArray || reply.elements.size() != 2) return false;
+    primary.first = reply.elements[0].str;
+    return parse_port(reply.elements[1].str, primary.second);
+  };
+  if (ask_sentinels(options, deadline,
+                    {"SENTINEL", "GET-MASTER-ADDR-BY-NAME", options.sentinel.master_name}, use,
+                    failures)) {
+    return primary;
+  }
+  throw TransportError("no sentinel named a primary for '" + options.sentinel.master_name + "'" +
                        failures);
+}
+
+// The replicas of the group fit to serve reads, as the first sentinel that knows the group
+// lists them (SENTINEL REPLICAS): not subjectively or objectively down, not disconnected, and
+// with their link to the primary up. Empty when there are none or no sentinel answered.
+std::vector<std::pair<std::string, int>> healthy_replicas_from_sentinels(
+    const ClientOptions& options, Deadline deadline) {
+  std::vector<std::pair<std::string, int>> replicas;
+  auto use = [&](const RespValue& reply) {
+    if (reply.type != RespType::kArray) return false;
+    for (const RespValue& entry : reply.elements) {
+      // A flat field/value array (RESP2) or a map (RESP3): the same pairs either way.
+      std::string ip, port_text, flags, link;
+      for (size_t i = 0; i + 1 < entry.elements.size(); i += 2) {
+        const std::string& field = entry.elements[i].str;
+        const std::string& value = entry.elements[i + 1].str;
+        if (field == "ip") ip = value;
+        else if (field == "port") port_text = value;
+        else if (field == "flags") flags = value;
+        else if (field == "master-link-status") link = value;
+      }
+      int port = 0;
+      if (ip.empty() || !parse_port(port_text, port) || link != "ok") continue;
+      if (flags.find("s_down") != std::string::npos || flags.find("o_down") != std::string::npos ||
+          flags.find("disconnected") != std::string::npos) {
+        continue;
+      }
+      replicas.emplace_back(ip, port);
+    }
+    return true;
+  };
+  std::string failures;
+  ask_sentinels(options, deadline, {"SENTINEL", "REPLICAS", options.sentinel.master_name}, use,
+                failures);
+  return replicas;
 }
 
 }  // namespace
 
-int connect_socket(const ClientOptions& options, Deadline deadline, std::string* where) {
+int connect_socket(const ClientOptions& options, Deadline deadline, std::string* where,
+                   bool replica) {
   if (!options.unix_socket.empty()) {
     if (where != nullptr) *where = options.unix_socket;
     return connect_endpoint(options.unix_socket, {}, 0, deadline);
@@ -208,6 +262,25 @@ int connect_socket(const ClientOptions& options, Deadline deadline, std::string*
     if (where != nullptr) *where = options.host + ":" + std::to_string(options.port);
     return connect_endpoint({}, options.host, options.port, deadline);
   }
+  if (replica) {
+    // Spread the connections of a process over the replicas: each starts at the next one.
+    static std::atomic<size_t> turn{0};
+    const auto replicas = healthy_replicas_from_sentinels(options, deadline);
+    const size_t first = replicas.empty() ? 0 : turn.fetch_add(1) % replicas.size();
+    for (size_t i = 0; i < replicas.size(); ++i) {
+      const auto& [host, port] = replicas[(first + i) % replicas.size()];
+      try {
+        int fd = connect_endpoint({}, host, port, deadline);
+        if (where != nullptr) {
+          *where = host + ":" + std::to_string(port) + " (replica of '" +
+                   options.sentinel.master_name + "' per the sentinels)";
+        }
+        return fd;
+      } catch (const TransportError&) {
+        // the next replica, then the primary
+      }
+    }
+  }
   const auto [host, port] = primary_from_sentinels(options, deadline);
   if (where != nullptr) {
     *where = host + ":" + std::to_string(port) + " (primary of '" + options.sentinel.master_name +
@@ -216,9 +289,10 @@ int connect_socket(const ClientOptions& options, Deadline deadline, std::string*
   return connect_endpoint({}, host, port, deadline);
 }
 
-void Stream::open(const ClientOptions& options, Deadline deadline, std::string* where) {
+void Stream::open(const ClientOptions& options, Deadline deadline, std::string* where,
+                  bool replica) {
   close();
-  fd_ = connect_socket(options, deadline, where);
+  fd_ = connect_socket(options, deadline, where, replica);
   transport_ = std::make_unique<Transport>(fd_);
   if (!options.tls.enabled) return;
   transport_->set_guard_sigpipe(true);
@@ -292,8 +366,13 @@ std::string Connection::endpoint() const {
 }
 
 void Connection::ensure_connected() {
+  // The sentinels announced a new primary since this connection was opened: reopen it (a
+  // switch is news, not a failure, so any backoff is forgotten).
+  const bool switched =
+      epoch_ != nullptr && epoch_->load(std::memory_order_acquire) != opened_epoch_;
+  if (switched) failures_ = 0;
   if (stream_.is_open()) {
-    if (!peer_closed()) return;
+    if (!switched && !peer_closed()) return;
     close();
   }
   auto now = Clock::now();
@@ -304,7 +383,10 @@ void Connection::ensure_connected() {
   }
   try {
     close();
-    stream_.open(options_, deadline_after(options_.connect_timeout), &connected_to_);
+    // Read before asking the sentinels: a switch announced while connecting reopens again.
+    if (epoch_ != nullptr) opened_epoch_ = epoch_->load(std::memory_order_acquire);
+    stream_.open(options_, deadline_after(options_.connect_timeout), &connected_to_,
+                 prefer_replica_);
     handshake();
     failures_ = 0;
   } catch (const Error& e) {
@@ -376,8 +458,11 @@ void Connection::handshake() {
   }
   if (through_sentinel()) {
     const RespValue& role = replies.back();
-    if (role.type != RespType::kArray || role.elements.empty() ||
-        role.elements[0].str != "master") {
+    // A connection meant for reads may have reached a replica, or the primary when none was fit.
+    const bool acceptable =
+        role.type == RespType::kArray && !role.elements.empty() &&
+        (role.elements[0].str == "master" || (prefer_replica_ && role.elements[0].str == "slave"));
+    if (!acceptable) {
       throw TransportError(endpoint() + " is not a primary (ROLE says " +
                            (role.elements.empty() ? std::string("nothing") : role.elements[0].str) +
                            ")");
@@ -390,9 +475,13 @@ std::vector<RespValue> Connection::round_trip(std::string_view encoded, size_t c
   std::vector<RespValue> replies = exchange(encoded, count, deadline_after(options_.command_timeout));
   // A primary demoted under us answers writes with -READONLY: drop the connection so that
   // the next command asks the sentinels again. The caller still gets the error.
+  // Likewise a blocking command that the demotion ended (-UNBLOCKED ... master -> replica).
   if (through_sentinel()) {
     for (const RespValue& reply : replies) {
-      if (reply.is_error() && reply.str.starts_with("READONLY")) {
+      if (reply.is_error() &&
+          (reply.str.starts_with("READONLY") ||
+           (reply.str.starts_with("UNBLOCKED") &&
+            reply.str.find("instance state changed") != std::string::npos))) {
         close();
         break;
       }
@@ -469,10 +558,21 @@ RespValue Connection::read_reply(Deadline deadline) {
                           std::string(parser_.error()));
     }
     if (receive_some()) continue;
+    // A wait that a switch interrupts looks at the epoch every slice (an atomic cannot be
+    // polled with the socket).
+    const bool watch_switch = interrupt_on_switch_ && epoch_ != nullptr;
+    if (watch_switch && epoch_->load(std::memory_order_acquire) != opened_epoch_) {
+      throw PrimarySwitchedError("the sentinels named a new primary while waiting on " +
+                                 endpoint());
+    }
+    int timeout = poll_timeout(deadline);
+    constexpr int kSwitchSliceMs = 200;
+    if (watch_switch && (timeout < 0 || timeout > kSwitchSliceMs)) timeout = kSwitchSliceMs;
     pollfd p{stream_.fd(), stream_.poll_events_for_read(), 0};
-    int ready = ::poll(&p, 1, poll_timeout(deadline));
+    int ready = ::poll(&p, 1, timeout);
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) throw TransportError("poll failed: " + errno_text(errno));
+    if (ready == 0 && watch_switch && poll_timeout(deadline) != 0) continue;  // a slice ended
     if (ready == 0) throw TimeoutError("timed out waiting for a reply from " + endpoint());
   }
 }

@@ -5,13 +5,16 @@
 // the next use reconnects, spacing failed attempts with exponential backoff.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/transport.h"
+#include "keywarden/errors.h"
 #include "keywarden/options.h"
 #include "resp/reply_parser.h"
 
@@ -26,7 +29,10 @@ Deadline deadline_after(std::chrono::milliseconds limit);
 // socket, host:port, or the primary its sentinels name. `*where` (when given) receives what
 // it connected to, for messages. Throws TransportError, or TimeoutError when the deadline
 // passes while connecting.
-int connect_socket(const ClientOptions& options, Deadline deadline, std::string* where = nullptr);
+// With `replica` (through Sentinel only), a replica fit to serve reads (SENTINEL REPLICAS:
+// not down, not disconnected, its link to the primary up) when there is one, else the primary.
+int connect_socket(const ClientOptions& options, Deadline deadline, std::string* where = nullptr,
+                   bool replica = false);
 
 // A connected socket and its byte stream, TLS when options.tls.enabled (the handshake done
 // within the deadline by open()). Reads and writes never block; the caller polls for
@@ -39,7 +45,8 @@ class Stream {
   Stream& operator=(const Stream&) = delete;
 
   // connect_socket(), then the TLS handshake. Throws TransportError or TimeoutError.
-  void open(const ClientOptions& options, Deadline deadline, std::string* where = nullptr);
+  void open(const ClientOptions& options, Deadline deadline, std::string* where = nullptr,
+            bool replica = false);
   void close();
   bool is_open() const { return fd_ >= 0; }
   int fd() const { return fd_; }
@@ -54,6 +61,14 @@ class Stream {
  private:
   int fd_ = -1;
   std::unique_ptr<Transport> transport_;
+};
+
+// Thrown by a connection that interrupts its waits on a switch (Connection::
+// interrupt_on_switch) when the sentinels announce a new primary while it waits for a reply:
+// whatever it waited for on the old primary no longer counts. The connection is closed.
+class PrimarySwitchedError : public TransportError {
+ public:
+  using TransportError::TransportError;
 };
 
 // RESP request encoding of one command.
@@ -79,6 +94,15 @@ class Connection {
   bool is_open() const { return stream_.is_open(); }
   void close();
 
+  // Through Sentinel: the SentinelWatch epoch to follow (it must outlive the connection). An
+  // open connection whose epoch has moved since it was opened is reopened on its next use.
+  void follow(const std::atomic<uint64_t>* epoch) { epoch_ = epoch; }
+  // Through Sentinel: connect to a replica fit for reads, or the primary when there is none.
+  void prefer_replica() { prefer_replica_ = true; }
+  // Through Sentinel: a wait for a reply (a blocking command's) ends with PrimarySwitchedError
+  // as soon as the followed epoch moves, instead of going on on the old primary.
+  void interrupt_on_switch() { interrupt_on_switch_ = true; }
+
  private:
   void handshake();
   std::vector<RespValue> exchange(std::string_view encoded, size_t count, Deadline deadline);
@@ -95,6 +119,10 @@ class Connection {
   std::string connected_to_;  // what connect_socket reached last
   std::string inbuf_;
   ReplyParser parser_;
+  const std::atomic<uint64_t>* epoch_ = nullptr;
+  uint64_t opened_epoch_ = 0;
+  bool prefer_replica_ = false;
+  bool interrupt_on_switch_ = false;
   int failures_ = 0;
   Deadline next_attempt_{};
   std::string last_error_;

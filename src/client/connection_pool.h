@@ -17,11 +17,17 @@ namespace keywarden::detail {
 
 class ConnectionPool {
  public:
-  // `options` must outlive the pool.
-  explicit ConnectionPool(const ClientOptions& options) : options_(options) {
+  // `options` (and `epoch`, the SentinelWatch epoch its connections follow, when given) must
+  // outlive the pool. With `replicas`, the connections go to replicas fit for reads (through
+  // Sentinel; the primary when there is none).
+  explicit ConnectionPool(const ClientOptions& options,
+                          const std::atomic<uint64_t>* epoch = nullptr, bool replicas = false)
+      : options_(options) {
     size_t size = options.pool_size == 0 ? 1 : options.pool_size;
     for (size_t i = 0; i < size; ++i) {
       connections_.push_back(std::make_unique<Connection>(options_));
+      connections_.back()->follow(epoch);
+      if (replicas) connections_.back()->prefer_replica();
       free_.push_back(connections_.back().get());
     }
   }

@@ -76,7 +76,7 @@ void CountDownLatch::count_down() {
 }
 
 int64_t CountDownLatch::get_count() {
-  Reply reply = service_->client().command("GET", name_);
+  Reply reply = service_->client().command_on_primary("GET", name_);
   return reply.is_null() ? 0 : std::stoll(reply.str());
 }
 

@@ -114,11 +114,12 @@ class FencedProtocol : public LockProtocol {
   // The largest token handed out so far that the name's next hold must exceed.
   int64_t latest_token(Client& client, const std::string& name) const {
     if (per_name_) {
-      Reply reply = client.command("GET", per_name_counter(name));
+      Reply reply = client.command_on_primary("GET", per_name_counter(name));
       return reply.is_null() ? 0 : std::stoll(reply.str());
     }
     int64_t latest = 0;
-    Reply counters = client.command("MGET", shared_counter(name), per_name_counter(name));
+    Reply counters =
+        client.command_on_primary("MGET", shared_counter(name), per_name_counter(name));
     for (const Reply& counter : counters.elements()) {
       if (!counter.is_null()) latest = std::max<int64_t>(latest, std::stoll(counter.str()));
     }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "client/connection.h"
 #include "keywarden/client.h"
 #include "lock_service.h"
 
@@ -229,6 +230,9 @@ void Lock::require_replicas(int replicas, Milliseconds timeout) {
 
 namespace {
 
+// Native waits broken by failovers that start over on the new primary, before giving up.
+constexpr int kSwitchRetries = 8;
+
 // How many of the required replicas acknowledged `state`'s latest script: nullopt when enough.
 std::optional<std::pair<int64_t, int>> durability_shortfall(const detail::LockState& state) {
   std::lock_guard<std::mutex> guard(state.mutex);
@@ -328,20 +332,44 @@ std::optional<bool> Lock::acquire_native(std::optional<Milliseconds> wait,
                                 std::to_string(effective.count())};
   // No TIMEOUT: one attempt (try_lock); TIMEOUT 0: no limit (lock()).
   std::optional<Milliseconds> server_wait;
+  size_t timeout_at = 0;
   if (!wait) {
     args.insert(args.end(), {"TIMEOUT", "0"});
   } else if (wait->count() > 0) {
     server_wait = *wait;
+    timeout_at = args.size() + 1;
     args.insert(args.end(), {"TIMEOUT", std::to_string(wait->count())});
   } else {
     server_wait = Milliseconds(0);
   }
   if (fenced) args.emplace_back("FENCE");
   if (service_->client().options().lock_bind_to_connection) args.emplace_back("BIND");
-  const Clock::time_point sent = Clock::now();
-  // PTTL right after the grant, in the same round trip: the lease left once the wait is over.
-  std::vector<Reply> replies =
-      service_->native_acquire(args, {"PTTL", state_->name}, server_wait);
+  const Clock::time_point wait_end =
+      server_wait ? Clock::now() + *server_wait : Clock::time_point::max();
+  Clock::time_point sent = Clock::now();
+  std::vector<Reply> replies;
+  // Through Sentinel, a wait in the old primary's queue ends when a new primary is announced
+  // (or the demotion unblocks it): the wait goes on in the new primary's queue, for what is
+  // left of it. A place in the queue is not carried over.
+  for (int attempt = 0;; ++attempt) {
+    try {
+      // PTTL right after the grant, in the same round trip: the lease left once the wait is over.
+      replies = service_->native_acquire(args, {"PTTL", state_->name}, server_wait);
+      const Reply& first = replies.at(0);
+      const bool unblocked = first.is_error() && first.str().starts_with("UNBLOCKED") &&
+                             !service_->client().options().sentinel.addresses.empty();
+      if (!unblocked || attempt >= kSwitchRetries) break;
+    } catch (const detail::PrimarySwitchedError&) {
+      if (attempt >= kSwitchRetries) throw;
+    }
+    if (timeout_at != 0) {
+      const auto left = std::chrono::ceil<Milliseconds>(wait_end - Clock::now());
+      if (left.count() <= 0) return false;
+      server_wait = left;
+      args[timeout_at] = std::to_string(left.count());
+    }
+    sent = Clock::now();
+  }
   const Clock::time_point received = Clock::now();
   const Reply& reply = replies.at(0);
   if (detail::unknown_command_reply(reply)) {
@@ -526,7 +554,7 @@ bool Lock::is_held() const { return hold_count() > 0; }
 int64_t Lock::hold_count() const { return state_->protocol->hold_count(*service_, *state_); }
 
 Lock::Milliseconds Lock::remaining_lease() const {
-  return Milliseconds(service_->client().command("PTTL", state_->name).integer());
+  return Milliseconds(service_->client().command_on_primary("PTTL", state_->name).integer());
 }
 
 bool Lock::valid() const {

@@ -46,11 +46,11 @@ std::string tagged(const std::string& name) {
 void LockProtocol::cancel_wait(LockService&, const LockState&) const noexcept {}
 
 bool LockProtocol::is_locked(LockService& service, const LockState& state) const {
-  return service.client().command("EXISTS", state.name).integer() == 1;
+  return service.client().command_on_primary("EXISTS", state.name).integer() == 1;
 }
 
 int64_t LockProtocol::hold_count(LockService& service, const LockState& state) const {
-  Reply reply = service.client().command("HGET", state.name, state.owner);
+  Reply reply = service.client().command_on_primary("HGET", state.name, state.owner);
   if (reply.is_null()) return 0;
   return std::stoll(reply.str());
 }
@@ -133,7 +133,11 @@ std::vector<Reply> LockService::native_acquire(const std::vector<std::string>& a
       idle_wait_connections_.pop_back();
     }
   }
-  if (!waiting) waiting = std::make_unique<WaitConnection>(client_.options());
+  if (!waiting) {
+    waiting = std::make_unique<WaitConnection>(client_.options());
+    waiting->connection.follow(client_.sentinel_epoch());
+    waiting->connection.interrupt_on_switch();
+  }
   // The round trip may last the server-side wait plus an ordinary command's time (no limit for
   // a wait without one, as a BLPOP 0 with command_timeout 0).
   const Milliseconds base = client_.options().command_timeout;

@@ -423,12 +423,12 @@ class WriteProtocol : public ReadWriteProtocol {
   const Script& renew_script() const override { return renew_; }
 
   bool is_locked(LockService& service, const LockState& state) const override {
-    Reply mode = service.client().command("HGET", state.name, "mode");
+    Reply mode = service.client().command_on_primary("HGET", state.name, "mode");
     return !mode.is_null() && mode.str() == "write";
   }
 
   int64_t hold_count(LockService& service, const LockState& state) const override {
-    Reply reply = service.client().command("HGET", state.name, write_field(state));
+    Reply reply = service.client().command_on_primary("HGET", state.name, write_field(state));
     if (reply.is_null()) return 0;
     return std::stoll(reply.str());
   }

@@ -273,7 +273,7 @@ bool RedLock::acquire(std::optional<Milliseconds> wait, std::optional<Millisecon
                                      [shared = shared_](const Message&) { shared->bump(); });
           subscribed_now = true;
         }
-        int64_t left = node.client.command("PTTL", name_).integer();
+        int64_t left = node.client.command_on_primary("PTTL", name_).integer();
         Milliseconds ends = left == -1 ? effective : Milliseconds(std::max<int64_t>(0, left));
         bound = refused ? std::min(bound, ends) : ends;
         refused = true;

@@ -132,7 +132,7 @@ void Semaphore::release(int64_t permits) {
 }
 
 int64_t Semaphore::available_permits() {
-  Reply reply = service_->client().command("GET", name_);
+  Reply reply = service_->client().command_on_primary("GET", name_);
   return reply.is_null() ? 0 : std::stoll(reply.str());
 }
 

@@ -90,7 +90,7 @@ bool SimpleLock::try_lock_for(Milliseconds wait, Milliseconds lease) {
     const Clock::time_point now = Clock::now();
     if (now >= until) return false;
     // The holder's lease bounds the sleep: the lock is free by then at the latest.
-    const int64_t left = client_->command("PTTL", name_).integer();
+    const int64_t left = client_->command_on_primary("PTTL", name_).integer();
     Milliseconds sleep = kMaxSleep;
     if (left >= 0) sleep = std::min(sleep, Milliseconds(std::max<int64_t>(left, 1)));
     std::this_thread::sleep_for(std::min<Clock::duration>(sleep, until - now));
@@ -128,7 +128,7 @@ bool SimpleLock::extend(Milliseconds lease) {
 }
 
 bool SimpleLock::is_held() const {
-  const Reply value = client_->command("GET", name_);
+  const Reply value = client_->command_on_primary("GET", name_);
   return value.is_string() && value.str() == token_;
 }
 

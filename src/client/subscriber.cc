@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "client/connection.h"
+#include "client/sentinel_watch.h"
 #include "common/key_slot.h"
 #include "keywarden/client.h"
 #include "keywarden/errors.h"
@@ -79,6 +80,19 @@ bool send_all(Stream& stream, std::string_view data, Deadline deadline) {
   return true;
 }
 
+// The options of a connection to one of the sentinels: their credentials, no TLS (Sentinel is
+// TLS-free for now), the host and port set per attempt.
+ClientOptions sentinel_connection_options(const ClientOptions& options) {
+  ClientOptions out = options;
+  out.username = options.sentinel.username;
+  out.password = options.sentinel.password;
+  out.tls = TlsOptions{};
+  out.sentinel = SentinelOptions{};
+  out.cluster = ClusterOptions{};
+  out.unix_socket.clear();
+  return out;
+}
+
 }  // namespace
 
 // Told, on the reader thread, that a shard channel left this connection without the caller
@@ -93,14 +107,27 @@ class SubscriberCore {
   // handed back for relocation.
   static constexpr int kHandOverAfter = 2;
 
-  explicit SubscriberCore(ClientOptions options, ShardDropped on_shard_dropped = nullptr)
-      : options_(std::move(options)), on_shard_dropped_(std::move(on_shard_dropped)) {
+  // With `on_sentinels`, the connection goes to options.sentinel's sentinels (see
+  // Subscriber::OnSentinels); otherwise to the server options names, and through Sentinel a
+  // SentinelWatch drops it whenever the group's primary changes. `on_shard_dropped`: see
+  // ShardDropped (a cluster node's core).
+  SubscriberCore(ClientOptions options, bool on_sentinels,
+                 ShardDropped on_shard_dropped = nullptr)
+      : options_(on_sentinels ? sentinel_connection_options(options) : options),
+        on_shard_dropped_(std::move(on_shard_dropped)),
+        sentinels_(on_sentinels ? options.sentinel.addresses
+                                : std::vector<std::pair<std::string, int>>{}) {
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_fd_ < 0) throw TransportError(std::string("eventfd: ") + std::strerror(errno));
     thread_ = std::thread([this] { run(); });
+    if (!on_sentinels && !options_.sentinel.addresses.empty()) {
+      watch_ = std::make_unique<SentinelWatch>(options_, [this] { drop_connection(); },
+                                               /*report_switches=*/false);
+    }
   }
 
   ~SubscriberCore() {
+    watch_.reset();  // its callback uses this core
     {
       std::lock_guard<std::mutex> guard(mutex_);
       stop_ = true;
@@ -112,11 +139,12 @@ class SubscriberCore {
     ::close(wake_fd_);
   }
 
-  void subscribe(Kind kind, const std::string& name, MessageHandler handler) {
-    subscribe(kind, name, std::make_shared<MessageHandler>(std::move(handler)));
+  void subscribe(Kind kind, const std::string& name, MessageHandler handler, bool wait = true) {
+    subscribe(kind, name, std::make_shared<MessageHandler>(std::move(handler)), wait);
   }
 
-  void subscribe(Kind kind, const std::string& name, std::shared_ptr<MessageHandler> handler) {
+  void subscribe(Kind kind, const std::string& name, std::shared_ptr<MessageHandler> handler,
+                 bool wait = true) {
     std::unique_lock<std::mutex> lock(mutex_);
     auto [it, inserted] = entries_[kind].try_emplace(name);
     it->second.handler = std::move(handler);
@@ -127,7 +155,7 @@ class SubscriberCore {
       send_locked(kSubscribeCommand[kind], {name});
       if (ready_) ++outstanding_[kind][name];
     }
-    if (std::this_thread::get_id() == thread_.get_id()) return;
+    if (!wait || std::this_thread::get_id() == thread_.get_id()) return;
     const uint64_t errors_before = error_count_;
     Deadline deadline = deadline_after(options_.command_timeout);
     // While a caller waits, an error reply is its to report, not the shard hand-over's.
@@ -177,6 +205,14 @@ class SubscriberCore {
   void unsubscribe(Kind kind, const std::string& name) {
     std::lock_guard<std::mutex> guard(mutex_);
     withdraw_locked(kind, name);
+  }
+
+  // Shuts the connection down, so that the reader reconnects (asking the sentinels again) and
+  // subscribes everything anew.
+  void drop_connection() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    switched_ = true;  // a connection being opened now may have been told the old primary
+    if (stream_ != nullptr) ::shutdown(stream_->fd(), SHUT_RDWR);
   }
 
   void set_on_reconnect(std::function<void()> callback) {
@@ -307,11 +343,24 @@ class SubscriberCore {
       buffer.clear();
       parser.reset();
       Stream stream;
+      ClientOptions sentinel_target;
+      const ClientOptions* target = &options_;
+      if (!sentinels_.empty()) {
+        sentinel_target = options_;
+        sentinel_target.host = sentinels_[next_sentinel_ % sentinels_.size()].first;
+        sentinel_target.port = sentinels_[next_sentinel_ % sentinels_.size()].second;
+        target = &sentinel_target;
+      }
+      {
+        std::lock_guard<std::mutex> guard(mutex_);
+        switched_ = false;
+      }
       try {
-        stream.open(options_, deadline_after(options_.connect_timeout));
+        stream.open(*target, deadline_after(options_.connect_timeout));
         handshake(stream, buffer, parser);
       } catch (const Error& e) {
         stream.close();
+        ++next_sentinel_;
         {
           std::lock_guard<std::mutex> guard(mutex_);
           last_connect_error_ = e.what();
@@ -347,6 +396,8 @@ class SubscriberCore {
         std::lock_guard<std::mutex> guard(mutex_);
         stream_ = &stream;
         ready_ = true;
+        // A switch announced while connecting: this may be the old primary, start over.
+        if (switched_) ::shutdown(stream.fd(), SHUT_RDWR);
         last_connect_error_.clear();
         notify_reconnect_ = was_connected;
         for (int kind = 0; kind < 3; ++kind) {
@@ -365,6 +416,7 @@ class SubscriberCore {
       was_connected = true;
       maybe_fire_reconnect();
       read_loop(stream, buffer, parser);
+      ++next_sentinel_;  // on the sentinels: the next one, should this one be gone
       std::lock_guard<std::mutex> guard(mutex_);
       stream_ = nullptr;
       stream.close();
@@ -573,6 +625,9 @@ class SubscriberCore {
 
   const ClientOptions options_;
   const ShardDropped on_shard_dropped_;
+  // On the sentinels: their addresses, and which one the next connection tries (reader only).
+  const std::vector<std::pair<std::string, int>> sentinels_;
+  size_t next_sentinel_ = 0;
   int wake_fd_ = -1;
   std::thread thread_;
 
@@ -582,6 +637,7 @@ class SubscriberCore {
   Stream* stream_ = nullptr;  // the reader's connection while one is up (under mutex_)
   bool ready_ = false;
   bool notify_reconnect_ = false;
+  bool switched_ = false;  // the watch announced a switch since the last connect began
   std::array<std::map<std::string, Entry>, 3> entries_;
   // Confirmations still due per name: a confirmation of an earlier SUBSCRIBE must not pass
   // for the one a later subscribe() sent.
@@ -592,6 +648,7 @@ class SubscriberCore {
   std::string last_error_;
   std::string last_connect_error_;
   std::shared_ptr<std::function<void()>> on_reconnect_;
+  std::unique_ptr<SentinelWatch> watch_;
 };
 
 // A Subscriber on a Redis Cluster: one SubscriberCore per node that has shard channels
@@ -721,7 +778,7 @@ class ClusterSubscriber {
         cv_.notify_all();
       };
     }
-    auto core = std::make_shared<SubscriberCore>(std::move(options), std::move(dropped));
+    auto core = std::make_shared<SubscriberCore>(std::move(options), false, std::move(dropped));
     core->set_on_reconnect([this] { fire_reconnect(); });
     return core;
   }
@@ -884,8 +941,15 @@ Subscriber::Subscriber(ClientOptions options) {
   if (!options.cluster.addresses.empty()) {
     cluster_ = std::make_shared<detail::ClusterSubscriber>(std::move(options));
   } else {
-    core_ = std::make_shared<detail::SubscriberCore>(std::move(options));
+    core_ = std::make_shared<detail::SubscriberCore>(std::move(options), false);
   }
+}
+
+Subscriber::Subscriber(const ClientOptions& options, OnSentinels)
+    : core_(std::make_shared<detail::SubscriberCore>(options, true)) {}
+
+void Subscriber::subscribe_later(const std::string& channel, MessageHandler handler) {
+  core_->subscribe(detail::kChannel, channel, std::move(handler), /*wait=*/false);
 }
 
 Subscriber::~Subscriber() = default;
