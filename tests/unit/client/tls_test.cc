@@ -31,10 +31,8 @@ class Certificates {
   static void make() {
     char pattern[] = "/tmp/kw-tls-unit-XXXXXX";
     dir_ = ::mkdtemp(pattern);
-    // tests/unit/client/tls_test.cc → the repository's scripts/.
     const std::filesystem::path script =
-        std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path() /
-        "scripts" / "gen-test-certs.sh";
+        std::filesystem::path(KEYWARDEN_SOURCE_ROOT) / "scripts" / "gen-test-certs.sh";
     for (const char* set : {"main", "other"}) {
       const std::string command =
           script.string() + " " + dir_ + "/" + set + " >/dev/null 2>&1";
