@@ -561,7 +561,9 @@ def section_mass(args, server: Server, subscribe: bool = False, quiet: bool = Fa
     sub = ExpiredSubscriber(server.port) if subscribe else None
     value = b"v" * 10
     rate = load_rate(conn, lambda k: set_cmd(k, value, b"PX", b"3600000"))
-    margin = 1.5 + 2.0 * n / rate
+    # Twice the measured load time, plus what --load-margin adds for a machine whose load
+    # changes while the keys go in (a deadline passed before the load ends spoils the window).
+    margin = 1.5 + 2.0 * n / rate + args.load_margin
     first = now_ms() + int(margin * 1000)
     step = spread * 1000 / max(1, n - 1)
     deadlines = [first + int(i * step) for i in range(n)]
@@ -1126,6 +1128,9 @@ def main() -> int:
     parser.add_argument("--sparse-keys", type=int, default=100_000, help="sparse: due keys")
     parser.add_argument("--sparse-wait", type=float, default=20.0,
                         help="sparse: seconds watched after the last deadline")
+    parser.add_argument("--load-margin", type=float, default=0.0,
+                        help="mass, latency: seconds added between the end of the expected "
+                             "load time and the first deadline (on a busy machine)")
     parser.add_argument("--mass-wait", type=float, default=30.0,
                         help="mass: give up this long after the last deadline")
     parser.add_argument("--poll-interval", type=float, default=0.01, help="DBSIZE poll (s)")

@@ -108,6 +108,29 @@ bool CaseInsensitiveEqual::operator()(std::string_view a, std::string_view b) co
   return true;
 }
 
+void FlatCommandIndex::rebuild(const CommandIndex& index) {
+  size_t capacity = 16;
+  while (capacity < index.size() * 4) capacity *= 2;
+  slots_.assign(capacity, Slot{});
+  mask_ = capacity - 1;
+  for (const auto& [name, command] : index) {
+    size_t at = CaseInsensitiveHash{}(name) & mask_;
+    while (slots_[at].command != nullptr) at = (at + 1) & mask_;
+    slots_[at] = Slot{name, command};
+  }
+}
+
+Command* FlatCommandIndex::find(std::string_view name) const {
+  if (slots_.empty()) return nullptr;
+  for (size_t at = CaseInsensitiveHash{}(name) & mask_;; at = (at + 1) & mask_) {
+    const Slot& slot = slots_[at];
+    if (slot.command == nullptr) return nullptr;
+    if (slot.name.size() == name.size() && CaseInsensitiveEqual{}(slot.name, name)) {
+      return slot.command;
+    }
+  }
+}
+
 void CommandTable::add(std::span<const CommandSpec> rows) {
   for (const CommandSpec& spec : rows) {
     auto& slot = commands_[std::string(spec.name)];
@@ -119,6 +142,7 @@ void CommandTable::add(std::span<const CommandSpec> rows) {
     index_[commands_.find(spec.name)->first] = slot.get();
     original_index_[commands_.find(spec.name)->first] = slot.get();
   }
+  fast_index_.rebuild(index_);
 }
 
 Command* CommandTable::find_original_for_args(std::span<const std::string_view> args) const {
@@ -140,14 +164,15 @@ std::string CommandTable::rename(std::string_view name, std::string_view new_nam
     auto owned = commands_.find(command->full_name);
     removed_.push_back(std::move(owned->second));
     commands_.erase(owned);
-    return "";
+  } else {
+    new_names_.push_back(std::make_unique<std::string>(new_name));
+    index_[*new_names_.back()] = command;
   }
-  new_names_.push_back(std::make_unique<std::string>(new_name));
-  index_[*new_names_.back()] = command;
+  fast_index_.rebuild(index_);
   return "";
 }
 
-Command* CommandTable::find(std::string_view name) const { return find_in(index_, name); }
+Command* CommandTable::find(std::string_view name) const { return fast_index_.find(name); }
 
 Command* CommandTable::find_for_args(std::span<const std::string_view> args) const {
   Command* base = find(args[0]);

@@ -173,6 +173,25 @@ struct CaseInsensitiveEqual {
 using CommandIndex =
     std::unordered_map<std::string_view, Command*, CaseInsensitiveHash, CaseInsensitiveEqual>;
 
+// The lookup every command makes: open addressing over a power-of-two array at most a quarter
+// full, so that finding a name is one hash of a few bytes, usually one probe and one compare
+// (the unordered_map costs a division by a prime and a node walk, about 5% of the server's CPU
+// on pipelined GETs). A copy of a CommandIndex, rebuilt whenever that changes (registration,
+// rename-command), never on the command path; the names are views into the index's keys.
+class FlatCommandIndex {
+ public:
+  void rebuild(const CommandIndex& index);
+  Command* find(std::string_view name) const;
+
+ private:
+  struct Slot {
+    std::string_view name;
+    Command* command = nullptr;
+  };
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+};
+
 // A registered command: its row, its full name ("config|get") and its counters.
 struct Command {
   const CommandSpec* spec;
@@ -260,6 +279,7 @@ class CommandTable {
 
   std::map<std::string, std::unique_ptr<Command>, std::less<>> commands_;  // ordered, owning
   CommandIndex index_;                                                       // for lookup
+  FlatCommandIndex fast_index_;  // index_'s copy for the lookups of the command path
   CommandIndex original_index_;  // by original name, renamed and removed commands included
   std::vector<std::unique_ptr<Command>> removed_;  // renamed to "": kept alive, never listed
   std::vector<std::unique_ptr<std::string>> new_names_;  // storage of the index's new keys

@@ -200,7 +200,8 @@ class CachingFlagReset {
 }  // namespace
 
 ExecutionResult Dispatcher::execute(ClientSession& session, std::span<const std::string_view> args,
-                                    ReplyWriter& reply, Command* command) {
+                                    ReplyWriter& reply, Command* command,
+                                    const ClockReading* started_at) {
   ExecutionResult result;
   CachingFlagReset caching_reset(session, command);
   bool postponed = false;
@@ -222,7 +223,7 @@ ExecutionResult Dispatcher::execute(ClientSession& session, std::span<const std:
   }
 
   const Clock& clock = server_.clock();
-  const ClockReading start = clock.read();
+  const ClockReading start = started_at != nullptr ? *started_at : clock.read();
   const int64_t start_us = start.monotonic_us;
   const uint64_t dirty_before = server_.stats().dirty;
   CommandContext context(server_, session, reply, args, *command, start.wall_ms);
@@ -230,7 +231,9 @@ ExecutionResult Dispatcher::execute(ClientSession& session, std::span<const std:
   KeyTracking& tracking = server_.tracking();
   ClientSession* const outer_client = tracking.begin_command(session);
   command->spec->handler(context);
-  const int64_t elapsed_us = clock.monotonic_us() - start_us;
+  // One reading for the end of this command and, through finished_at, the start of the next.
+  result.finished_at = clock.read();
+  const int64_t elapsed_us = result.finished_at.monotonic_us - start_us;
   context.finish_effects();
   if (tracking.active()) tracking.remember(*command, args);
   // Invalidations for this client itself go after its reply.

@@ -45,6 +45,9 @@ struct ExecutionResult {
   int64_t duration_us = 0;
   // Changes to the dataset the command made (what it added to INFO rdb_changes_since_last_save).
   uint64_t dirty = 0;
+  // The clock as the handler returned (zero when it did not run): a caller that runs another
+  // command straight away may pass it as that command's start, saving a clock read per command.
+  ClockReading finished_at{0, 0};
 
   // The handler ran (and the command counts as processed), blocking or not.
   bool ran() const { return outcome == Outcome::kRan || outcome == Outcome::kBlocked; }
@@ -60,9 +63,12 @@ class Dispatcher {
     return execute(session, args, reply, server_.commands().find_for_args(args));
   }
   // The same with the command already looked up (CommandTable::find_for_args; null when
-  // unknown), for callers that needed it before execution.
+  // unknown), for callers that needed it before execution. `started_at`, when given, is a
+  // reading the caller took just before (the end of its previous command, or its socket read):
+  // the command's time snapshot and the start of its duration, instead of a fresh reading.
   ExecutionResult execute(ClientSession& session, std::span<const std::string_view> args,
-                          ReplyWriter& reply, Command* command);
+                          ReplyWriter& reply, Command* command,
+                          const ClockReading* started_at = nullptr);
 
   ServerState& server() { return server_; }
 

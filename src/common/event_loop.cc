@@ -76,6 +76,7 @@ void EventLoop::run() {
     }
     int count = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout_ms);
     if (count < 0 && errno != EINTR) break;
+    last_wait_had_events_ = count > 0;
     for (int i = 0; i < count; ++i) {
       uint32_t ready = 0;
       if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) ready |= kReadable;

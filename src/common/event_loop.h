@@ -51,6 +51,8 @@ class EventLoop {
   // Waits at most timeout_ms for events and hands them to their handlers, without the
   // before-sleep hook or the timer: how a long script lets other clients be answered.
   void poll_once(int timeout_ms);
+  // Whether the last wait of run() reported any descriptor ready (clients are being served).
+  bool last_wait_had_events() const { return last_wait_had_events_; }
 
  private:
   int epoll_fd_;
@@ -60,6 +62,7 @@ class EventLoop {
   int64_t timer_period_us_ = 100'000;
   int64_t next_timer_us_ = 0;
   int64_t wake_by_us_ = 0;  // 0: no early wake wanted
+  bool last_wait_had_events_ = false;
 };
 
 int64_t monotonic_now_us();

@@ -22,6 +22,17 @@ bool parse_strict_int64(std::string_view text, int64_t* out) {
   constexpr uint64_t kMaxMagnitude = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   const uint64_t limit = negative ? kMaxMagnitude + 1 : kMaxMagnitude;
   uint64_t magnitude = 0;
+  if (text.size() - i <= 18) {
+    // 18 digits stay below 10^18 < INT64_MAX: no bound check (a division per digit) needed,
+    // and bulk lengths and counts are almost always this short.
+    for (; i < text.size(); ++i) {
+      const char c = text[i];
+      if (c < '0' || c > '9') return false;
+      magnitude = magnitude * 10 + static_cast<uint64_t>(c - '0');
+    }
+    *out = negative ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
+    return true;
+  }
   for (; i < text.size(); ++i) {
     const char c = text[i];
     if (c < '0' || c > '9') return false;

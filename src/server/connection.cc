@@ -191,7 +191,8 @@ void Connection::read_from_socket() {
   query_peak_ = std::max(query_peak_, query_.size());
   ++server_.traffic().reads_processed;
   server_.traffic().net_input_bytes += static_cast<uint64_t>(count);
-  last_interaction_ms_ = server_.state().clock().wall_ms();
+  batch_clock_ = server_.state().clock().read();
+  last_interaction_ms_ = batch_clock_.wall_ms;
   if (static_cast<int64_t>(query_.size()) > server_.client_limits().query_buffer_limit) {
     // Redis closes such a client without a reply: it is not speaking the protocol sanely.
     close();
@@ -200,7 +201,9 @@ void Connection::read_from_socket() {
   // A query buffer that takes the clients past maxmemory-clients may get this client evicted
   // before its command runs.
   server_.client_memory_changed(*this);
+  batch_clock_valid_ = true;
   process_query_buffer();
+  batch_clock_valid_ = false;
   server_.client_memory_changed(*this);
 }
 
@@ -374,8 +377,10 @@ ExecutionResult::Outcome Connection::execute_one(std::span<const std::string_vie
   // sent on the channel.
   const bool drop_reply = session_.replica;
   executing_ = true;
-  const ExecutionResult result = server_.dispatcher().execute(session_, args, writer_, command);
+  const ExecutionResult result = server_.dispatcher().execute(
+      session_, args, writer_, command, batch_clock_valid_ ? &batch_clock_ : nullptr);
   executing_ = false;
+  if (result.ran()) batch_clock_ = result.finished_at;
   if (session_.replica) {
     if (drop_reply) output_.resize(mark);
     output_ += held_stream_;
@@ -423,8 +428,12 @@ ExecutionResult::Outcome Connection::execute_one(std::span<const std::string_vie
   if (executed && session_.last_command != nullptr) {
     server_.command_ran(*this, args, *session_.last_command, result.duration_us);
   }
-  // Writes of this command may have made keys that clients wait on ready.
-  if (server_.state().blocking().has_ready()) server_.serve_blocked_clients();
+  // Writes of this command may have made keys that clients wait on ready. Their commands take
+  // time this client's next command must not count as its own start.
+  if (server_.state().blocking().has_ready()) {
+    server_.serve_blocked_clients();
+    batch_clock_valid_ = false;
+  }
   return result.outcome;
 }
 

@@ -195,6 +195,10 @@ class Connection final : public EventHandler,
     bool has_key = false;
   };
   std::vector<BatchCommand> batch_;
+  // While the commands of one read run back to back: the clock as the last of them ended (or
+  // as the read returned), the next one's start. Cleared when processing stops.
+  ClockReading batch_clock_{0, 0};
+  bool batch_clock_valid_ = false;
   std::vector<std::string_view> batch_args_;
   std::string output_;
   size_t output_sent_ = 0;

@@ -560,16 +560,28 @@ void Server::accept_client(int listen_fd, bool unix_socket, bool tls) {
 void Server::before_sleep() {
   // The clients that may run again (a pause ended, a blocked client was served or timed out).
   for (Service* service : services_) service->before_sleep();
+  // Replies first, so that none waits behind the expiry slice below. Acknowledged means
+  // written (and under appendfsync always, durable): the AOF goes first, so this step stays
+  // here between the registry's two halves rather than in a service hook whose order among
+  // the others would be implicit.
+  aof_->sync_before_replies();
+  clients_->send_replies();
   // Active expiry: one slice now when keys are due, and no sleep past the next deadline (no
   // sleep at all while a backlog of due keys remains), so keys go about a millisecond after
   // their deadline and a backlog drains between client requests. One look at the index
-  // fronts answers both whether a slice is due and when to wake.
+  // fronts answers both whether a slice is due and when to wake. While clients are being
+  // served the slice is short: a request that arrives during it waits for its end.
   Keyspace& keyspace = state_.keyspace();
   int64_t deadline_ms = keyspace.next_expiry_deadline_ms();
   if (deadline_ms < clock_.wall_ms()) {
-    keyspace.active_expire_slice();
+    keyspace.active_expire_slice(loop_.last_wait_had_events() ? keyspace.short_slice_budget_us()
+                                                              : 0);
     state_.propagator().flush();
     deadline_ms = keyspace.next_expiry_deadline_ms();
+    // What the slice sent (`expired` events, invalidations, served blocked clients) leaves
+    // now rather than at the next wake, behind the DELs it logged.
+    aof_->sync_before_replies();
+    clients_->flush_pending_writes();
   }
   if (deadline_ms != INT64_MAX) {
     // A key is due once its deadline has passed: wake a millisecond after it. Deadlines can be
@@ -580,11 +592,6 @@ void Server::before_sleep() {
         deadline_ms < now.wall_ms ? 0 : std::min(deadline_ms - now.wall_ms, kMaxWaitMs) + 1;
     loop_.wake_by(now.monotonic_us + wait_ms * 1000);
   }
-  // Acknowledged means written (and under appendfsync always, durable): the AOF goes first,
-  // so this step stays here between the registry's two halves rather than in a service hook
-  // whose order among the others would be implicit.
-  aof_->sync_before_replies();
-  clients_->send_replies();
 }
 
 void Server::process_while_busy() {

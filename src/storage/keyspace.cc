@@ -83,10 +83,10 @@ int64_t Keyspace::next_expiry_deadline_ms() const {
   return earliest;
 }
 
-bool Keyspace::active_expire_slice() {
+bool Keyspace::active_expire_slice(int64_t budget_us) {
   if (!expiry_settings_.active_expire_enabled || expiry_held()) return false;
   const int64_t start_us = clock_.monotonic_us();
-  const int64_t budget_us = slice_budget_us();
+  if (budget_us <= 0) budget_us = slice_budget_us();
   const int64_t now_ms = clock_.wall_ms();
   bool out_of_time = false;
   int deletions_since_check = 0;
