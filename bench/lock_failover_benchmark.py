@@ -34,8 +34,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -46,12 +48,35 @@ import redis
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (HOST, add_server_arguments, markdown_table,  # noqa: E402
                      resolve_server_arguments)
-from redis_benchmark import REPO_ROOT, free_port  # noqa: E402
+from redis_benchmark import REPO_ROOT  # noqa: E402
 
 DEFAULT_LOCK_BENCH = REPO_ROOT / "build" / "bench" / "lock_bench"
 SENTINEL = shutil.which("redis-sentinel") or "/usr/bin/redis-sentinel"
 MASTER = "mymaster"
 DEADLINE = 60.0  # seconds for any one wait (a loaded 2-core machine)
+
+
+_ports_taken: set[int] = set()
+
+
+def private_port() -> int:
+    """A free loopback port below the kernel's ephemeral range (32768 and up on Linux), which
+    bind(0) never hands out. This run kills nodes and restarts them on their port, and its
+    sentinel reconfigures whatever answers at a port it knows: an ephemeral port, free while its
+    node is down, could go to a server of another test meanwhile, which the sentinel would then
+    turn into a replica of ours (it happened with the e2e Sentinel tests running beside)."""
+    rng = random.Random(os.getpid() ^ time.monotonic_ns())
+    while True:
+        port = rng.randrange(20000, 32000)
+        if port in _ports_taken:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind((HOST, port))
+            except OSError:
+                continue
+        _ports_taken.add(port)
+        return port
 
 
 class Node:
@@ -60,7 +85,7 @@ class Node:
 
     def __init__(self, binary: str, lines: list[str], sentinel: bool = False):
         self.binary = binary
-        self.port = free_port()
+        self.port = private_port()
         self.dir = tempfile.mkdtemp(prefix="kw-bench-failover-")
         self.config = os.path.join(self.dir, "node.conf")
         with open(self.config, "w") as f:
