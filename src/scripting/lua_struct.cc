@@ -256,7 +256,11 @@ int struct_unpack(lua_State* lua) {
           if (lua_gettop(lua) <= 2 || !lua_isnumber(lua, -1)) {
             luaL_error(lua, "format 'c0' needs a previous size");
           }
-          size = static_cast<size_t>(lua_tonumber(lua, -1));
+          // Anything negative, huge or NaN is "too short" below (a cast would be undefined).
+          const double wanted = lua_tonumber(lua, -1);
+          size = wanted >= 0 && wanted <= static_cast<double>(data_length)
+                     ? static_cast<size_t>(wanted)
+                     : SIZE_MAX;
           lua_pop(lua, 1);
           luaL_argcheck(lua, size <= data_length && pos <= data_length - size, 2,
                         "data string too short");

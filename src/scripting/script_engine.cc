@@ -7,6 +7,7 @@ extern "C" {
 }
 
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -48,15 +49,25 @@ constexpr int kLogVerbose = 1;
 constexpr int kLogNotice = 2;
 constexpr int kLogWarning = 3;
 
-// Redis converts a Lua number to an integer reply with a C cast; out-of-range values and NaN
-// come out as INT64_MIN on x86, which clients observe.
 void log_script_message(int level, std::string_view message) {
   log_message(static_cast<LogLevel>(level), message);
 }
 
+// Redis converts a Lua number to an integer reply with a C cast; out-of-range values and NaN
+// come out as INT64_MIN on x86, which clients observe.
 int64_t lua_number_to_integer(lua_Number number) {
   if (!(number >= -9223372036854775808.0 && number < 9223372036854775808.0)) return INT64_MIN;
   return static_cast<int64_t>(number);
+}
+
+// The same for the arguments Redis reads with an (int) cast (redis.log's level,
+// redis.setresp, redis.set_repl): out of int's range or NaN gives INT_MIN, as on x86-64, so
+// such a script gets Redis's error rather than undefined behaviour.
+int lua_number_to_int(lua_Number number) {
+  constexpr double kBelow = static_cast<double>(INT_MIN) - 1.0;
+  constexpr double kAbove = static_cast<double>(INT_MAX) + 1.0;
+  if (!(number > kBelow && number < kAbove)) return INT_MIN;
+  return static_cast<int>(number);
 }
 
 std::string lowercase(std::string_view text) {
@@ -920,7 +931,7 @@ int ScriptEngine::lua_log(lua_State* lua) {
   const int argc = lua_gettop(lua);
   if (argc < 2) return raise_error(lua, "redis.log() requires two arguments or more.");
   if (!lua_isnumber(lua, 1)) return raise_error(lua, "First argument must be a number (log level).");
-  const int level = static_cast<int>(lua_tonumber(lua, 1));
+  const int level = lua_number_to_int(lua_tonumber(lua, 1));
   if (level < kLogDebug || level > kLogWarning) return raise_error(lua, "Invalid debug level.");
   // The message is the remaining arguments joined by spaces, built in Lua's own buffer.
   luaL_Buffer buffer;
@@ -941,7 +952,7 @@ int ScriptEngine::lua_log(lua_State* lua) {
 
 int ScriptEngine::lua_setresp(lua_State* lua) {
   if (lua_gettop(lua) != 1) return raise_error(lua, "redis.setresp() requires one argument.");
-  const int version = static_cast<int>(lua_tonumber(lua, 1));
+  const int version = lua_number_to_int(lua_tonumber(lua, 1));
   if (version != 2 && version != 3) return raise_error(lua, "RESP version must be 2 or 3.");
   self(lua).script_session_.resp = version;
   return 0;
@@ -951,7 +962,7 @@ int ScriptEngine::lua_set_repl(lua_State* lua) {
   ScriptEngine& engine = self(lua);
   if (engine.run_ == nullptr) return raise_error(lua, "redis.set_repl can only be called inside a script invocation");
   if (lua_gettop(lua) != 1) return raise_error(lua, "redis.set_repl() requires two arguments.");
-  const int flags = static_cast<int>(lua_tonumber(lua, 1));
+  const int flags = lua_number_to_int(lua_tonumber(lua, 1));
   if ((flags & ~kReplAll) != 0) {
     return raise_error(
         lua, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
