@@ -806,12 +806,16 @@ class ClusterSubscriber {
     std::lock_guard<std::mutex> guard(mutex_);
     for (const Reply& range : slots.elements()) {
       const auto& fields = range.elements();
-      if (fields.size() < 3) continue;
+      // A range without a primary's host and port, or slots outside the cluster's, is skipped
+      // or cut to what exists (as ClusterRouter reads the map): the reply is the server's bytes.
+      if (fields.size() < 3 || fields[2].elements().size() < 2) continue;
       const auto& primary = fields[2].elements();
       std::string host = primary[0].is_null() ? std::string() : primary[0].str();
       if (host.empty() || host == "?") host = seed_host;
       std::string address = host + ":" + std::to_string(primary[1].integer());
-      for (int64_t slot = fields[0].integer(); slot <= fields[1].integer(); ++slot) {
+      const int64_t first = std::max<int64_t>(fields[0].integer(), 0);
+      const int64_t last = std::min<int64_t>(fields[1].integer(), kClusterSlots - 1);
+      for (int64_t slot = first; slot <= last; ++slot) {
         owners_[static_cast<size_t>(slot)] = address;
       }
     }
