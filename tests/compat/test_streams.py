@@ -25,17 +25,36 @@ def count_case(command: str) -> None:
     summary_set("stream differential cases", name, str(CASES[name]))
 
 
+def mask_pending(entries):
+    """Pending entries with their delivery time (the clock's) replaced by a marker."""
+    masked = []
+    for e in entries:
+        if isinstance(e, list) and len(e) == 4:
+            masked.append([e[0], e[1], "T", e[3]])
+        elif isinstance(e, list) and len(e) == 3:
+            masked.append([e[0], "T", e[2]])
+        else:
+            masked.append(e)
+    return masked
+
+
 def mask(reply, command):
     """The reply with the time-dependent fields replaced by a marker."""
     words = [w.upper() if isinstance(w, str) else w.decode(errors="replace").upper()
              for w in command[:2]]
     if words[0] == "XPENDING" and isinstance(reply, list) and len(command) > 3:
-        return [[e[0], e[1], "T", e[3]] if isinstance(e, list) and len(e) == 4 else e
-                for e in reply]
+        return mask_pending(reply)
+
+    def walk_field(key, value):
+        if key in MASKED_KEYS:
+            return "T"
+        if key == b"pending" and words[0] == "XINFO" and isinstance(value, list):
+            return mask_pending(value)
+        return walk(value)
 
     def walk(value):
         if isinstance(value, dict):
-            return {k: ("T" if k in MASKED_KEYS else walk(v)) for k, v in value.items()}
+            return {k: walk_field(k, v) for k, v in value.items()}
         if not isinstance(value, list):
             return value
         out = []
@@ -47,15 +66,7 @@ def mask(reply, command):
                 skip_next = False
                 continue
             if pending_next and isinstance(item, list):
-                masked = []
-                for e in item:
-                    if isinstance(e, list) and len(e) == 4:
-                        masked.append([e[0], e[1], "T", e[3]])
-                    elif isinstance(e, list) and len(e) == 3:
-                        masked.append([e[0], "T", e[2]])
-                    else:
-                        masked.append(e)
-                out.append(masked)
+                out.append(mask_pending(item))
                 pending_next = False
                 continue
             pending_next = False
