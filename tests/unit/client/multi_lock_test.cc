@@ -119,7 +119,7 @@ TEST_P(MultiLockTest, MembersFromTwoClientsAndLeaseLossIsReported) {
   EXPECT_LE(multi.remaining(), 300ms);
   EXPECT_EQ(log.wait(3s), LockLostReason::kDeadlinePassed);
   // Both members' leases end; their losses arrive separately.
-  for (int i = 0; i < 100 && log.count() < 2; ++i) std::this_thread::sleep_for(10ms);
+  for (int i = 0; i < 300 && log.count() < 2; ++i) std::this_thread::sleep_for(10ms);
   EXPECT_FALSE(multi.valid());
   {
     std::lock_guard<std::mutex> guard(mutex);

@@ -314,7 +314,9 @@ TEST_P(ReadWriteLockTest, KilledReaderHoldRunsOutWhileAnotherReaderKeepsItsHold)
 
 TEST_P(ReadWriteLockTest, WatchdogKeepsAReadLockAcrossLeases) {
   ClientOptions o = options();
-  o.lock_watchdog_timeout = 300ms;
+  // Renewed every 300 ms: a renewal may run up to ~0.5 s late (a loaded machine, a sanitizer
+  // build) before the lease is lost.
+  o.lock_watchdog_timeout = 900ms;
   Client client(o);
   ReadWriteLock party = client.get_read_write_lock(name());
   Lock reader = party.read_lock();
@@ -322,7 +324,7 @@ TEST_P(ReadWriteLockTest, WatchdogKeepsAReadLockAcrossLeases) {
   reader.on_lost(lost.callback());
   reader.lock();
   reader.lock();
-  std::this_thread::sleep_for(1200ms);  // four leases
+  std::this_thread::sleep_for(3s);  // more than three leases
   EXPECT_EQ(lost.count(), 0u);
   EXPECT_TRUE(reader.valid());
   EXPECT_GT(client.command("PTTL", timeout_key(name(), party.owner(), 1)).integer(), 0);
