@@ -3,6 +3,7 @@
 // confirmations; the reader owns (re)connecting, and wakes from poll() through an eventfd.
 #include "keywarden/subscriber.h"
 
+#include <charconv>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -556,7 +558,10 @@ class SubscriberCore {
       std::string_view error) {
     std::vector<std::pair<std::string, std::shared_ptr<MessageHandler>>> out;
     if (!error.starts_with("MOVED ")) return out;
-    int slot = std::atoi(std::string(error.substr(6)).c_str());
+    std::string_view rest = error.substr(6);
+    int slot = -1;
+    auto parsed = std::from_chars(rest.data(), rest.data() + rest.size(), slot);
+    if (parsed.ec != std::errc() || slot < 0 || slot >= 16384) return out;  // not a slot
     auto& shard = entries_[kShard];
     for (auto it = shard.begin(); it != shard.end();) {
       if (!it->second.confirmed && key_slot(it->first) == slot &&
