@@ -544,6 +544,43 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# Private ports: a server that a test kills and restarts on its port under Sentinel must not
+# have an ephemeral port. While it is down, bind(0) in another test could hand that port to a
+# server of its own, which our sentinels would then reconfigure (or the other test's sentinels
+# ours: it happened, twice, with the Sentinel tests and the HA demo running side by side).
+# Ports below the kernel's ephemeral range (32768 and up) are never handed out by bind(0); each
+# xdist worker takes them in turn from a window of its own, so two workers never reuse each
+# other's, and a port comes round again in the same worker only after 1,900 others. 20000 and up
+# belong to bench/lock_failover_benchmark.py.
+_PRIVATE_WINDOW = 2000
+_PRIVATE_BASE = 10000 + _PRIVATE_WINDOW * (
+    int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").lstrip("gw") or 0) % 5)
+_private_next = _PRIVATE_BASE + (os.getpid() % _PRIVATE_WINDOW)
+
+
+def private_ports(count: int = 1) -> int:
+    """The first of `count` consecutive free loopback ports below the ephemeral range (see
+    above); they are free now, but callers still retry on a collision with another program."""
+    global _private_next
+    for _ in range(_PRIVATE_WINDOW):
+        if _private_next + count > _PRIVATE_BASE + _PRIVATE_WINDOW:
+            _private_next = _PRIVATE_BASE
+        first = _private_next
+        _private_next += count
+        if all(_port_free(port) for port in range(first, first + count)):
+            return first
+    raise RuntimeError(f"no {count} free ports in {_PRIVATE_BASE}..{_PRIVATE_BASE + _PRIVATE_WINDOW}")
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
 def _die_with_parent() -> None:
     """preexec_fn: SIGKILL the server if the test runner dies, so no server outlives it."""
     try:

@@ -6,8 +6,8 @@ stock redis-server, mixed in every combination, so everything here is written on
 
 * ``DataNode``: one server of a kind ("keywarden" = $KEYWARDEN_SERVER, "redis" =
   $REDIS_SERVER or /usr/bin/redis-server) in its own directory with its own config file. Its
-  port is chosen once and kept across restarts, because replicas and sentinels know a node by
-  its address. The config file matters: Sentinel reconfigures a node with ``SLAVEOF`` +
+  port is chosen once (below the ephemeral range: conftest.private_ports) and kept across
+  restarts, because replicas and sentinels know a node by its address. The config file matters: Sentinel reconfigures a node with ``SLAVEOF`` +
   ``CONFIG REWRITE``, and a restarted node must come back as what Sentinel made it.
 * ``SentinelNode``: a stock ``redis-sentinel`` with a generated sentinel.conf monitoring
   ``mymaster`` with short timeouts.
@@ -36,7 +36,7 @@ from typing import Callable, Iterable, Sequence
 import pytest
 import redis
 
-from conftest import (HOST, SANITIZER_MARKERS, RawConnection, _die_with_parent, free_port,
+from conftest import (HOST, SANITIZER_MARKERS, RawConnection, _die_with_parent, private_ports,
                       keywarden_binary, redis_binary)
 
 SENTINEL_BINARY = os.environ.get("REDIS_SENTINEL") or shutil.which("redis-sentinel") or \
@@ -121,7 +121,7 @@ class _Process:
         self.binary = binary
         self.name = name
         self.host = HOST
-        self.port = port or free_port()
+        self.port = port or private_ports()
         self.dir = tempfile.mkdtemp(prefix=f"kw-{name}-")
         self.config_path = os.path.join(self.dir, f"{self.role_name}.conf")
         self.log_path = os.path.join(self.dir, f"{self.role_name}.log")

@@ -12,7 +12,7 @@ import pytest
 import redis
 import redis.sentinel
 
-from conftest import REPO_ROOT, free_port
+from conftest import REPO_ROOT, private_ports
 from replication_cluster import (KINDS, MASTER_NAME, SENTINEL_BINARY, binary_for,
                                  replication_unsupported, wait_until)
 
@@ -41,9 +41,10 @@ def test_ha_demo_start_failover_stop(kind, tmp_path):
     directory = str(tmp_path / "ha")
     env = dict(os.environ, HA_SERVER=binary_for(kind), HA_SENTINEL=SENTINEL_BINARY,
                HA_DIR=directory)
-    # The script takes three consecutive ports for each group; retry if one was taken.
+    # The script takes three consecutive ports for each group (private ones: it kills and
+    # restarts a node on its port); retry if one was taken meanwhile.
     for _ in range(5):
-        env["HA_PORT"], env["HA_SENTINEL_PORT"] = str(free_port()), str(free_port())
+        env["HA_PORT"], env["HA_SENTINEL_PORT"] = str(private_ports(3)), str(private_ports(3))
         out = subprocess.run([str(SCRIPT), "start"], env=env, capture_output=True, text=True,
                              timeout=120)
         if out.returncode == 0:
