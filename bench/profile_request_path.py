@@ -80,22 +80,18 @@ def shorten_symbol(symbol: str) -> str:
     """A C++ name without its parameter list and with template arguments collapsed to <…>, so
     that frames stay readable: 'ns::f<std::string>(int) const' → 'ns::f<…>'. C names pass."""
     symbol = _OFFSET.sub("", symbol.strip())
-    # drop a trailing parameter list (and qualifiers after it) when the name has one
+    # drop the parameter list (and the qualifiers after it): the first '(' outside template
+    # brackets and lambda braces that follows a name; "(anonymous namespace)::x" keeps its own
     depth = 0
-    cut = None
     for i, ch in enumerate(symbol):
-        if ch == "<":
+        if ch in "<{":
             depth += 1
-        elif ch == ">":
+        elif ch in ">}":
             depth = max(0, depth - 1)
-        elif ch == "(" and depth == 0 and i > 0 and not symbol.startswith("(", 0):
-            # "(anonymous namespace)::x" keeps its parentheses: only cut a '(' that follows
-            # an identifier character or a closing template bracket
-            if symbol[i - 1].isalnum() or symbol[i - 1] in "_>]":
-                cut = i
-                break
-    if cut is not None:
-        symbol = symbol[:cut]
+        elif ch == "(" and depth == 0 and i > 0 and (symbol[i - 1].isalnum()
+                                                     or symbol[i - 1] in "_>]"):
+            symbol = symbol[:i]
+            break
     out = []
     depth = 0
     for ch in symbol:
@@ -108,15 +104,6 @@ def shorten_symbol(symbol: str) -> str:
         elif depth == 0:
             out.append(ch)
     return "".join(out).replace(";", ":") or "?"
-
-
-def frame_kind(dso: str, own_dsos: tuple[str, ...]) -> str:
-    if dso in ("[kernel.kallsyms]",) or dso.startswith("[kernel") or dso.endswith(".ko"):
-        return KERNEL
-    base = os.path.basename(dso)
-    if any(base == os.path.basename(own) for own in own_dsos if own):
-        return OWN
-    return USER
 
 
 def frame_label(symbol: str, dso: str) -> str:
@@ -152,7 +139,6 @@ def fold_perf_script(lines, *, keep_comm: bool = True) -> collections.Counter:
     folded: collections.Counter = collections.Counter()
     comm = None
     frames: list[str] = []
-    period_seen = False
 
     def flush():
         nonlocal comm, frames
@@ -178,7 +164,6 @@ def fold_perf_script(lines, *, keep_comm: bool = True) -> collections.Counter:
             head = _SAMPLE_HEAD.match(line)
             if head:
                 comm = head.group("comm")
-                period_seen = period_seen or bool(head.group("period"))
             continue
         frame = _FRAME.match(line)
         if frame is None or comm is None:
