@@ -191,10 +191,12 @@ class Connection final : public EventHandler,
     size_t arg_count;
     size_t end_offset;  // query-buffer bytes up to the end of this command
     Command* command;   // looked up once, null when unknown
-    uint64_t key_hash = 0;
-    bool has_key = false;
   };
   std::vector<BatchCommand> batch_;
+  // The hashes of the batch's keys hinted to the cache (prefetch_batch), at most kPrefetchKeys:
+  // beyond that the first hints would be evicted before their lookups.
+  static constexpr size_t kPrefetchKeys = 64;
+  std::vector<uint64_t> prefetch_hashes_;
   // While the commands of one read run back to back: the clock as the last of them ended (or
   // as the read returned), the next one's start. Cleared when processing stops.
   ClockReading batch_clock_{0, 0};
