@@ -11,8 +11,8 @@
 #include "commands/client_session.h"
 #include "commands/command_table.h"
 #include "commands/notifications.h"
-#include "common/string_block.h"
 #include "commands/server_state.h"
+#include "common/string_block.h"
 #include "resp/reply_writer.h"
 #include "storage/database.h"
 
