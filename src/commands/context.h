@@ -12,6 +12,7 @@
 #include "commands/command_table.h"
 #include "commands/notifications.h"
 #include "commands/server_state.h"
+#include "common/string_block.h"
 #include "resp/reply_writer.h"
 #include "storage/database.h"
 
@@ -32,6 +33,21 @@ class CommandContext {
   std::span<const std::string_view> args;
   const Command& command;
   const int64_t now_ms;
+  // Arguments whose bytes the caller holds in blocks the command may keep (big bulks a
+  // connection read aside); empty for nested calls (EXEC's queue, scripts).
+  OwnedArguments owned_arguments;
+
+  // The block holding args[index] when the caller owns one (else an empty block: copy the
+  // bytes). Taking it moves the bytes' ownership to the command, whose caller still reads them
+  // through args after the handler returns (propagation, MONITOR, the slow log): only a
+  // command that stores the block where nothing later in the same command frees it may take
+  // it (SET; not MSET, whose later pairs may overwrite the same key).
+  StringBlock take_argument(size_t index) {
+    for (OwnedArgument& owned : owned_arguments) {
+      if (owned.index == index) return std::move(owned.block);
+    }
+    return {};
+  }
 
   // The service (or shared part) of type T, which the server provided (commands/service.h).
   template <typename T>

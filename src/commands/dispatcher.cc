@@ -201,7 +201,7 @@ class CachingFlagReset {
 
 ExecutionResult Dispatcher::execute(ClientSession& session, std::span<const std::string_view> args,
                                     ReplyWriter& reply, Command* command,
-                                    const ClockReading* started_at) {
+                                    const ClockReading* started_at, OwnedArguments owned) {
   ExecutionResult result;
   CachingFlagReset caching_reset(session, command);
   bool postponed = false;
@@ -227,6 +227,7 @@ ExecutionResult Dispatcher::execute(ClientSession& session, std::span<const std:
   const int64_t start_us = start.monotonic_us;
   const uint64_t dirty_before = server_.stats().dirty;
   CommandContext context(server_, session, reply, args, *command, start.wall_ms);
+  context.owned_arguments = owned;
   session.last_command = command;  // CLIENT LIST cmd= while it runs (EXEC's queue included)
   KeyTracking& tracking = server_.tracking();
   ClientSession* const outer_client = tracking.begin_command(session);

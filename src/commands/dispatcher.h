@@ -25,6 +25,7 @@
 
 #include "commands/client_session.h"
 #include "commands/server_state.h"
+#include "common/string_block.h"
 #include "resp/reply_writer.h"
 
 namespace keywarden {
@@ -66,9 +67,11 @@ class Dispatcher {
   // unknown), for callers that needed it before execution. `started_at`, when given, is a
   // reading the caller took just before (the end of its previous command, or its socket read):
   // the command's time snapshot and the start of its duration, instead of a fresh reading.
+  // `owned`: arguments whose blocks the command may take (CommandContext::take_argument);
+  // a command queued by MULTI copies its arguments and takes none.
   ExecutionResult execute(ClientSession& session, std::span<const std::string_view> args,
                           ReplyWriter& reply, Command* command,
-                          const ClockReading* started_at = nullptr);
+                          const ClockReading* started_at = nullptr, OwnedArguments owned = {});
 
   ServerState& server() { return server_; }
 

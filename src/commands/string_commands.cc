@@ -77,29 +77,37 @@ bool check_string_length(CommandContext& ctx, int64_t size, int64_t append) {
   return true;
 }
 
-// Replaces a key's value as SET does, in the old value's buffer when it fits.
+// Replaces a key's value as SET does: with `owned` when given (the bytes kept as they are),
+// else with a copy of `bytes`, in the old value's buffer when it fits.
 // A collection it replaces is freed lazily under lazyfree-lazy-server-del, as Redis's setKey does.
-void overwrite_string(Database& db, Entry* entry, std::string_view bytes, bool keep_ttl,
-                      bool lazy) {
+void overwrite_string(Database& db, Entry* entry, std::string_view bytes, StringBlock owned,
+                      bool keep_ttl, bool lazy) {
   // A hash leaving the entry leaves the field-deadline index first.
   if (entry->value.type() == ValueType::kHash) db.forget_field_expiry(entry);
   if (lazy && entry->value.type() != ValueType::kString) {
     db.release_value(std::exchange(entry->value, Value()), true);
   }
-  entry->value.assign_string(bytes);
+  if (owned) {
+    entry->value = Value::adopt_string(std::move(owned));
+  } else {
+    entry->value.assign_string(bytes);
+  }
   if (!keep_ttl && entry->has_expiry()) db.set_expiry(entry, kNoExpiry);
 }
 
 // Stores `value` at `key` as SET does: over `entry` (the key's live entry, or nullptr) keeping
 // or dropping its TTL, or in a new entry; fires "set" (and "expire" for a deadline other than
-// kNoExpiry, which it applies). Returns the entry.
+// kNoExpiry, which it applies). `owned`, when given, holds value's bytes, kept without a copy.
+// Returns the entry.
 Entry* store_string(CommandContext& ctx, Entry* entry, std::string_view key,
-                    std::string_view value, bool keep_ttl, int64_t deadline) {
+                    std::string_view value, bool keep_ttl, int64_t deadline,
+                    StringBlock owned = {}) {
   Database& db = ctx.db();
   if (entry != nullptr) {
-    overwrite_string(db, entry, value, keep_ttl, ctx.server.settings().lazyfree_lazy_server_del);
+    overwrite_string(db, entry, value, std::move(owned), keep_ttl,
+                     ctx.server.settings().lazyfree_lazy_server_del);
   } else {
-    entry = db.add(key, Value::make_string(value));
+    entry = db.add(key, owned ? Value::adopt_string(std::move(owned)) : Value::make_string(value));
     ctx.created(key);
   }
   ctx.changed(key, kNotifyString, "set");
@@ -261,10 +269,14 @@ enum class SetReplies : uint8_t { kOkOrNull, kOneOrZero };
 enum class SetPropagation : uint8_t { kAsReceived, kRenamedToSet };
 
 // The one core of SET, SETNX, SETEX, PSETEX and GETSET: validates the expiry, answers the GET
-// part, honours NX/XX, stores the value (integer-encoded when possible) dropping or keeping the
-// old TTL, applies the new deadline and propagates.
+// part, honours NX/XX, stores the value args[value_index] (integer-encoded when possible)
+// dropping or keeping the old TTL, applies the new deadline and propagates. A big value the
+// connection read into a block of its own becomes the stored string without a copy; its bytes
+// stay where args[value_index] views them, in the key just written, which nothing in this
+// command deletes, so propagation and the caller's reports (MONITOR, slow log) still read it.
 void set_generic(CommandContext& ctx, const StringOptions& options, std::string_view key,
-                 std::string_view value, SetReplies replies, SetPropagation propagation) {
+                 size_t value_index, SetReplies replies, SetPropagation propagation) {
+  const std::string_view value = ctx.args[value_index];
   int64_t deadline = kNoExpiry;
   if (options.expire != ExpireKind::kNone &&
       !expiry_deadline(ctx, options.expire, options.expire_arg, &deadline)) {
@@ -295,7 +307,8 @@ void set_generic(CommandContext& ctx, const StringOptions& options, std::string_
     return;
   }
 
-  store_string(ctx, entry, key, value, options.keep_ttl, deadline);
+  store_string(ctx, entry, key, value, options.keep_ttl, deadline,
+               ctx.take_argument(value_index));
   if (!options.get) {
     if (replies == SetReplies::kOneOrZero) {
       ctx.reply.integer(1);
@@ -338,14 +351,14 @@ void set_command(CommandContext& ctx) {
   if (is_digest_compare(options.compare) && options.compare_arg.size() != kDigestHexDigits) {
     return ctx.error(errors::kDigestLength);
   }
-  set_generic(ctx, options, ctx.args[1], ctx.args[2], SetReplies::kOkOrNull,
+  set_generic(ctx, options, ctx.args[1], 2, SetReplies::kOkOrNull,
               SetPropagation::kAsReceived);
 }
 
 void setnx_command(CommandContext& ctx) {
   StringOptions options;
   options.nx = true;
-  set_generic(ctx, options, ctx.args[1], ctx.args[2], SetReplies::kOneOrZero,
+  set_generic(ctx, options, ctx.args[1], 2, SetReplies::kOneOrZero,
               SetPropagation::kAsReceived);
 }
 
@@ -353,7 +366,7 @@ void setex_command(CommandContext& ctx) {
   StringOptions options;
   options.expire = ExpireKind::kEx;
   options.expire_arg = ctx.args[2];
-  set_generic(ctx, options, ctx.args[1], ctx.args[3], SetReplies::kOkOrNull,
+  set_generic(ctx, options, ctx.args[1], 3, SetReplies::kOkOrNull,
               SetPropagation::kAsReceived);
 }
 
@@ -361,14 +374,14 @@ void psetex_command(CommandContext& ctx) {
   StringOptions options;
   options.expire = ExpireKind::kPx;
   options.expire_arg = ctx.args[2];
-  set_generic(ctx, options, ctx.args[1], ctx.args[3], SetReplies::kOkOrNull,
+  set_generic(ctx, options, ctx.args[1], 3, SetReplies::kOkOrNull,
               SetPropagation::kAsReceived);
 }
 
 void getset_command(CommandContext& ctx) {
   StringOptions options;
   options.get = true;
-  set_generic(ctx, options, ctx.args[1], ctx.args[2], SetReplies::kOkOrNull,
+  set_generic(ctx, options, ctx.args[1], 2, SetReplies::kOkOrNull,
               SetPropagation::kRenamedToSet);
 }
 

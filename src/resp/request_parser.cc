@@ -173,6 +173,7 @@ void RequestParser::reset() {
   remaining_args_ = 0;
   bulk_length_ = 0;
   arg_spans_.clear();
+  detached_.clear();
   args_.clear();
   consumed_ = 0;
   bytes_wanted_ = 0;
@@ -223,15 +224,38 @@ void RequestParser::start_command(std::string_view cmd) {
     args_ = {};
   }
   arg_spans_.clear();
+  detached_.clear();
   if (arena_.capacity() > kKeptArenaCapacity) arena_ = {};
 }
 
 void RequestParser::finish_command(std::string_view base) {
   args_.reserve(arg_spans_.size());
   for (const ArgSpan& span : arg_spans_) {
-    args_.emplace_back(base.data() + span.offset, span.length);
+    if (span.offset == kDetached) {
+      args_.push_back(detached_[span.length]);
+    } else {
+      args_.emplace_back(base.data() + span.offset, span.length);
+    }
   }
   arg_spans_.clear();
+  detached_.clear();
+}
+
+std::optional<RequestParser::AwaitedBulk> RequestParser::awaited_bulk() const {
+  if (failed_ || state_ != State::kBulkBody) return std::nullopt;
+  return AwaitedBulk{cursor_, static_cast<size_t>(bulk_length_)};
+}
+
+size_t RequestParser::detach_bulk(std::string_view body) {
+  assert(state_ == State::kBulkBody && body.size() == static_cast<size_t>(bulk_length_));
+  const size_t index = arg_spans_.size();
+  arg_spans_.push_back({kDetached, detached_.size()});
+  detached_.push_back(body);
+  scanned_ = cursor_;
+  bytes_wanted_ = 0;
+  --remaining_args_;
+  state_ = State::kBulkHeader;
+  return index;
 }
 
 ParseStatus RequestParser::fail(std::string_view message) {

@@ -16,6 +16,11 @@
 // long as the caller has not dropped or changed those bytes: execute the command before
 // dropping consumed() bytes if the buffer is shared.
 //
+// Big bulks. A bulk body that has not all arrived can be taken out of the buffer
+// (awaited_bulk(), detach_bulk()): the caller reads it into a place of its own, of exactly the
+// bulk's size, and the argument then views that place. This is how a connection reads a 64 MB
+// SET value once, straight into the block the keyspace keeps (see common/string_block.h).
+//
 // Allocation. Steady state is allocation-free for ordinary commands: the argument table and
 // the inline arena keep their capacity from one command to the next (both are released again
 // after an unusually large command, as Redis frees a large argv).
@@ -24,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -85,6 +91,21 @@ class RequestParser {
   // needs to make progress when a bulk body is awaited, else 0. A connection uses it to size
   // a single read buffer for a big argument instead of growing it read by read.
   size_t bytes_wanted() const { return bytes_wanted_; }
+  // After kNeedMore: the bulk whose body (and 2-byte trailer) is awaited, if any, placed by
+  // its offset in the buffer (counted after dropping consumed()) and its length.
+  struct AwaitedBulk {
+    size_t offset;
+    size_t length;
+  };
+  std::optional<AwaitedBulk> awaited_bulk() const;
+  // Takes the awaited bulk out of the command: its argument will be `body` (bytes the caller
+  // keeps valid until the command has run), and the command goes on at the bulk's offset.
+  // From then on the caller passes its buffer without the bulk: it drops the bytes from the
+  // offset on (moving what it had of the body, and its trailer, to `body`'s place) and must
+  // not parse again before it has read all of body and trailer there. Returns the argument's
+  // index in the command.
+  size_t detach_bulk(std::string_view body);
+
   // True while part of a command has been parsed and the rest is awaited.
   bool in_progress() const { return state_ != State::kIdle; }
 
@@ -123,7 +144,11 @@ class RequestParser {
   int64_t remaining_args_ = 0;
   int64_t bulk_length_ = 0;
 
+  // Arguments taken out by detach_bulk(): their ArgSpan has offset kDetached and, as length,
+  // an index into detached_.
+  static constexpr size_t kDetached = static_cast<size_t>(-1);
   std::vector<ArgSpan> arg_spans_;
+  std::vector<std::string_view> detached_;
   std::vector<std::string_view> args_;
   std::string arena_;  // unquoted inline arguments
 

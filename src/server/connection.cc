@@ -20,6 +20,9 @@ constexpr size_t kReadChunk = 16 * 1024;
 // A reply buffer larger than this is given back to the allocator once it has been sent.
 constexpr size_t kIdleOutputKeep = 64 * 1024;
 constexpr size_t kIdleQueryKeep = 32 * 1024;
+// Redis's PROTO_MBULK_BIG_ARG: a bulk argument at least this long that has not all arrived with
+// its header is read into a block of its own (Connection::big_arguments_).
+constexpr size_t kBigArgument = 32 * 1024;
 // The cron's query-buffer resizing (Redis's clientsCronResizeQueryBuffer): it acts only on a
 // buffer wasting more than kQueryWasteBytes; a client idle for more than kResizeIdleMs loses
 // all its free room, a busy one only the room above twice its recent peak, and only from a
@@ -156,12 +159,22 @@ void Connection::on_events(uint32_t events) {
 }
 
 void Connection::read_from_socket() {
-  // A big bulk argument announced by its header is read in as few calls as possible.
-  size_t want = std::max(kReadChunk, std::min(parser_.bytes_wanted(), size_t{64} << 20));
-  if (parser_.bytes_wanted() > query_.size()) {
-    want = std::max(kReadChunk, parser_.bytes_wanted() - query_.size());
+  char* into;
+  size_t want;
+  if (big_argument_missing_ > 0) {
+    // Exactly what the big argument lacks, so that its block ends with it and nothing of the
+    // next command lands there (as Redis limits its read to the rest of a big bulk).
+    StringBlock& block = big_arguments_.back().block;
+    into = block.data() + block.size();
+    want = big_argument_missing_;
+  } else {
+    // A bulk argument announced by its header is read in as few calls as possible.
+    want = std::max(kReadChunk, std::min(parser_.bytes_wanted(), size_t{64} << 20));
+    if (parser_.bytes_wanted() > query_.size()) {
+      want = std::max(kReadChunk, parser_.bytes_wanted() - query_.size());
+    }
+    into = query_.prepare(want);
   }
-  char* into = query_.prepare(want);
   const bool was_waiting_for_write = transport_.read_wants_write();
   ssize_t count = transport_.read(into, want);
   if (count == 0 || count == Transport::kFailed) {
@@ -179,13 +192,20 @@ void Connection::read_from_socket() {
     return;
   }
   if (was_waiting_for_write) watch_for_io(output_size() > 0);
-  query_.commit(static_cast<size_t>(count));
+  commit_read(static_cast<size_t>(count));
   // Bytes OpenSSL decrypted already are not in the socket any more, so the loop would not
   // report them: take them now (at most the rest of one TLS record).
   while (size_t pending = transport_.pending()) {
-    ssize_t more = transport_.read(query_.prepare(pending), pending);
+    if (big_argument_missing_ > 0) {
+      pending = std::min(pending, big_argument_missing_);
+      StringBlock& block = big_arguments_.back().block;
+      into = block.data() + block.size();
+    } else {
+      into = query_.prepare(pending);
+    }
+    ssize_t more = transport_.read(into, pending);
     if (more <= 0) break;
-    query_.commit(static_cast<size_t>(more));
+    commit_read(static_cast<size_t>(more));
     count += more;
   }
   query_peak_ = std::max(query_peak_, query_.size());
@@ -193,7 +213,7 @@ void Connection::read_from_socket() {
   server_.traffic().net_input_bytes += static_cast<uint64_t>(count);
   batch_clock_ = server_.state().clock().read();
   last_interaction_ms_ = batch_clock_.wall_ms;
-  if (static_cast<int64_t>(query_.size()) > server_.client_limits().query_buffer_limit) {
+  if (static_cast<int64_t>(query_buffer_size()) > server_.client_limits().query_buffer_limit) {
     // Redis closes such a client without a reply: it is not speaking the protocol sanely.
     close();
     return;
@@ -201,10 +221,78 @@ void Connection::read_from_socket() {
   // A query buffer that takes the clients past maxmemory-clients may get this client evicted
   // before its command runs.
   server_.client_memory_changed(*this);
+  // Nothing to parse until the big argument being read is complete.
+  if (big_argument_missing_ > 0) return;
   batch_clock_valid_ = true;
   process_query_buffer();
   batch_clock_valid_ = false;
   server_.client_memory_changed(*this);
+}
+
+void Connection::commit_read(size_t count) {
+  if (big_argument_missing_ == 0) {
+    query_.commit(count);
+    return;
+  }
+  StringBlock& block = big_arguments_.back().block;
+  block.set_size(block.size() + count);
+  big_argument_missing_ -= count;
+  // Complete: the block holds the bulk's bytes (its trailer stays behind them, unused).
+  if (big_argument_missing_ == 0) block.set_size(block.capacity() - 2);
+}
+
+void Connection::detach_big_argument() {
+  const std::optional<RequestParser::AwaitedBulk> awaited = parser_.awaited_bulk();
+  if (!awaited || awaited->length < kBigArgument) return;
+  // What arrived of the body so far (less than body and trailer: the parser is waiting) moves
+  // to the block, which the next reads fill.
+  const size_t needed = awaited->length + 2;
+  const size_t have = query_.size() - awaited->offset;
+  StringBlock block = StringBlock::allocate(needed);
+  if (have > 0) std::memcpy(block.data(), query_.data() + awaited->offset, have);
+  block.set_size(have);
+  query_.truncate(awaited->offset);
+  const size_t index = parser_.detach_bulk({block.data(), awaited->length});
+  big_arguments_.push_back({index, std::move(block)});
+  big_argument_offsets_.push_back(awaited->offset);
+  big_argument_missing_ = needed - have;
+}
+
+void Connection::restore_big_arguments() {
+  // Rare (a pause that began while a big argument was on its way): one copy of each argument
+  // back into a buffer laid out as the client sent it.
+  ByteBuffer restored;
+  size_t from = 0;
+  for (size_t i = 0; i < big_arguments_.size(); ++i) {
+    const size_t cut = big_argument_offsets_[i];
+    const StringBlock& block = big_arguments_[i].block;
+    const size_t length = block.size() + 2;  // with its trailer
+    char* into = restored.prepare(cut - from + length);
+    std::memcpy(into, query_.data() + from, cut - from);
+    std::memcpy(into + (cut - from), block.view().data(), length);
+    restored.commit(cut - from + length);
+    from = cut;
+  }
+  const size_t rest = query_.size() - from;
+  if (rest > 0) {
+    std::memcpy(restored.prepare(rest), query_.data() + from, rest);
+    restored.commit(rest);
+  }
+  query_ = std::move(restored);
+  big_arguments_.clear();
+  big_argument_offsets_.clear();
+}
+
+size_t Connection::query_buffer_size() const {
+  size_t size = query_.size();
+  for (const OwnedArgument& argument : big_arguments_) size += argument.block.size();
+  return size;
+}
+
+size_t Connection::query_buffer_capacity() const {
+  size_t capacity = query_.capacity();
+  for (const OwnedArgument& argument : big_arguments_) capacity += argument.block.capacity();
+  return capacity;
 }
 
 void Connection::resume() {
@@ -237,7 +325,7 @@ void Connection::resize_buffers(int64_t now_ms) {
 }
 
 size_t Connection::memory_usage() const {
-  return sizeof(Connection) + query_.capacity() + output_.capacity() +
+  return sizeof(Connection) + query_buffer_capacity() + output_.capacity() +
          session_.transaction.memory_overhead();
 }
 
@@ -273,9 +361,10 @@ void Connection::set_held_by_pause(bool held) {
 
 void Connection::process_query_buffer() {
   set_held_by_pause(false);
-  // A blocked client's further commands wait in the buffer until it is served.
+  // A blocked client's further commands wait in the buffer until it is served; a command
+  // waits until the big argument being read into its own block is complete.
   while (!closed() && !session_.close_after_reply && !close_asap_ &&
-         !session_.blocked.blocked() && !query_.empty()) {
+         !session_.blocked.blocked() && big_argument_missing_ == 0 && !query_.empty()) {
     // Parse ahead: up to kBatchSize complete commands. Multibulk arguments are views into the
     // query buffer and stay valid until it is consumed; an inline command's arguments live in
     // the parser and last only until the next parse, so an inline command ends a batch.
@@ -300,14 +389,22 @@ void Connection::process_query_buffer() {
     for (const BatchCommand& queued : batch_) {
       std::span<const std::string_view> args(batch_args_.data() + queued.first_arg,
                                              queued.arg_count);
+      // Big arguments read aside belong to the first command parsed after them.
+      const OwnedArguments owned =
+          &queued == &batch_.front() ? OwnedArguments(big_arguments_) : OwnedArguments();
       // A command that CLIENT PAUSE holds back stays in the buffer, unread: resume() parses
       // from here again once the pause ends.
-      if (execute_one(args, queued.command) == ExecutionResult::Outcome::kPostponed) {
+      if (execute_one(args, queued.command, owned) == ExecutionResult::Outcome::kPostponed) {
         set_held_by_pause(true);
         query_.consume(done);
+        if (!owned.empty()) restore_big_arguments();
         parser_.reset();
         finish_processing();
         return;
+      }
+      if (!owned.empty()) {
+        big_arguments_.clear();  // those the command did not keep are freed
+        big_argument_offsets_.clear();
       }
       done = queued.end_offset;
       if (session_.blocked.blocked()) {
@@ -331,7 +428,10 @@ void Connection::process_query_buffer() {
       break;
     }
     query_.consume(offset);
-    if (status == ParseStatus::kNeedMore) break;
+    if (status == ParseStatus::kNeedMore) {
+      detach_big_argument();
+      break;
+    }
   }
   finish_processing();
 }
@@ -369,7 +469,7 @@ void Connection::finish_processing() {
 }
 
 ExecutionResult::Outcome Connection::execute_one(std::span<const std::string_view> args,
-                                                 Command* command) {
+                                                 Command* command, OwnedArguments owned) {
   const bool skip_this = session_.reply_mode == ReplyMode::kSkip;
   watch_output_limit();
   const size_t mark = output_.size();
@@ -380,7 +480,7 @@ ExecutionResult::Outcome Connection::execute_one(std::span<const std::string_vie
   const bool drop_reply = session_.replica;
   executing_ = true;
   const ExecutionResult result = server_.dispatcher().execute(
-      session_, args, writer_, command, batch_clock_valid_ ? &batch_clock_ : nullptr);
+      session_, args, writer_, command, batch_clock_valid_ ? &batch_clock_ : nullptr, owned);
   executing_ = false;
   if (result.ran()) batch_clock_ = result.finished_at;
   if (session_.replica) {

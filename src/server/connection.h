@@ -14,6 +14,7 @@
 
 #include "commands/client_session.h"
 #include "commands/dispatcher.h"
+#include "common/string_block.h"
 #include "resp/reply_writer.h"
 #include "resp/request_parser.h"
 #include "replication/replica_channel.h"
@@ -36,6 +37,8 @@ class ByteBuffer {
   char* prepare(size_t extra);
   void commit(size_t written) { end_ += written; }
   void consume(size_t count);
+  // Drops the bytes from the data's offset `size` on (keeps the first `size`).
+  void truncate(size_t size) { end_ = start_ + size; }
   // Returns the memory of an unusually large buffer once it is empty.
   void shrink_if_idle(size_t keep);
   // Reallocates to hold max(size(), capacity) bytes (none at all when both are 0), the data
@@ -98,8 +101,10 @@ class Connection final : public EventHandler,
   bool unix_socket() const { return unix_socket_; }
   int64_t created_ms() const { return created_ms_; }
   int64_t last_interaction_ms() const { return last_interaction_ms_; }
-  size_t query_buffer_size() const { return query_.size(); }
-  size_t query_buffer_capacity() const { return query_.capacity(); }
+  // The query buffer and, while one is being received, the block a big argument is read into
+  // (Redis reads such an argument into its query buffer, so CLIENT LIST counts it there).
+  size_t query_buffer_size() const;
+  size_t query_buffer_capacity() const;
   // Server cron, about once a second per client (Redis's clientsCronResizeQueryBuffer): gives
   // back query-buffer room the client does not use, all of it once the client has been idle
   // for more than 2 seconds, so that idle clients that once sent a big argument hold nothing
@@ -158,11 +163,21 @@ class Connection final : public EventHandler,
  private:
   void set_held_by_pause(bool held);
   void read_from_socket();
+  // Adds `count` bytes just read at the read position (the big argument's block, or the
+  // query buffer).
+  void commit_read(size_t count);
   void process_query_buffer();
+  // After a parse that awaits the body of a big bulk: moves it out of the query buffer into a
+  // block of its exact size that the next reads fill (see big_arguments_).
+  void detach_big_argument();
+  // CLIENT PAUSE held back the command that owns big_arguments_: puts their bytes back where
+  // they were in the query buffer, so that the command is parsed again like any other.
+  void restore_big_arguments();
   void prefetch_batch();
   void finish_processing();
   // Runs one command through the dispatcher and applies the client's reply mode to its reply.
-  ExecutionResult::Outcome execute_one(std::span<const std::string_view> args, Command* command);
+  ExecutionResult::Outcome execute_one(std::span<const std::string_view> args, Command* command,
+                                       OwnedArguments owned = {});
   void watch_for(uint32_t events);
   // Sets the reply size at which the writer next asks reply_buffer_reached().
   void watch_output_limit();
@@ -184,6 +199,17 @@ class Connection final : public EventHandler,
   // The most query-buffer bytes in use since the cron last looked (Redis's querybuf_peak).
   size_t query_peak_ = 0;
   RequestParser parser_;
+  // Big bulk arguments (Redis's PROTO_MBULK_BIG_ARG, 32 KiB or more) of the command being
+  // received, when they had not all arrived with their header: each is read straight into a
+  // block of its exact size (body and trailer), which SET keeps as the stored value instead of
+  // copying it out of the query buffer. The parser views them in place of the buffer's bytes
+  // (RequestParser::detach_bulk); they belong to the first command parsed next and are freed
+  // once it ran (unless it took them). big_argument_missing_ counts the bytes the last one
+  // still awaits; while it is not 0, reads go into that block and stop at its end.
+  std::vector<OwnedArgument> big_arguments_;
+  // Where each of them was cut out of its command (offset from the command's first byte).
+  std::vector<size_t> big_argument_offsets_;
+  size_t big_argument_missing_ = 0;
   // The commands parsed ahead from the query buffer (pipelining), executed in order.
   static constexpr size_t kBatchSize = 16;
   struct BatchCommand {

@@ -40,32 +40,6 @@ std::string_view encoding_name(Encoding encoding) {
   return "unknown";
 }
 
-// A string too long to sit inline: one allocation holding this header and then the bytes.
-struct Value::HeapString {
-  size_t size;
-  size_t capacity;
-
-  char* data() { return reinterpret_cast<char*>(this + 1); }
-
-  // malloc/realloc rather than new/delete, so that growing a big string (APPEND, SETRANGE
-  // past the end) can extend its block in place when the allocator has room behind it, as
-  // Redis's sds does through realloc, instead of always copying every byte.
-  static HeapString* create(size_t capacity) {
-    void* memory = std::malloc(sizeof(HeapString) + capacity);
-    if (memory == nullptr) throw std::bad_alloc();
-    return new (memory) HeapString{0, capacity};
-  }
-  // Keeps the contents (up to the new capacity, which must hold `size`).
-  static HeapString* resize(HeapString* block, size_t capacity) {
-    void* memory = std::realloc(block, sizeof(HeapString) + capacity);
-    if (memory == nullptr) throw std::bad_alloc();
-    auto* resized = static_cast<HeapString*>(memory);
-    resized->capacity = capacity;
-    return resized;
-  }
-  static void destroy(HeapString* block) { std::free(block); }
-};
-
 namespace {
 
 // Room for a string about to grow in place to `size` bytes: double it while small, then add
@@ -113,7 +87,7 @@ Value& Value::operator=(Value&& other) noexcept {
 
 void Value::release() {
   switch (kind()) {
-    case Kind::kHeap: HeapString::destroy(heap()); break;
+    case Kind::kHeap: StringBlockHeader::destroy(heap()); break;
     case Kind::kAggregate: delete aggregate(); break;
     case Kind::kInt:
     case Kind::kInline: break;
@@ -137,7 +111,7 @@ void Value::store_string(std::string_view bytes, bool raw, size_t capacity) {
     set_tag(ValueType::kString, Kind::kInline, raw);
     return;
   }
-  HeapString* block = HeapString::create(capacity);
+  HeapString* block = StringBlockHeader::create(capacity);
   std::memcpy(block->data(), bytes.data(), bytes.size());
   block->size = bytes.size();
   store(block);
@@ -182,6 +156,15 @@ Value Value::make_int(int64_t number) {
   Value value;
   value.store(number);
   value.set_tag(ValueType::kString, Kind::kInt, /*raw=*/false);
+  return value;
+}
+
+Value Value::adopt_string(StringBlock block) {
+  // Small enough for an inline or embstr string: stored as SET would store the bytes.
+  if (block.size() <= kEmbStrMaxLength) return make_string(block.view());
+  Value value;
+  value.store(block.release());
+  value.set_tag(ValueType::kString, Kind::kHeap, /*raw=*/true);
   return value;
 }
 
@@ -249,7 +232,7 @@ char* Value::make_writable(size_t size) {
   set_raw();
   if (kind() == Kind::kInline) {
     if (size <= kInlineStringCapacity) return payload_;
-    HeapString* block = HeapString::create(grown_capacity(size));
+    HeapString* block = StringBlockHeader::create(grown_capacity(size));
     std::memcpy(block->data(), payload_, inline_size_);
     block->size = inline_size_;
     store(block);
@@ -259,7 +242,7 @@ char* Value::make_writable(size_t size) {
   }
   HeapString* block = heap();
   if (block->capacity < size) {
-    block = HeapString::resize(block, grown_capacity(size));
+    block = StringBlockHeader::resize(block, grown_capacity(size));
     store(block);
   }
   return block->data();

@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/string_block.h"
 #include "types/aggregate.h"
 
 namespace keywarden {
@@ -60,6 +61,10 @@ class Value {
   static Value make_int(int64_t number);
   // A raw string: what Redis holds after an in-place modification.
   static Value make_raw(std::string_view bytes);
+  // The string held in `block`, kept as it is (no copy): "raw", as Redis stores a big argument
+  // it read into its own buffer. A block of kEmbStrMaxLength bytes or less is stored as
+  // make_string() stores its bytes instead.
+  static Value adopt_string(StringBlock block);
   // An empty hash in the listpack encoding.
   static Value make_hash();
   // A collection of `type` holding `payload` (whose class must match the type).
@@ -108,7 +113,8 @@ class Value {
 
  private:
   enum class Kind : uint8_t { kInt, kInline, kHeap, kAggregate };
-  struct HeapString;
+  // A string too long to sit inline: one allocation holding this header and then the bytes.
+  using HeapString = StringBlockHeader;
 
   static constexpr uint8_t kTypeMask = 0x07;
   static constexpr int kKindShift = 3;

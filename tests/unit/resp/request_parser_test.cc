@@ -585,5 +585,86 @@ TEST(InlineSplitTest, AppendsToTheArena) {
   EXPECT_EQ(spans[1].length, 3u);
 }
 
+// The connection's hand-off of a big bulk: the body is taken out of the buffer, read elsewhere,
+// and the argument views it there; the command goes on in the buffer after the cut.
+TEST(RequestParserTest, DetachedBulkIsViewedWhereTheCallerPutIt) {
+  RequestParser parser;
+  std::string buffer = "*1\r\n$4\r\nPING\r\n*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$10\r\n0123";
+  ASSERT_EQ(parser.parse(buffer), ParseStatus::kCommand);
+  buffer.erase(0, parser.consumed());
+  ASSERT_EQ(parser.parse(buffer), ParseStatus::kNeedMore);
+  buffer.erase(0, parser.consumed());
+  const std::optional<RequestParser::AwaitedBulk> awaited = parser.awaited_bulk();
+  ASSERT_TRUE(awaited.has_value());
+  EXPECT_EQ(awaited->length, 10u);
+  EXPECT_EQ(buffer.substr(awaited->offset), "0123");
+
+  std::string body = buffer.substr(awaited->offset);  // what arrived of it moves aside
+  buffer.resize(awaited->offset);
+  body.reserve(12);
+  EXPECT_EQ(parser.detach_bulk({body.data(), 10}), 2u);
+  EXPECT_FALSE(parser.awaited_bulk().has_value());
+  EXPECT_EQ(parser.bytes_wanted(), 0u);
+  body += "456789\r\n";  // the rest arrives into the caller's place, not the buffer
+
+  // The options after the big argument arrive in the buffer, cut anywhere.
+  const std::string rest = "$2\r\nEX\r\n$3\r\n100\r\n*1\r\n$4\r\nPING\r\n";
+  for (char c : rest.substr(0, 10)) {
+    buffer += c;
+    ASSERT_EQ(parser.parse(buffer), ParseStatus::kNeedMore);
+    buffer.erase(0, parser.consumed());
+  }
+  buffer += rest.substr(10);
+  ASSERT_EQ(parser.parse(buffer), ParseStatus::kCommand);
+  EXPECT_THAT(parser.args(), ElementsAre("SET", "k", "0123456789", "EX", "100"));
+  EXPECT_EQ(parser.args()[2].data(), body.data());
+  buffer.erase(0, parser.consumed());
+  ASSERT_EQ(parser.parse(buffer), ParseStatus::kCommand);
+  EXPECT_THAT(parser.args(), ElementsAre("PING"));
+}
+
+TEST(RequestParserTest, DetachedLastBulkCompletesTheCommand) {
+  RequestParser parser;
+  std::string buffer = "*2\r\n$5\r\nHELLO\r\n$6\r\nab";
+  ASSERT_EQ(parser.parse(buffer), ParseStatus::kNeedMore);
+  ASSERT_TRUE(parser.awaited_bulk().has_value());
+  std::string body = "abcdef\r\n";
+  buffer.resize(parser.awaited_bulk()->offset);
+  EXPECT_EQ(parser.detach_bulk({body.data(), 6}), 1u);
+  // Two big bulks in one command and an ordinary one between them.
+  ASSERT_EQ(parser.parse(buffer), ParseStatus::kCommand);
+  EXPECT_THAT(parser.args(), ElementsAre("HELLO", "abcdef"));
+  EXPECT_EQ(parser.consumed(), buffer.size());
+
+  buffer = "*3\r\n$1\r\nx\r\n$3\r\n";
+  ASSERT_EQ(parser.parse(buffer), ParseStatus::kNeedMore);
+  std::string first = "one\r\n";
+  buffer.resize(parser.awaited_bulk()->offset);
+  EXPECT_EQ(parser.detach_bulk({first.data(), 3}), 1u);
+  buffer += "$3\r\nt";
+  ASSERT_EQ(parser.parse(buffer), ParseStatus::kNeedMore);
+  std::string second = "two\r\n";
+  buffer.resize(parser.awaited_bulk()->offset);
+  EXPECT_EQ(parser.detach_bulk({second.data(), 3}), 2u);
+  ASSERT_EQ(parser.parse(buffer), ParseStatus::kCommand);
+  EXPECT_THAT(parser.args(), ElementsAre("x", "one", "two"));
+}
+
+TEST(RequestParserTest, ResetForgetsDetachedBulks) {
+  RequestParser parser;
+  std::string buffer = "*2\r\n$3\r\nGET\r\n$5\r\nab";
+  ASSERT_EQ(parser.parse(buffer), ParseStatus::kNeedMore);
+  std::string body = "abcde\r\n";
+  parser.detach_bulk({body.data(), 5});
+  parser.reset();
+  EXPECT_FALSE(parser.awaited_bulk().has_value());
+  ASSERT_EQ(parser.parse("*2\r\n$3\r\nGET\r\n$5\r\nabcde\r\n"), ParseStatus::kCommand);
+  EXPECT_THAT(parser.args(), ElementsAre("GET", "abcde"));
+  // No bulk is awaited while a header line is.
+  parser.reset();
+  ASSERT_EQ(parser.parse("*2\r\n$3\r\nGET\r\n$5"), ParseStatus::kNeedMore);
+  EXPECT_FALSE(parser.awaited_bulk().has_value());
+}
+
 }  // namespace
 }  // namespace keywarden

@@ -65,5 +65,17 @@ TEST(ByteBuffer, ShrinkIfIdleReleasesOnlyAnEmptyBigBuffer) {
   EXPECT_EQ(buffer.capacity(), 0u);
 }
 
+
+TEST(ByteBuffer, TruncateKeepsTheFrontOfTheData) {
+  ByteBuffer buffer;
+  append(buffer, "*1\r\n$4\r\nPING\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$40000\r\nabc");
+  buffer.consume(14);
+  // A big bulk's first bytes move to a block of their own: the command ends at the cut.
+  buffer.truncate(buffer.size() - 3);
+  EXPECT_EQ(contents(buffer), "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$40000\r\n");
+  append(buffer, "$2\r\nEX");
+  EXPECT_EQ(contents(buffer), "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$40000\r\n$2\r\nEX");
+}
+
 }  // namespace
 }  // namespace keywarden

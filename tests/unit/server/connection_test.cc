@@ -437,5 +437,99 @@ TEST_F(ConnectionTest, OutputOverThePubSubHardLimitClosesAtTheFlushWithoutSendin
   EXPECT_FALSE(publisher.connection->closed());
 }
 
+
+// A bulk of 32 KiB or more that has not all arrived with its header is read into a block of
+// its own size, which SET keeps as the value: the stored string's block is one of body and
+// trailer (a copy would be exactly the body).
+TEST_F(ConnectionTest, BigArgumentIsReadAsideAndKeptBySet) {
+  Peer& peer = open();
+  std::string value(100000, '\0');
+  for (size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>(i * 13 + 7);
+  const std::string header = "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$100000\r\n";
+  send(peer, header + value.substr(0, 1000));
+  readable(peer);
+  host.before_sleep();
+  EXPECT_EQ(receive(peer), "");
+  // CLIENT LIST's qbuf: the command's header in the buffer and what arrived of the value.
+  EXPECT_EQ(peer.connection->query_buffer_size(), header.size() + 1000);
+  EXPECT_GE(peer.connection->query_buffer_capacity(), header.size() + value.size() + 2);
+  EXPECT_GE(peer.connection->memory_usage(), value.size() + 2);
+
+  // The rest in pieces, then the options after it and a pipelined command.
+  for (size_t at = 1000; at < value.size(); at += 30000) {
+    send(peer, value.substr(at, 30000));
+    readable(peer);
+    EXPECT_TRUE(host.ran.empty());
+  }
+  send(peer, "\r\n$2\r\nPX\r\n$6\r\n100000\r\n*2\r\n$6\r\nSTRLEN\r\n$1\r\nk\r\n");
+  // One read finishes the value (and stops there); the next ones bring the rest.
+  for (int i = 0; i < 3; ++i) readable(peer);
+  host.before_sleep();
+  EXPECT_EQ(receive(peer), "+OK\r\n:100000\r\n");
+  ASSERT_EQ(host.ran_names(), (std::vector<std::string>{"set", "strlen"}));
+  EXPECT_EQ(host.ran[0].args, (std::vector<std::string>{"SET", "k", value, "PX", "100000"}));
+  Entry* entry = host.state().keyspace().db(0).find_raw("k");
+  ASSERT_NE(entry, nullptr);
+  char scratch[kInt64BufferSize];
+  EXPECT_EQ(entry->value.string_view(scratch), value);
+  EXPECT_EQ(entry->value.payload_bytes(), sizeof(StringBlockHeader) + value.size() + 2);
+  EXPECT_TRUE(entry->has_expiry());
+  // Nothing is left of the argument on the connection.
+  EXPECT_LT(peer.connection->query_buffer_capacity(), value.size());
+}
+
+// A command that does not keep its big argument still gets it; the block is freed after it.
+TEST_F(ConnectionTest, BigArgumentsOfOtherCommandsAndSeveralInOneCommand) {
+  Peer& peer = open();
+  const std::string a(40000, 'a'), b(50000, 'b');
+  const std::string request = "*5\r\n$4\r\nMSET\r\n$1\r\nx\r\n$40000\r\n" + a +
+                              "\r\n$1\r\ny\r\n$50000\r\n" + b + "\r\n" +
+                              "*2\r\n$4\r\nECHO\r\n$40000\r\n" + a + "\r\n";
+  // Cut so that each big bulk arrives after its header.
+  for (size_t at = 0; at < request.size(); at += 10000) {
+    send(peer, request.substr(at, 10000));
+    for (int i = 0; i < 3; ++i) readable(peer);
+  }
+  host.before_sleep();
+  std::string replies;
+  for (std::string more = receive(peer); !more.empty(); more = receive(peer)) replies += more;
+  EXPECT_EQ(replies, "+OK\r\n$40000\r\n" + a + "\r\n");
+  ASSERT_EQ(host.ran_names(), (std::vector<std::string>{"mset", "echo"}));
+  EXPECT_EQ(host.ran[0].args, (std::vector<std::string>{"MSET", "x", a, "y", b}));
+  char scratch[kInt64BufferSize];
+  EXPECT_EQ(host.state().keyspace().db(0).find_raw("x")->value.string_view(scratch), a);
+  EXPECT_EQ(host.state().keyspace().db(0).find_raw("y")->value.string_view(scratch), b);
+  EXPECT_LT(peer.connection->query_buffer_capacity(), a.size());
+}
+
+// Inside MULTI the queued command keeps a copy: the block goes, EXEC stores the copy.
+TEST_F(ConnectionTest, BigArgumentQueuedByMultiIsCopied) {
+  Peer& peer = open();
+  const std::string value(70000, 'm');
+  EXPECT_EQ(round_trip(peer, "MULTI\r\n"), "+OK\r\n");
+  send(peer, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$70000\r\n" + value.substr(0, 100));
+  readable(peer);
+  send(peer, value.substr(100) + "\r\n");
+  readable(peer);
+  host.before_sleep();
+  EXPECT_EQ(receive(peer), "+QUEUED\r\n");
+  EXPECT_EQ(round_trip(peer, "EXEC\r\n"), "*1\r\n+OK\r\n");
+  char scratch[kInt64BufferSize];
+  EXPECT_EQ(host.state().keyspace().db(0).find_raw("k")->value.string_view(scratch), value);
+}
+
+// Over client-query-buffer-limit while a big argument is being read aside: closed.
+TEST_F(ConnectionTest, BigArgumentCountsAgainstTheQueryBufferLimit) {
+  host.limits.query_buffer_limit = 60000;
+  Peer& peer = open();
+  send(peer, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100000\r\n" + std::string(1000, 'x'));
+  readable(peer);
+  EXPECT_FALSE(peer.connection->closed());
+  send(peer, std::string(60000, 'x'));
+  readable(peer);
+  EXPECT_TRUE(peer.connection->closed());
+  EXPECT_TRUE(host.ran.empty());
+}
+
 }  // namespace
 }  // namespace keywarden

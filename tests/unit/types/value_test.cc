@@ -346,5 +346,37 @@ TEST(ValueTest, MemoryUsageFigures) {
   EXPECT_EQ(Value::make_string("abc").aggregate_size(), 0u);
 }
 
+
+TEST(ValueTest, AdoptsABlockWithoutCopyingIt) {
+  const std::string bytes(100000, 'q');
+  StringBlock block = StringBlock::allocate(bytes.size() + 2);
+  std::memcpy(block.data(), bytes.data(), bytes.size());
+  block.set_size(bytes.size());
+  const char* where = block.data();
+  Value value = Value::adopt_string(std::move(block));
+  EXPECT_FALSE(block);
+  char scratch[kInt64BufferSize];
+  EXPECT_EQ(value.string_view(scratch).data(), where);
+  EXPECT_EQ(value.string_view(scratch), bytes);
+  EXPECT_EQ(value.encoding(), Encoding::kRaw);
+  EXPECT_EQ(value.payload_bytes(), sizeof(StringBlockHeader) + bytes.size() + 2);
+  // It is an ordinary heap string from then on: it grows, copies and frees as one.
+  value.append("tail");
+  EXPECT_EQ(value.string_length(), bytes.size() + 4);
+  Value copy = value;
+  EXPECT_EQ(copy.string_view(scratch), bytes + "tail");
+}
+
+TEST(ValueTest, AdoptingAShortBlockStoresItAsSetWould) {
+  StringBlock number = StringBlock::allocate(8);
+  std::memcpy(number.data(), "12345", 5);
+  number.set_size(5);
+  EXPECT_TRUE(Value::adopt_string(std::move(number)).is_int());
+  StringBlock text = StringBlock::allocate(30);
+  std::memcpy(text.data(), "some short text", 15);
+  text.set_size(15);
+  EXPECT_EQ(Value::adopt_string(std::move(text)).encoding(), Encoding::kEmbStr);
+}
+
 }  // namespace
 }  // namespace keywarden
