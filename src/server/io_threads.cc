@@ -1,5 +1,9 @@
 #include "server/io_threads.h"
 
+#include <pthread.h>
+
+#include <string>
+
 #include "storage/memory_accounting.h"
 
 namespace keywarden {
@@ -62,6 +66,8 @@ void IoThreads::worker(int index) {
   // The syscalls allocate nothing, but a failed one records its reason in a string that the
   // command thread frees later: that allocation must count in used_memory.
   memory::ThreadMemoryAccount account;
+  // Named as Redis names its I/O threads (top -H, /proc/<pid>/task/*/comm).
+  pthread_setname_np(pthread_self(), ("io_thd_" + std::to_string(index)).c_str());
   uint32_t seen = 0;
   for (;;) {
     uint32_t current = generation_.load(std::memory_order_acquire);
