@@ -13,8 +13,8 @@ each server's throughput relative to its own io-threads 1.
 
     /usr/bin/python3 bench/io_threads_benchmark.py               # 2 rounds, ~2 s a run
     /usr/bin/python3 bench/io_threads_benchmark.py --quick       # smoke run
-    /usr/bin/python3 bench/io_threads_benchmark.py --threads 1,2,4,8 --server-cpus 0-8 \\
-        --client-cpus 9-15                                       # a bigger machine
+    /usr/bin/python3 bench/io_threads_benchmark.py --threads 1,2,4,8 --server-cpus 0-7 \\
+        --client-cpus 8-15 --benchmark-threads 8                 # a bigger machine
 
 --server-cpus / --client-cpus pin the servers (every thread) and redis-benchmark to separate
 CPU sets (Linux CPU list syntax), so that the client does not compete with the I/O threads;
@@ -100,6 +100,9 @@ def main() -> int:
     parser.add_argument("--run-timeout", type=float, default=300, help="seconds per run")
     parser.add_argument("--server-cpus", help="CPU list for the servers (e.g. 0-7)")
     parser.add_argument("--client-cpus", help="CPU list for redis-benchmark (e.g. 8-15)")
+    parser.add_argument("--benchmark-threads", type=int, default=0,
+                        help="redis-benchmark --threads (0: its default, one thread); a client "
+                        "on one thread cannot load a server with several I/O threads")
     parser.add_argument("--json", metavar="FILE", help="also write every run and the summary")
     parser.add_argument("--quick", action="store_true", help="smoke run: 1 round, 0.3 s a run")
     args = parser.parse_args()

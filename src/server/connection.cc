@@ -189,7 +189,7 @@ void Connection::prepare_read() {
 
 void Connection::read_input() {
   // Only this connection's socket and the query-buffer room prepare_read() reserved.
-  io_read_result_ = transport_.read(io_read_into_, io_read_want_);
+  io_read_result_ = closed() ? Transport::kAgain : transport_.read(io_read_into_, io_read_want_);
 }
 
 void Connection::commit_read() {
@@ -627,6 +627,7 @@ void Connection::write_output() {
   // I/O thread while the command thread waits.
   io_written_ = 0;
   io_failed_ = false;
+  if (closed()) return;  // its descriptor number may belong to something else by now
   size_t budget = kMaxWritePerFlush;
   while (output_sent_ < output_.size() && budget > 0) {
     size_t length = std::min(output_.size() - output_sent_, budget);
@@ -645,6 +646,7 @@ void Connection::write_output() {
 bool Connection::end_flush() {
   server_.traffic().net_output_bytes += io_written_;
   io_written_ = 0;
+  if (closed()) return false;
   if (io_failed_) {
     io_failed_ = false;
     close();
