@@ -491,11 +491,10 @@ void ClientRegistry::flush_with_io_threads() {
   // Bookkeeping before the round, on this thread. A connection taken for the round keeps its
   // pending_write mark until the round is over, so that nothing queues it a second time.
   io_batch_.clear();
-  std::vector<Connection*> remaining;
   for (size_t i = 0; i < pending_writes_.size(); ++i) {
     Connection* connection = pending_writes_[i];
     if (!connection->writable_off_thread()) {
-      remaining.push_back(connection);
+      io_remaining_.push_back(connection);
     } else if (connection->begin_flush()) {
       io_batch_.push_back(connection);
     } else {
@@ -506,7 +505,8 @@ void ClientRegistry::flush_with_io_threads() {
   io_threads_->for_each(io_batch_.size(), write);
   stats_.io_threaded_writes_processed += io_batch_.size();
   // What end_flush() queues (a close reaching another client) joins the serial flush after.
-  pending_writes_.swap(remaining);
+  pending_writes_.swap(io_remaining_);
+  io_remaining_.clear();
   for (Connection* connection : io_batch_) {
     connection->pending_write = false;
     connection->end_flush();
@@ -524,7 +524,10 @@ void ClientRegistry::read_batch(std::span<const ReadyEvent> batch) {
       io_batch_.push_back(connection);
     }
   }
-  if (io_batch_.size() < 2 * static_cast<size_t>(io_threads_->threads())) return;
+  if (io_batch_.size() < 2 * static_cast<size_t>(io_threads_->threads())) {
+    io_batch_.clear();
+    return;
+  }
   for (Connection* connection : io_batch_) connection->prepare_read();
   auto read = [this](size_t index) { io_batch_[index]->read_input(); };
   io_threads_->for_each(io_batch_.size(), read);

@@ -185,6 +185,7 @@ class ClientRegistry final : public Service, public ConnectionHost, public Repli
   std::unique_ptr<IoThreads> io_threads_;  // null with io-threads 1
   bool io_threads_active_ = false;
   std::vector<Connection*> io_batch_;  // the connections of the running I/O-thread round
+  std::vector<Connection*> io_remaining_;  // what a write round leaves to the serial flush
   std::vector<uint64_t> closed_connections_;
   bool dropping_all_ = false;  // drop_all() runs: closing connections release no locks
   std::vector<uint64_t> resume_ids_;  // unblocked clients to run at the next before_sleep
