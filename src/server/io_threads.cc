@@ -4,8 +4,6 @@
 
 #include <string>
 
-#include "storage/memory_accounting.h"
-
 namespace keywarden {
 namespace {
 // Rounds of busy-waiting before sleeping in the kernel: a few microseconds, about what a
@@ -63,9 +61,8 @@ void IoThreads::run(size_t count, Job job, void* context) {
 }
 
 void IoThreads::worker(int index) {
-  // The syscalls allocate nothing, but a failed one records its reason in a string that the
-  // command thread frees later: that allocation must count in used_memory.
-  memory::ThreadMemoryAccount account;
+  // No ThreadMemoryAccount: a job allocates and frees nothing (a plain transport's failure
+  // records its errno, not its text), so used_memory needs nothing from these threads.
   // Named as Redis names its I/O threads (top -H, /proc/<pid>/task/*/comm).
   pthread_setname_np(pthread_self(), ("io_thd_" + std::to_string(index)).c_str());
   uint32_t seen = 0;
@@ -82,7 +79,6 @@ void IoThreads::worker(int index) {
     seen = current;
     if (stopping_) return;
     run_share(index);
-    account.publish();
     if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1) busy_.notify_one();
   }
 }

@@ -4,7 +4,8 @@
 // never touch shared data: the command thread prepares everything a job needs, hands the
 // list over, takes its own share, waits for all workers, and then does every piece of
 // bookkeeping itself. While a job runs the command thread runs nothing else, so each
-// connection is touched by exactly one thread at a time.
+// connection is touched by exactly one thread at a time. A job must not allocate or free:
+// the workers hold no memory::ThreadMemoryAccount, so used_memory would not see it.
 //
 // Hand-over is a generation counter the workers wait on (spin briefly, then sleep in the
 // kernel via std::atomic::wait, which is a futex for 32-bit atomics), and a count of workers
