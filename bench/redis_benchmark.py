@@ -170,6 +170,8 @@ def run_benchmark(args, server: Server, test: str, pipeline: int, requests: int)
             "-n", str(requests), "-P", str(pipeline), "--csv"]
     if args.keyspace:
         argv += ["-r", str(args.keyspace)]
+    if getattr(args, "benchmark_threads", 0):
+        argv += ["--threads", str(args.benchmark_threads)]  # redis-benchmark's own threads
     argv += CUSTOM_TESTS.get(test) or ["-t", test]
     cpu_before = server.cpu_ns()
     start = time.monotonic()

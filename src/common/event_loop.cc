@@ -17,6 +17,12 @@ epoll_event make_event(uint32_t events, EventHandler* handler) {
   event.data.ptr = handler;
   return event;
 }
+uint32_t ready_bits(const epoll_event& event) {
+  uint32_t ready = 0;
+  if (event.events & (EPOLLIN | EPOLLHUP | EPOLLERR)) ready |= EventLoop::kReadable;
+  if (event.events & EPOLLOUT) ready |= EventLoop::kWritable;
+  return ready;
+}
 }  // namespace
 
 int64_t monotonic_now_us() {
@@ -53,10 +59,7 @@ void EventLoop::poll_once(int timeout_ms) {
   epoll_event events[64];
   int count = epoll_wait(epoll_fd_, events, 64, timeout_ms);
   for (int i = 0; i < count; ++i) {
-    uint32_t ready = 0;
-    if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) ready |= kReadable;
-    if (events[i].events & EPOLLOUT) ready |= kWritable;
-    static_cast<EventHandler*>(events[i].data.ptr)->on_events(ready);
+    static_cast<EventHandler*>(events[i].data.ptr)->on_events(ready_bits(events[i]));
   }
 }
 
@@ -77,11 +80,17 @@ void EventLoop::run() {
     int count = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout_ms);
     if (count < 0 && errno != EINTR) break;
     last_wait_had_events_ = count > 0;
-    for (int i = 0; i < count; ++i) {
-      uint32_t ready = 0;
-      if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) ready |= kReadable;
-      if (events[i].events & EPOLLOUT) ready |= kWritable;
-      static_cast<EventHandler*>(events[i].data.ptr)->on_events(ready);
+    if (batch_hook_ && count > 1) {
+      ready_.clear();
+      for (int i = 0; i < count; ++i) {
+        ready_.push_back({static_cast<EventHandler*>(events[i].data.ptr), ready_bits(events[i])});
+      }
+      batch_hook_(ready_);
+      for (const ReadyEvent& event : ready_) event.handler->on_events(event.events);
+    } else {
+      for (int i = 0; i < count; ++i) {
+        static_cast<EventHandler*>(events[i].data.ptr)->on_events(ready_bits(events[i]));
+      }
     }
     if (timer_ && monotonic_now_us() >= next_timer_us_) {
       next_timer_us_ = monotonic_now_us() + timer_period_us_;

@@ -11,6 +11,8 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <span>
+#include <vector>
 
 namespace keywarden {
 
@@ -18,6 +20,12 @@ class EventHandler {
  public:
   virtual ~EventHandler() = default;
   virtual void on_events(uint32_t events) = 0;
+};
+
+// One descriptor's readiness in a batch, as handed to the batch hook.
+struct ReadyEvent {
+  EventHandler* handler;
+  uint32_t events;  // EventLoop::Events bits
 };
 
 class EventLoop {
@@ -35,6 +43,11 @@ class EventLoop {
   void unwatch(int fd);
 
   void set_before_sleep(std::function<void()> hook) { before_sleep_ = std::move(hook); }
+  // Sees each batch of run() before its handlers are called (the I/O threads read the
+  // readable connections of the batch there); unset, a batch costs nothing more.
+  void set_batch_hook(std::function<void(std::span<const ReadyEvent>)> hook) {
+    batch_hook_ = std::move(hook);
+  }
   // Calls `tick` every `period_us` of monotonic time (the cron).
   void set_timer(int64_t period_us, std::function<void()> tick);
   void set_timer_period(int64_t period_us) { timer_period_us_ = period_us; }
@@ -58,11 +71,13 @@ class EventLoop {
   int epoll_fd_;
   std::atomic<bool> running_ = false;  // cleared from signal handlers too
   std::function<void()> before_sleep_;
+  std::function<void(std::span<const ReadyEvent>)> batch_hook_;
   std::function<void()> timer_;
   int64_t timer_period_us_ = 100'000;
   int64_t next_timer_us_ = 0;
   int64_t wake_by_us_ = 0;  // 0: no early wake wanted
   bool last_wait_had_events_ = false;
+  std::vector<ReadyEvent> ready_;  // the batch handed to batch_hook_
 };
 
 int64_t monotonic_now_us();

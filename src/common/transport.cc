@@ -261,6 +261,7 @@ size_t Transport::pending() const {
 }
 
 ssize_t Transport::fail(int result, int ssl_error) {
+  error_errno_ = 0;
   switch (ssl_error) {
     case SSL_ERROR_ZERO_RETURN:
       return 0;
@@ -285,6 +286,14 @@ ssize_t Transport::fail(int result, int ssl_error) {
   }
 }
 
+const std::string& Transport::error() const {
+  if (error_errno_ != 0) {
+    error_ = std::strerror(error_errno_);
+    error_errno_ = 0;
+  }
+  return error_;
+}
+
 ssize_t Transport::read(char* into, size_t size) {
   if (ssl_ == nullptr) {
     for (;;) {
@@ -292,7 +301,7 @@ ssize_t Transport::read(char* into, size_t size) {
       if (count >= 0) return count;
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return kAgain;
-      error_ = std::strerror(errno);
+      error_errno_ = errno;
       return kFailed;
     }
   }
@@ -317,7 +326,7 @@ ssize_t Transport::write(const char* from, size_t size) {
       if (count >= 0) return count;
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return kAgain;
-      error_ = std::strerror(errno);
+      error_errno_ = errno;
       return kFailed;
     }
   }

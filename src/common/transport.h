@@ -108,8 +108,10 @@ class Transport {
   // Drives the handshake on its own (a client waiting for it before its first command):
   // 1 when done, kAgain (see read_wants_write()) or kFailed.
   ssize_t handshake();
-  // Why the last kFailed happened.
-  const std::string& error() const { return error_; }
+  // Why the last kFailed happened. A plain stream's failure records only its errno (its text
+  // is made here), so that a read or write allocates nothing: the server's I/O threads call
+  // them (server/io_threads.h).
+  const std::string& error() const;
   // Sends a TLS close_notify (best effort) before the caller closes the socket.
   void shutdown();
   // OpenSSL writes with write(2), which raises SIGPIPE on a socket the peer closed: a library
@@ -125,7 +127,8 @@ class Transport {
   bool read_wants_write_ = false;
   bool write_wants_read_ = false;
   bool guard_sigpipe_ = false;
-  std::string error_;
+  mutable std::string error_;
+  mutable int error_errno_ = 0;  // a plain stream's failure, not yet turned into error_
 };
 
 }  // namespace keywarden

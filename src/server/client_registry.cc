@@ -449,6 +449,7 @@ void ClientRegistry::before_sleep() {
 void ClientRegistry::send_replies() {
   // A lowered maxmemory-clients (or maxmemory under a percentage) takes effect here.
   evict_clients();
+  if (io_threads_ != nullptr) flush_with_io_threads();
   flush_pending_writes();
   reap_closed();
   int64_t deadline_ms = state_.blocking().earliest_deadline_ms();
@@ -471,6 +472,68 @@ void ClientRegistry::flush_pending_writes() {
     connection->flush();
   }
   pending_writes_.clear();
+}
+
+void ClientRegistry::start_io_threads(int threads) {
+  if (threads > 1) io_threads_ = std::make_unique<IoThreads>(threads);
+}
+
+void ClientRegistry::flush_with_io_threads() {
+  // Redis's threshold: below two connections per thread the hand-over costs more than it
+  // saves, and the threads stay idle.
+  const size_t threshold = 2 * static_cast<size_t>(io_threads_->threads());
+  size_t eligible = 0;
+  for (Connection* connection : pending_writes_) {
+    if (connection->writable_off_thread()) ++eligible;
+  }
+  io_threads_active_ = eligible >= threshold;
+  if (!io_threads_active_) return;
+  // Bookkeeping before the round, on this thread. A connection taken for the round keeps its
+  // pending_write mark until the round is over, so that nothing queues it a second time.
+  io_batch_.clear();
+  for (size_t i = 0; i < pending_writes_.size(); ++i) {
+    Connection* connection = pending_writes_[i];
+    if (!connection->writable_off_thread()) {
+      io_remaining_.push_back(connection);
+    } else if (connection->begin_flush()) {
+      io_batch_.push_back(connection);
+    } else {
+      connection->pending_write = false;
+    }
+  }
+  auto write = [this](size_t index) { io_batch_[index]->write_output(); };
+  io_threads_->for_each(io_batch_.size(), write);
+  stats_.io_threaded_writes_processed += io_batch_.size();
+  // What end_flush() queues (a close reaching another client) joins the serial flush after.
+  pending_writes_.swap(io_remaining_);
+  io_remaining_.clear();
+  for (Connection* connection : io_batch_) {
+    connection->pending_write = false;
+    connection->end_flush();
+  }
+  io_batch_.clear();
+}
+
+void ClientRegistry::read_batch(std::span<const ReadyEvent> batch) {
+  if (io_threads_ == nullptr) return;
+  io_batch_.clear();
+  for (const ReadyEvent& event : batch) {
+    if ((event.events & EventLoop::kReadable) == 0) continue;
+    Connection* connection = dynamic_cast<Connection*>(event.handler);
+    if (connection != nullptr && connection->readable_off_thread()) {
+      io_batch_.push_back(connection);
+    }
+  }
+  if (io_batch_.size() < 2 * static_cast<size_t>(io_threads_->threads())) {
+    io_batch_.clear();
+    return;
+  }
+  for (Connection* connection : io_batch_) connection->prepare_read();
+  auto read = [this](size_t index) { io_batch_[index]->read_input(); };
+  io_threads_->for_each(io_batch_.size(), read);
+  for (Connection* connection : io_batch_) connection->finish_read();
+  stats_.io_threaded_reads_processed += io_batch_.size();
+  io_batch_.clear();
 }
 
 void ClientRegistry::reap_closed() {

@@ -29,6 +29,7 @@
 #include "server/connection.h"
 #include "replication/replica_channel.h"
 #include "server/connection_host.h"
+#include "server/io_threads.h"
 
 namespace keywarden {
 
@@ -54,6 +55,10 @@ struct ClientStats : TrafficStats {
   uint64_t total_connections_received = 0;
   uint64_t rejected_connections = 0;
   uint64_t evicted_clients = 0;  // closed by client eviction (maxmemory-clients)
+  // Connections whose read or write an I/O-thread round handled (the command thread's share
+  // included), as Redis 7.0 counts them.
+  uint64_t io_threaded_reads_processed = 0;
+  uint64_t io_threaded_writes_processed = 0;
 };
 
 class ClientRegistry final : public Service, public ConnectionHost, public ReplicationHost {
@@ -87,6 +92,18 @@ class ClientRegistry final : public Service, public ConnectionHost, public Repli
               bool protected_mode, const TlsContextPtr* tls = nullptr, int auth_clients = 1);
   // Sends what connections queued for writing.
   void flush_pending_writes();
+  // io-threads N (N > 1): starts the N-1 workers (server/io_threads.h, docs/architecture.md).
+  void start_io_threads(int threads);
+  // Whether the last flush before sleeping used the I/O threads (INFO io_threads_active).
+  bool io_threads_active() const { return io_threads_active_; }
+  // io-threads-do-reads: the read syscalls of the batch's readable connections, split over
+  // the I/O threads; their events are then handled in the batch's order on the command thread
+  // (parse and execute). Parsing stays on the command thread because a connection's parse
+  // depends on what its previous commands did (AUTH changes the bulk-length limit the parser
+  // enforces, a CLIENT PAUSE or a blocking command stops the parse-ahead, an inline command's
+  // arguments live in the parser only until its next parse) and because it looks commands up
+  // in the shared command table.
+  void read_batch(std::span<const ReadyEvent> batch);
   // Destroys the connections closed since the last call.
   void reap_closed();
   // At shutdown: every connection sends what it has pending.
@@ -147,6 +164,9 @@ class ClientRegistry final : public Service, public ConnectionHost, public Repli
   // sent to them (Redis's clientsCron check).
   void check_output_limits();
   void register_config(ConfigRegistry& config);
+  // The pending writes' syscalls split over the I/O threads, when at least twice as many
+  // connections as threads have plain output; the rest stay in pending_writes_.
+  void flush_with_io_threads();
 
   ServerState& state_;
   Dispatcher& dispatcher_;
@@ -162,6 +182,10 @@ class ClientRegistry final : public Service, public ConnectionHost, public Repli
   ClientStats stats_;
   std::map<uint64_t, std::unique_ptr<Connection>> connections_;
   std::vector<Connection*> pending_writes_;
+  std::unique_ptr<IoThreads> io_threads_;  // null with io-threads 1
+  bool io_threads_active_ = false;
+  std::vector<Connection*> io_batch_;  // the connections of the running I/O-thread round
+  std::vector<Connection*> io_remaining_;  // what a write round leaves to the serial flush
   std::vector<uint64_t> closed_connections_;
   bool dropping_all_ = false;  // drop_all() runs: closing connections release no locks
   std::vector<uint64_t> resume_ids_;  // unblocked clients to run at the next before_sleep

@@ -152,31 +152,64 @@ void Connection::on_events(uint32_t events) {
   if ((events & EventLoop::kWritable) || transport_.write_wants_read()) {
     if (!flush()) return;
   }
-  if ((events & EventLoop::kReadable) ||
-      (read_waits_for_write && (events & EventLoop::kWritable))) {
+  if (read_pending_) {
+    // An I/O thread read for this event already (ClientRegistry::read_batch).
+    read_pending_ = false;
+    handle_read(io_read_result_, false);
+  } else if ((events & EventLoop::kReadable) ||
+             (read_waits_for_write && (events & EventLoop::kWritable))) {
     read_from_socket();
   }
 }
 
-void Connection::read_from_socket() {
-  char* into;
-  size_t want;
+char* Connection::read_target(size_t& want) {
   if (big_argument_missing_ > 0) {
     // Exactly what the big argument lacks, so that its block ends with it and nothing of the
     // next command lands there (as Redis limits its read to the rest of a big bulk).
     StringBlock& block = big_arguments_.back().block;
-    into = block.data() + block.size();
     want = big_argument_missing_;
-  } else {
-    // A bulk argument announced by its header is read in as few calls as possible.
-    want = std::max(kReadChunk, std::min(parser_.bytes_wanted(), size_t{64} << 20));
-    if (parser_.bytes_wanted() > query_.size()) {
-      want = std::max(kReadChunk, parser_.bytes_wanted() - query_.size());
-    }
-    into = query_.prepare(want);
+    return block.data() + block.size();
   }
+  // A bulk argument announced by its header is read in as few calls as possible.
+  want = std::max(kReadChunk, std::min(parser_.bytes_wanted(), size_t{64} << 20));
+  if (parser_.bytes_wanted() > query_.size()) {
+    want = std::max(kReadChunk, parser_.bytes_wanted() - query_.size());
+  }
+  return query_.prepare(want);
+}
+
+void Connection::read_from_socket() {
+  size_t want = 0;
+  char* into = read_target(want);
   const bool was_waiting_for_write = transport_.read_wants_write();
-  ssize_t count = transport_.read(into, want);
+  const ssize_t count = transport_.read(into, want);
+  if (count > 0) commit_read(static_cast<size_t>(count));
+  handle_read(count, was_waiting_for_write);
+}
+
+bool Connection::readable_off_thread() const {
+  return !closed() && !read_pending_ && !transport_.tls() && !session_.replica &&
+         !server_.script_running_for(session_);
+}
+
+void Connection::prepare_read() { io_read_into_ = read_target(io_read_want_); }
+
+void Connection::read_input() {
+  // Only this connection's socket and the room prepare_read() reserved (in the query buffer,
+  // or in the block of a big argument being received).
+  io_read_result_ = closed() ? Transport::kAgain : transport_.read(io_read_into_, io_read_want_);
+}
+
+void Connection::finish_read() {
+  // The bytes join the query buffer (or the big argument's block) at once, so that whatever
+  // the command thread does with this connection before its event is handled sees a
+  // consistent buffer.
+  if (io_read_result_ > 0) commit_read(static_cast<size_t>(io_read_result_));
+  io_read_into_ = nullptr;
+  read_pending_ = true;
+}
+
+void Connection::handle_read(ssize_t count, bool was_waiting_for_write) {
   if (count == 0 || count == Transport::kFailed) {
     if (count == Transport::kFailed && transport_.tls()) {
       log_message(LogLevel::kVerbose, "Error accepting a client connection: " +
@@ -192,17 +225,12 @@ void Connection::read_from_socket() {
     return;
   }
   if (was_waiting_for_write) watch_for_io(output_size() > 0);
-  commit_read(static_cast<size_t>(count));
   // Bytes OpenSSL decrypted already are not in the socket any more, so the loop would not
   // report them: take them now (at most the rest of one TLS record).
   while (size_t pending = transport_.pending()) {
-    if (big_argument_missing_ > 0) {
-      pending = std::min(pending, big_argument_missing_);
-      StringBlock& block = big_arguments_.back().block;
-      into = block.data() + block.size();
-    } else {
-      into = query_.prepare(pending);
-    }
+    size_t room = 0;
+    char* into = read_target(room);
+    pending = std::min(pending, room);
     ssize_t more = transport_.read(into, pending);
     if (more <= 0) break;
     commit_read(static_cast<size_t>(more));
@@ -658,6 +686,12 @@ void Connection::enforce_output_limit(bool from_cron) {
 }
 
 bool Connection::flush() {
+  if (!begin_flush()) return false;
+  write_output();
+  return end_flush();
+}
+
+bool Connection::begin_flush() {
   if (closed()) return false;
   // No reply may leave before the AOF holds the writes it acknowledges.
   server_.before_replies();
@@ -672,18 +706,45 @@ bool Connection::flush() {
   }
   output_peak_ = std::max(output_peak_, pending);
   if (pending > 0) ++server_.traffic().writes_processed;
+  return true;
+}
+
+bool Connection::writable_off_thread() const {
+  // Only a plain socket with a plain reply buffer: TLS (OpenSSL's per-connection state and
+  // error queue), a replica's stream and MONITOR stay on the command thread.
+  return !closed() && !close_asap_ && !transport_.tls() && !session_.replica && !monitor_ &&
+         output_sent_ < output_.size();
+}
+
+void Connection::write_output() {
+  // Touches only this connection's reply buffer, its sent offset and its socket: safe on an
+  // I/O thread while the command thread waits.
+  io_written_ = 0;
+  io_failed_ = false;
+  if (closed()) return;  // its descriptor number may belong to something else by now
   size_t budget = kMaxWritePerFlush;
   while (output_sent_ < output_.size() && budget > 0) {
     size_t length = std::min(output_.size() - output_sent_, budget);
     ssize_t count = transport_.write(output_.data() + output_sent_, length);
     if (count == Transport::kAgain) break;
     if (count < 0) {
-      close();
-      return false;
+      io_failed_ = true;
+      return;
     }
     output_sent_ += static_cast<size_t>(count);
     budget -= static_cast<size_t>(count);
-    server_.traffic().net_output_bytes += static_cast<uint64_t>(count);
+    io_written_ += static_cast<size_t>(count);
+  }
+}
+
+bool Connection::end_flush() {
+  server_.traffic().net_output_bytes += io_written_;
+  io_written_ = 0;
+  if (closed()) return false;
+  if (io_failed_) {
+    io_failed_ = false;
+    close();
+    return false;
   }
   if (output_sent_ == output_.size()) {
     output_.clear();

@@ -81,6 +81,25 @@ class Connection final : public EventHandler,
 
   // Writes what the reply buffer holds; false when the connection had to be closed.
   bool flush();
+  // flush() in three steps, for the I/O threads (server/io_threads.h): begin_flush() and
+  // end_flush() (bookkeeping: AOF first, closing, limits, memory, watched events) run on the
+  // command thread, write_output() (the send syscalls only) on any thread while the command
+  // thread waits. begin_flush() is false when the connection is (or had to be) closed.
+  bool begin_flush();
+  void write_output();
+  bool end_flush();
+  // Whether write_output() may run off the command thread: a plain socket with something to
+  // send, not a replica, not MONITOR, not closing.
+  bool writable_off_thread() const;
+  // io-threads-do-reads: prepare_read() (command thread) reserves room where the next read
+  // goes (query buffer, or a big argument's block), read_input() (any thread) does the read
+  // syscall into it, finish_read() (command thread) adds what came and leaves the outcome for
+  // the next on_events(), which parses and executes as after its own read. Parsing stays on
+  // the command thread: see ClientRegistry::read_batch.
+  bool readable_off_thread() const;
+  void prepare_read();
+  void read_input();
+  void finish_read();
   // Closes now; the server destroys the object later.
   void close();
   bool closed() const { return fd_ < 0; }
@@ -163,9 +182,14 @@ class Connection final : public EventHandler,
  private:
   void set_held_by_pause(bool held);
   void read_from_socket();
+  // Where the next read goes and how much it asks for (`want`): the block of a big argument
+  // being received, or room in the query buffer.
+  char* read_target(size_t& want);
   // Adds `count` bytes just read at the read position (the big argument's block, or the
   // query buffer).
   void commit_read(size_t count);
+  // After a read returned `count` (already committed by commit_read() when positive).
+  void handle_read(ssize_t count, bool was_waiting_for_write);
   void process_query_buffer();
   // After a parse that awaits the body of a big bulk: moves it out of the query buffer into a
   // block of its exact size that the next reads fill (see big_arguments_).
@@ -230,6 +254,14 @@ class Connection final : public EventHandler,
   std::vector<std::string_view> batch_args_;
   std::string output_;
   size_t output_sent_ = 0;
+  // Results of write_output() and read_input(), possibly from an I/O thread, consumed on the
+  // command thread.
+  size_t io_written_ = 0;
+  bool io_failed_ = false;
+  bool read_pending_ = false;  // finish_read() left a read for on_events()
+  char* io_read_into_ = nullptr;
+  size_t io_read_want_ = 0;
+  ssize_t io_read_result_ = 0;
   ReplyWriter writer_;
   ClientSession session_;
   uint32_t watched_events_ = 0;

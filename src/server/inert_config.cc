@@ -49,7 +49,6 @@ const Row kRows[] = {
     {"aof-disable-auto-gc", nullptr, Kind::kBool, "no"},
     {"crash-log-enabled", nullptr, Kind::kBool, "yes"},
     {"crash-memcheck-enabled", nullptr, Kind::kBool, "yes"},
-    {"io-threads-do-reads", nullptr, Kind::kBool, "no", 0, 0, "", kImmutable},
     {"server_cpulist", nullptr, Kind::kString, "", 0, 0, "", kImmutable},
     {"bio_cpulist", nullptr, Kind::kString, "", 0, 0, "", kImmutable},
     {"aof_rewrite_cpulist", nullptr, Kind::kString, "", 0, 0, "", kImmutable},

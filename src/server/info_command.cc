@@ -135,7 +135,7 @@ void server_section(InfoText& info, Server& server, int64_t now_us) {
   info.field("lru_clock", (now_us / 1'000'000) & ((1 << 24) - 1));
   info.field("executable", kExecutable);
   info.field("config_file", server.config_file());
-  info.field("io_threads_active", 0);
+  info.field("io_threads_active", server.clients().io_threads_active() ? 1 : 0);
 }
 
 void memory_section(InfoText& info, Server& server) {
@@ -304,8 +304,8 @@ void stats_section(InfoText& info, Server& server) {
   info.field("dump_payload_sanitizations", stats.dump_payload_sanitizations);
   info.field("total_reads_processed", clients.reads_processed);
   info.field("total_writes_processed", clients.writes_processed);
-  info.field("io_threaded_reads_processed", 0);
-  info.field("io_threaded_writes_processed", 0);
+  info.field("io_threaded_reads_processed", clients.io_threaded_reads_processed);
+  info.field("io_threaded_writes_processed", clients.io_threaded_writes_processed);
   info.field("reply_buffer_shrinks", 0);
   info.field("reply_buffer_expands", 0);
 }

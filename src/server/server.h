@@ -58,7 +58,10 @@ struct ServerSettings {
   // whatever connects out (replication, MIGRATE) binds to it first.
   std::string bind_source_addr;
   OomScoreSettings oom_score;  // oom-score-adj, oom-score-adj-values
+  // io-threads (the command thread included) and io-threads-do-reads: threads that do only
+  // socket syscalls (ClientRegistry::start_io_threads).
   int64_t io_threads = 1;
+  bool io_threads_do_reads = false;
 };
 
 // The instantaneous_* rates of INFO stats: per-second rates over the last 16 cron samples of

@@ -179,6 +179,28 @@ def test_redis_benchmark_over_tls(server_factory, certs):
     assert plain(server).dbsize() >= 1
 
 
+def test_tls_clients_beside_plain_ones_with_io_threads(server_factory, certs):
+    """TLS connections stay on the command thread while plain ones beside them go through the
+    I/O threads: both kinds get every reply (redis-benchmark checks them)."""
+    server = start_tls(server_factory, certs,
+                       extra=[("io-threads", 4), ("io-threads-do-reads", "yes")])
+    tls_argv = ["redis-benchmark", "-h", HOST, "-p", str(server.tls_port), "--tls",
+                "--cacert", f"{certs}/ca.crt", "--cert", f"{certs}/client.crt",
+                "--key", f"{certs}/client.key", "-n", "4000", "-c", "12", "-P", "4", "-q",
+                "-t", "set,get"]
+    plain_argv = ["redis-benchmark", "-h", HOST, "-p", str(server.port), "-n", "20000",
+                  "-c", "24", "-P", "4", "-q", "-t", "set,get"]
+    runs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            for argv in (tls_argv, plain_argv)]
+    for run in runs:
+        out, err = run.communicate(timeout=180)
+        assert run.returncode == 0, err
+        assert b"GET: " in out and b"requests per second" in out
+    tls = tls_client(server, certs)
+    assert tls.set("over-tls", "yes") and tls.get("over-tls") == b"yes"
+    assert plain(server).get("over-tls") == b"yes"
+
+
 # ---- misbehaving peers cost only their own connection ------------------------------------
 
 def test_garbage_and_stalled_handshakes(server_factory, certs):

@@ -25,6 +25,7 @@
 #include "server/connection.h"
 #include "server/connection_host.h"
 #include "common/event_loop.h"
+#include "server/io_threads.h"
 
 namespace keywarden {
 namespace {
@@ -529,6 +530,67 @@ TEST_F(ConnectionTest, BigArgumentCountsAgainstTheQueryBufferLimit) {
   readable(peer);
   EXPECT_TRUE(peer.connection->closed());
   EXPECT_TRUE(host.ran.empty());
+}
+
+// The I/O threads' split of a read and a flush (ClientRegistry::read_batch and its threaded
+// flush): reads on the workers, then the events in order on this thread, then the writes on
+// the workers and the bookkeeping here; the replies and counters are those of the plain path.
+TEST_F(ConnectionTest, ThreadedReadsAndWritesAnswerEachClientInOrder) {
+  IoThreads pool(3);
+  std::vector<Peer*> peers;
+  for (int i = 0; i < 9; ++i) peers.push_back(&open());
+  size_t input_bytes = 0;
+  for (int round = 0; round < 50; ++round) {
+    std::vector<Connection*> batch;
+    for (size_t i = 0; i < peers.size(); ++i) {
+      const std::string key = "k" + std::to_string(i);
+      const std::string request = "*2\r\n$4\r\nINCR\r\n$" + std::to_string(key.size()) +
+                                  "\r\n" + key + "\r\n*1\r\n$4\r\nPING\r\n";
+      send(*peers[i], request);
+      input_bytes += request.size();
+      ASSERT_TRUE(peers[i]->connection->readable_off_thread());
+      batch.push_back(peers[i]->connection.get());
+    }
+    for (Connection* connection : batch) connection->prepare_read();
+    auto read = [&batch](size_t index) { batch[index]->read_input(); };
+    pool.for_each(batch.size(), read);
+    for (Connection* connection : batch) connection->finish_read();
+    for (Connection* connection : batch) connection->on_events(EventLoop::kReadable);
+    ASSERT_EQ(host.queued_writes(), peers.size());
+    for (Connection* connection : batch) {
+      ASSERT_TRUE(connection->writable_off_thread());
+      ASSERT_TRUE(connection->begin_flush());
+    }
+    auto write = [&batch](size_t index) { batch[index]->write_output(); };
+    pool.for_each(batch.size(), write);
+    for (Connection* connection : batch) EXPECT_TRUE(connection->end_flush());
+    host.before_sleep();  // the queue marks, nothing left to send
+    for (size_t i = 0; i < peers.size(); ++i) {
+      EXPECT_EQ(receive(*peers[i]), ":" + std::to_string(round + 1) + "\r\n+PONG\r\n");
+    }
+  }
+  EXPECT_EQ(host.traffic_.net_input_bytes, input_bytes);
+  EXPECT_EQ(host.traffic_.reads_processed, 50u * peers.size());
+}
+
+// A client gone before its threaded read or write: the connection closes on this thread.
+TEST_F(ConnectionTest, ThreadedReadOfAClosedPeerClosesTheConnection) {
+  IoThreads pool(2);
+  Peer& gone = open();
+  Peer& alive = open();
+  send(alive, "*1\r\n$4\r\nPING\r\n");
+  ::close(gone.fd);
+  gone.fd = -1;
+  std::vector<Connection*> batch{gone.connection.get(), alive.connection.get()};
+  for (Connection* connection : batch) connection->prepare_read();
+  auto read = [&batch](size_t index) { batch[index]->read_input(); };
+  pool.for_each(batch.size(), read);
+  for (Connection* connection : batch) connection->finish_read();
+  for (Connection* connection : batch) connection->on_events(EventLoop::kReadable);
+  EXPECT_TRUE(gone.connection->closed());
+  EXPECT_FALSE(alive.connection->closed());
+  host.before_sleep();
+  EXPECT_EQ(receive(alive), "+PONG\r\n");
 }
 
 }  // namespace
