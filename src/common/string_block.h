@@ -68,6 +68,8 @@ class StringBlock {
   size_t size() const { return block_ ? block_->size : 0; }
   size_t capacity() const { return block_ ? block_->capacity : 0; }
   void set_size(size_t size) { block_->size = size; }
+  // Reallocates to `capacity` bytes (at least size()), keeping the contents.
+  void resize(size_t capacity) { block_ = StringBlockHeader::resize(block_, capacity); }
   std::string_view view() const {
     return block_ ? std::string_view(block_->data(), block_->size) : std::string_view();
   }

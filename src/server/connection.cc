@@ -168,6 +168,8 @@ char* Connection::read_target(size_t& want) {
     // next command lands there (as Redis limits its read to the rest of a big bulk).
     StringBlock& block = big_arguments_.back().block;
     want = big_argument_missing_;
+    // The cron gives back the room of a client idle in the middle of one (resize_buffers).
+    if (block.capacity() < block.size() + want) block.resize(block.size() + want);
     return block.data() + block.size();
   }
   // A bulk argument announced by its header is read in as few calls as possible.
@@ -266,7 +268,7 @@ void Connection::commit_read(size_t count) {
   block.set_size(block.size() + count);
   big_argument_missing_ -= count;
   // Complete: the block holds the bulk's bytes (its trailer stays behind them, unused).
-  if (big_argument_missing_ == 0) block.set_size(block.capacity() - 2);
+  if (big_argument_missing_ == 0) block.set_size(block.size() - 2);
 }
 
 void Connection::detach_big_argument() {
@@ -345,6 +347,13 @@ void Connection::resize_buffers(int64_t now_ms) {
       query_.shrink_to(std::max(query_peak_, parser_.bytes_wanted()));
     }
   }
+  // A big argument's block keeps room for its missing bytes, except from a client idle for
+  // long (as Redis 7.0 frees an idle client's spare query-buffer room even in the middle of a
+  // bulk); read_target() makes the room again when they come.
+  if (idle && big_argument_missing_ > 0) {
+    StringBlock& block = big_arguments_.back().block;
+    if (block.capacity() - block.size() > kQueryWasteBytes) block.resize(block.size());
+  }
   query_peak_ = std::max(query_.size(), parser_.bytes_wanted());
   if (idle && output_.empty() && output_.capacity() > kQueryWasteBytes) {
     std::string().swap(output_);
@@ -389,6 +398,14 @@ void Connection::set_held_by_pause(bool held) {
 
 void Connection::process_query_buffer() {
   set_held_by_pause(false);
+  // CONFIG SET proto-max-bulk-len applies to connections already open, as in Redis, whose
+  // parser reads the setting at each bulk header.
+  const int64_t max_bulk = server_.state().settings().proto_max_bulk_len;
+  if (parser_.limits().proto_max_bulk_len != max_bulk) {
+    ParserLimits limits = parser_.limits();
+    limits.proto_max_bulk_len = max_bulk;
+    parser_.set_limits(limits);
+  }
   // A blocked client's further commands wait in the buffer until it is served; a command
   // waits until the big argument being read into its own block is complete.
   while (!closed() && !session_.close_after_reply && !close_asap_ &&
