@@ -16,8 +16,8 @@ import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from redis_benchmark import (DEFAULT_KEYWARDEN, HOST, Server, median,  # noqa: E402,F401
-                             server_version)
+from redis_benchmark import (DEFAULT_KEYWARDEN, HOST, Server, executable,  # noqa: E402,F401
+                             median, server_version)
 
 
 def add_server_arguments(parser) -> None:

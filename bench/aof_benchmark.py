@@ -25,7 +25,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import add_server_arguments, markdown_table, redis_version, \
+from _common import add_server_arguments, executable, markdown_table, redis_version, \
     resolve_server_arguments  # noqa: E402
 from redis_benchmark import HOST, _die_with_parent, free_port  # noqa: E402
 
@@ -40,7 +40,7 @@ def encode(*args: str) -> bytes:
 
 class AofServer:
     def __init__(self, binary: str, directives: list[str], workdir: str | None = None):
-        self.binary = binary
+        self.binary = executable(binary)
         self.directives = directives
         self.workdir = workdir or tempfile.mkdtemp(prefix="kw-aof-bench-")
         self.proc = None

@@ -46,7 +46,7 @@ import time
 import redis
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (HOST, add_server_arguments, markdown_table,  # noqa: E402
+from _common import (HOST, add_server_arguments, executable, markdown_table,  # noqa: E402
                      resolve_server_arguments)
 from redis_benchmark import REPO_ROOT  # noqa: E402
 
@@ -84,7 +84,7 @@ class Node:
     can be killed and restarted where Sentinel expects it, reading back what Sentinel wrote."""
 
     def __init__(self, binary: str, lines: list[str], sentinel: bool = False):
-        self.binary = binary
+        self.binary = executable(binary)
         self.port = private_port()
         self.dir = tempfile.mkdtemp(prefix="kw-bench-failover-")
         self.config = os.path.join(self.dir, "node.conf")

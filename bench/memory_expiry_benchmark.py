@@ -60,6 +60,9 @@ import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from redis_benchmark import executable  # noqa: E402
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_KEYWARDEN = REPO_ROOT / "build" / "src" / "server" / "keywarden-server"
 # The C++ probe (bench/latency_probe.cc); without it the probe is a Python process, whose own
@@ -94,7 +97,7 @@ def free_port() -> int:
 
 class Server:
     def __init__(self, name: str, binary: str):
-        self.name, self.binary = name, binary
+        self.name, self.binary = name, executable(binary)
         self.workdir = tempfile.mkdtemp(prefix=f"kw-membench-{name}-")
         self.proc = None
         self.port = None

@@ -81,10 +81,16 @@ def ping(port: int, timeout: float = 1.0) -> bool:
         return False
 
 
+def executable(binary: str) -> str:
+    """A server binary as a process started in its own working directory needs it: a path with
+    a directory part made absolute (a bare name is still looked up in PATH)."""
+    return os.path.abspath(binary) if os.sep in binary else binary
+
+
 class Server:
     def __init__(self, name: str, binary: str, extra_args: tuple[str, ...] = ()):
         self.name = name
-        self.binary = binary
+        self.binary = executable(binary)
         self.extra_args = list(extra_args)  # more directives, e.g. ("--enable-debug-command", "yes")
         self.workdir = tempfile.mkdtemp(prefix=f"kw-bench-{name}-")
         self.log_path = os.path.join(self.workdir, "server.log")
