@@ -11,6 +11,7 @@ One key ``big`` holds 64 MB of seeded pseudo-random bytes on both servers. Measu
 * ``SETRANGE tmp <64 MB> <16 bytes>`` on a fresh exact-size copy of ``big`` (made untimed by
   ``COPY big tmp REPLACE``): the growth itself, one reallocation of 64 MB;
 * ``SET big <64 MB>``: the value arriving as one request.
+* ``MULTI``, ``SET big <64 MB>``, ``EXEC`` in one write: the same value queued by a transaction.
 
 Two figures per command, medians over ``--rounds`` x ``--reps`` calls: the wall time from the
 client over loopback (the client reads a GET reply with recv_into into one preallocated buffer,
@@ -92,6 +93,19 @@ class Connection:
             return None if size < 0 else self._bulk(size)
         raise RuntimeError(f"{args[0]!r}: {line.decode(errors='replace')}")
 
+    def transaction(self, *commands) -> list:
+        """MULTI, the commands, EXEC in one write; EXEC's replies (statuses and integers)."""
+        self.sock.sendall(b"".join(encode(*c) for c in (("MULTI",), *commands, ("EXEC",))))
+        expected = [b"+OK"] + [b"+QUEUED"] * len(commands) + [b"*%d" % len(commands)]
+        for want in expected:
+            if (line := self._line()) != want:
+                raise RuntimeError(f"transaction: {line.decode(errors='replace')}")
+        out = []
+        for _ in commands:
+            line = self._line()
+            out.append(int(line[1:]) if line[:1] == b":" else line[1:].decode())
+        return out
+
     def close(self) -> None:
         self.sock.close()
 
@@ -132,7 +146,8 @@ def main() -> int:
     data = rng.randbytes(size)
     plan = measurements(size, args.reps, rng)
     set_name = f"SET ({args.mb:g} MB)"
-    names = [name for name, _ in plan] + [set_name]
+    multi_name = f"MULTI, SET ({args.mb:g} MB), EXEC"
+    names = [name for name, _ in plan] + [set_name, multi_name]
 
     print("## Large strings: keywarden vs redis-server\n")
     print(f"machine: {os.cpu_count()} CPUs, {platform.platform()}")
@@ -154,6 +169,11 @@ def main() -> int:
                     assert conn.call("SET", "big", data) == "OK"
                     wall[set_name][system].append((time.perf_counter() - start) * 1e3)
                     cpu[set_name][system].append((server.cpu_ns() - start_cpu) / 1e6)
+                for _ in range(args.reps):
+                    start_cpu, start = server.cpu_ns(), time.perf_counter()
+                    assert conn.transaction(("SET", "big", data)) == ["OK"]
+                    wall[multi_name][system].append((time.perf_counter() - start) * 1e3)
+                    cpu[multi_name][system].append((server.cpu_ns() - start_cpu) / 1e6)
             for name, factory in plan:
                 replies = {}
                 for system in systems:

@@ -34,7 +34,7 @@ class CommandContext {
   const Command& command;
   const int64_t now_ms;
   // Arguments whose bytes the caller holds in blocks the command may keep (big bulks a
-  // connection read aside); empty for nested calls (EXEC's queue, scripts).
+  // connection read aside, or kept by EXEC's queue); empty for scripts.
   OwnedArguments owned_arguments;
 
   // The block holding args[index] when the caller owns one (else an empty block: copy the

@@ -160,8 +160,7 @@ uint32_t Dispatcher::effective_flags(const ClientSession& session, const Command
   uint32_t flags = server_.command_flags(command, args) & mask;
   if (flags == 0 && command.has(kExecutesQueue) && session.transaction.in_multi()) {
     for (const QueuedCommand& queued : session.transaction.queue()) {
-      std::vector<std::string_view> queued_args(queued.args.begin(), queued.args.end());
-      flags |= server_.command_flags(*queued.command, queued_args) & mask;
+      flags |= server_.command_flags(*queued.command, queued.views()) & mask;
       if (flags != 0) break;
     }
   }
@@ -215,7 +214,7 @@ ExecutionResult Dispatcher::execute(ClientSession& session, std::span<const std:
     return result;
   }
   if (session.transaction.in_multi() && !command->has(kRunsInMulti)) {
-    session.transaction.queue(command, args.data(), args.size());
+    session.transaction.queue(command, args, owned);
     session.last_command = command;
     reply.simple_string("QUEUED");
     result.outcome = ExecutionResult::Outcome::kQueued;
@@ -280,16 +279,19 @@ bool Dispatcher::admit_under_maxmemory(ClientSession& session, Command* command,
 
 void Dispatcher::execute_queued(ClientSession& session, QueuedCommand& queued,
                                 ReplyWriter& reply, int64_t now_ms) {
-  std::vector<std::string_view> args(queued.args.begin(), queued.args.end());
-  const int64_t elapsed_us = execute_nested(session, args, reply, *queued.command, now_ms);
+  const std::vector<std::string_view> args = queued.views();
+  const int64_t elapsed_us =
+      execute_nested(session, args, reply, *queued.command, now_ms, queued.owned);
   report_nested(session, args, *queued.command, elapsed_us);
 }
 
 int64_t Dispatcher::execute_nested(ClientSession& session, std::span<const std::string_view> args,
-                                   ReplyWriter& reply, const Command& command, int64_t now_ms) {
+                                   ReplyWriter& reply, const Command& command, int64_t now_ms,
+                                   OwnedArguments owned) {
   const Clock& clock = server_.clock();
   const int64_t start_us = clock.monotonic_us();
   CommandContext context(server_, session, reply, args, command, now_ms);
+  context.owned_arguments = owned;
   command.spec->handler(context);
   const int64_t elapsed_us = clock.monotonic_us() - start_us;
   // Into the caller's batch: flushed (and wrapped in MULTI/EXEC) when the caller ends.

@@ -77,9 +77,11 @@ class Dispatcher {
 
   // Runs a command on behalf of a script (redis.call) or a transaction: no checks (the caller
   // made them), the caller's time snapshot, counted like any command, effects left pending
-  // for the caller's batch. Returns how long the handler ran, in microseconds.
+  // for the caller's batch. Returns how long the handler ran, in microseconds. `owned`: the
+  // arguments held in blocks the command may keep (a queued big argument), as for execute().
   int64_t execute_nested(ClientSession& session, std::span<const std::string_view> args,
-                         ReplyWriter& reply, const Command& command, int64_t now_ms);
+                         ReplyWriter& reply, const Command& command, int64_t now_ms,
+                         OwnedArguments owned = {});
   // Runs one command queued by MULTI, for EXEC: no checks (they ran when it was queued), the
   // EXEC's time snapshot, counted like any command, effects left pending for EXEC's batch,
   // reported to the nested observer.

@@ -128,8 +128,7 @@ bool Evictor::denies_oom(const Command& command, std::span<const std::string_vie
     // Queueing kept what each command would have needed; EXEC is refused when any queued
     // command is denyoom (Redis ORs the queued commands' flags).
     for (const QueuedCommand& queued : session.transaction.queue()) {
-      std::vector<std::string_view> queued_args(queued.args.begin(), queued.args.end());
-      if (denies_oom(*queued.command, queued_args, session)) return true;
+      if (denies_oom(*queued.command, queued.views(), session)) return true;
     }
     return false;
   }

@@ -36,7 +36,7 @@ void discard_command(CommandContext& ctx) {
 std::string acl_recheck(CommandContext& ctx, const QueuedCommand& queued) {
   const std::shared_ptr<AclUser>& user = ctx.session.user;
   if (user == nullptr || user->unrestricted()) return {};
-  std::vector<std::string_view> args(queued.args.begin(), queued.args.end());
+  const std::vector<std::string_view> args = queued.views();
   AclStore& acl = ctx.server.acl();
   const AclVerdict verdict = acl.check(*user, *queued.command, args);
   if (verdict.allowed()) return {};

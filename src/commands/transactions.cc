@@ -32,13 +32,27 @@ size_t ClientTransaction::memory_overhead() const {
   return bytes + watched_.size() * 56;
 }
 
-void ClientTransaction::queue(Command* command, const std::string_view* args, size_t count) {
+std::vector<std::string_view> QueuedCommand::views() const {
+  std::vector<std::string_view> out(args.begin(), args.end());
+  for (const OwnedArgument& big : owned) out[big.index] = big.block.view();
+  return out;
+}
+
+void ClientTransaction::queue(Command* command, std::span<const std::string_view> args,
+                              OwnedArguments owned) {
   // An aborted transaction will never run: keeping its commands would only waste memory.
   if (dirty_exec_ || dirty_cas_) return;
-  QueuedCommand queued{command, {}};
-  queued.args.reserve(count);
-  for (size_t i = 0; i < count; ++i) {
-    queued.args.emplace_back(args[i]);
+  QueuedCommand queued{command, {}, {}};
+  queued.args.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto big = std::find_if(owned.begin(), owned.end(),
+                            [i](const OwnedArgument& o) { return o.index == i && o.block; });
+    if (big != owned.end()) {
+      queued.args.emplace_back();
+      queued.owned.push_back({i, std::move(big->block)});
+    } else {
+      queued.args.emplace_back(args[i]);
+    }
     queued_arg_bytes_ += args[i].size() + sizeof(void*);
   }
   queue_.push_back(std::move(queued));

@@ -1,7 +1,9 @@
 // MULTI/EXEC/WATCH state, as Redis 7.0 keeps it (multi.c).
 //
 // Each client owns a ClientTransaction: whether it is inside MULTI, the commands queued since
-// (arguments copied, because the query buffer they came from is consumed), the two abort
+// (arguments copied, because the query buffer they came from is consumed; a big argument the
+// connection read into a block of its own is kept in that block instead, so that a queued SET
+// of a 64 MB value still stores it without a copy), the two abort
 // flags (an error while queueing; a watched key touched), and the keys it watches as
 // (db, key) pairs. The server owns one WatchRegistry: per database, key → the clients watching
 // it, so that a write finds the watchers of its key without walking every client.
@@ -23,6 +25,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/string_block.h"
+
 namespace keywarden {
 
 struct Command;
@@ -32,7 +36,14 @@ class WatchRegistry;
 
 struct QueuedCommand {
   Command* command;
+  // Copied arguments; empty at the index of an owned one.
   std::vector<std::string> args;
+  // Big arguments kept in the blocks they were read into (see OwnedArgument): EXEC hands them
+  // to the command, which may keep one as a value.
+  std::vector<OwnedArgument> owned;
+
+  // Every argument in order, viewing `args` and the owned blocks.
+  std::vector<std::string_view> views() const;
 };
 
 struct WatchedKey {
@@ -68,7 +79,8 @@ class ClientTransaction {
   void flag_error() {
     if (in_multi_) dirty_exec_ = true;
   }
-  void queue(Command* command, const std::string_view* args, size_t count);
+  // Copies the arguments, except the owned ones whose blocks it takes.
+  void queue(Command* command, std::span<const std::string_view> args, OwnedArguments owned);
   // Leaves MULTI, drops the queue and both flags, unwatches everything (discardTransaction).
   void discard();
 

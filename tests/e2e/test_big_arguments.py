@@ -100,6 +100,33 @@ def test_big_set_queued_in_multi(make_server):
     assert conn.execute("GET", "m") == value + b"!"
 
 
+def test_big_arguments_queued_kept_discarded_and_aborted(make_server):
+    # A queued SET keeps the block its big argument was read into, and EXEC hands it on; other
+    # queued commands read it; DISCARD and an aborted EXEC free it.
+    server = make_server()
+    conn, other = server.raw(timeout=60), server.raw()
+    a, b = value_of(2 * MB, seed=8), value_of(MB + 7, seed=9)
+    request = (encode_command("MULTI") + encode_command("SET", "a", a) +
+               encode_command("SET", "b", b) + encode_command("RPUSH", "l", a) +
+               encode_command("SET", "c", b, "GET") + encode_command("EXEC"))
+    send_in_pieces(conn, request)
+    assert conn.read_replies(6) == [b"OK"] + [b"QUEUED"] * 4 + [[b"OK", b"OK", 1, None]]
+    assert [conn.execute("GET", k) for k in ("a", "b", "c")] == [a, b, b]
+    assert conn.execute("LINDEX", "l", "0") == a
+
+    send_in_pieces(conn, encode_command("MULTI") + encode_command("SET", "d", a) +
+                   encode_command("DISCARD"))
+    assert conn.read_replies(3) == [b"OK", b"QUEUED", b"OK"]
+    assert conn.execute("EXISTS", "d") == 0
+
+    assert conn.execute("WATCH", "w") == b"OK"
+    assert other.execute("SET", "w", "1") == b"OK"
+    send_in_pieces(conn, encode_command("MULTI") + encode_command("SET", "d", b) +
+                   encode_command("EXEC"))
+    assert conn.read_replies(3) == [b"OK", b"QUEUED", None]
+    assert conn.execute("EXISTS", "d") == 0
+
+
 def test_big_set_held_by_client_pause_runs_once_unpaused(make_server):
     server = make_server()
     admin, conn = server.raw(), server.raw(timeout=60)
