@@ -79,3 +79,22 @@ def test_a_reset_among_batched_reads_closes_only_that_client(threaded):
         pipelined_round(survivors, f"reset{round_number}", depth=3)
     with RawConnection(threaded.host, threaded.port) as conn:
         assert conn.execute("PING") == b"PONG"
+
+
+def test_clients_that_stop_reading_do_not_hold_up_the_others(threaded):
+    """Sends to sockets with no room left complete at once with EAGAIN (the ring never waits):
+    while three clients leave megabytes of replies unread, the others are served, and the
+    three get every byte once they read."""
+    big = b"y" * 100_000
+    with RawConnection(threaded.host, threaded.port) as setter:
+        assert setter.execute("SET", "stall:big", big) == b"OK"
+    hogs = open_clients(threaded, 3)
+    for hog in hogs:
+        hog.send(encode_command("GET", "stall:big") * 100)  # 10 MB of replies each
+    others = open_clients(threaded, 12)
+    for round_number in range(20):
+        pipelined_round(others, f"stall{round_number}", depth=4)
+    for hog in hogs:
+        for _ in range(100):
+            assert hog.read_reply() == big
+        assert hog.execute("PING") == b"PONG"
