@@ -12,9 +12,9 @@
 
 namespace keywarden {
 
-const unsigned UringBatch::kPreferredFlags =
-    IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SUBMIT_ALL | IORING_SETUP_SINGLE_ISSUER |
-    IORING_SETUP_DEFER_TASKRUN;
+const unsigned UringBatch::kPreferredFlags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SUBMIT_ALL |
+                                             IORING_SETUP_SINGLE_ISSUER |
+                                             IORING_SETUP_DEFER_TASKRUN;
 
 std::unique_ptr<UringBatch> UringBatch::create(unsigned entries, std::string* reason,
                                                std::optional<unsigned> requested) {
@@ -84,8 +84,8 @@ void UringBatch::submit_all(unsigned wanted) {
   // keeps refusing them is the end of the server.
   unsigned submitted = 0;
   for (int attempt = 0; submitted < wanted; ++attempt) {
-    const int result = submitted == 0 ? io_uring_submit_and_wait(ring, wanted)
-                                      : io_uring_submit(ring);
+    const int result =
+        submitted == 0 ? io_uring_submit_and_wait(ring, wanted) : io_uring_submit(ring);
     if (result > 0) {
       submitted += static_cast<unsigned>(result);
     } else if (result < 0 && result != -EINTR && result != -EAGAIN && result != -EBUSY) {
@@ -97,8 +97,8 @@ void UringBatch::submit_all(unsigned wanted) {
 }
 
 void UringBatch::fatal(const char* what, int result) {
-  log_message(LogLevel::kWarning, std::string("io_uring failed ") + what + ": " +
-                                      std::strerror(-result));
+  log_message(LogLevel::kWarning,
+              std::string("io_uring failed ") + what + ": " + std::strerror(-result));
   std::abort();
 }
 

@@ -33,8 +33,8 @@ class UringBatch {
 
   // A ring for batches of up to `entries` operations per system call (bigger lists take
   // several). `flags` are IORING_SETUP_* bits (by default kPreferredFlags); those the kernel
-  // refuses are dropped one by one, the highest bit (the newest flag) first. Null (and `*reason`) when no ring can
-  // be made at all.
+  // refuses are dropped one by one, the highest bit (the newest flag) first. Null (and `*reason`)
+  // when no ring can be made at all.
   static std::unique_ptr<UringBatch> create(unsigned entries, std::string* reason,
                                             std::optional<unsigned> flags = {});
   // A single issuer (the command thread) whose completions run only when it asks for them,

@@ -18,9 +18,7 @@ namespace {
 
 struct SocketPair {
   int ends[2] = {-1, -1};
-  SocketPair() {
-    EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, ends), 0);
-  }
+  SocketPair() { EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, ends), 0); }
   ~SocketPair() {
     for (int fd : ends) {
       if (fd >= 0) close(fd);
@@ -96,8 +94,8 @@ TEST(UringBatchTest, BrokenSocketsReportTheirErrno) {
   };
   auto complete = [&](size_t index, int result) { results[index] = result; };
   ring->for_each(2, prepare, complete);
-  EXPECT_EQ(results[0], 0);        // the end of the stream
-  EXPECT_EQ(results[1], -EPIPE);   // no SIGPIPE: the test would have died
+  EXPECT_EQ(results[0], 0);       // the end of the stream
+  EXPECT_EQ(results[1], -EPIPE);  // no SIGPIPE: the test would have died
 }
 
 TEST(UringBatchTest, AnEmptyListMakesNoCall) {
