@@ -35,6 +35,7 @@ import io
 import json
 import os
 import platform
+import shlex
 import shutil
 import signal
 import socket
@@ -271,6 +272,10 @@ def main() -> int:
                         help="reference redis-server binary")
     parser.add_argument("--baseline", metavar="BINARY",
                         help="another keywarden-server build (before a change) run alongside")
+    parser.add_argument("--keywarden-args", default="", metavar="DIRECTIVES",
+                        help="more command-line directives for keywarden, e.g. '--io-uring yes'")
+    parser.add_argument("--baseline-args", default="", metavar="DIRECTIVES",
+                        help="the same for the --baseline server (which may be the same binary)")
     parser.add_argument("--redis-benchmark", default=shutil.which("redis-benchmark")
                         or "/usr/bin/redis-benchmark")
     parser.add_argument("--tests",
@@ -297,9 +302,10 @@ def main() -> int:
     tests = [t.strip().lower() for t in args.tests.split(",") if t.strip()]
     pipelines = [int(p) for p in args.pipelines.split(",")]
 
-    servers = {"keywarden": Server("keywarden", args.keywarden), "redis": Server("redis", args.redis)}
+    servers = {"keywarden": Server("keywarden", args.keywarden, shlex.split(args.keywarden_args)),
+               "redis": Server("redis", args.redis)}
     if args.baseline:
-        servers["baseline"] = Server("baseline", args.baseline)
+        servers["baseline"] = Server("baseline", args.baseline, shlex.split(args.baseline_args))
     results: list[dict] = []
     try:
         for s in servers.values():

@@ -11,6 +11,7 @@ packages=(
   libxxhash-dev                     # XXH3 for DIGEST and SET/DELEX IFDEQ (Redis 8.4)
   libssl-dev                        # SHA-1 of scripts, SHA-256 of ACL passwords (libcrypto)
   liblzf-dev                        # LZF of RDB strings and DUMP payloads, as Redis compresses them
+  liburing-dev                      # io_uring batches of socket reads and sends (io-uring yes)
   redis-server redis-tools          # the reference server the tests and benchmarks compare with
   redis-sentinel                    # failover of keywarden primaries in the HA tests (docs/replication.md)
   python3 python3-redis python3-pytest

@@ -319,6 +319,13 @@ ssize_t Transport::read(char* into, size_t size) {
   return fail(count, ssl_error);
 }
 
+ssize_t Transport::adopt_result(ssize_t result) {
+  if (result >= 0) return result;
+  if (result == -EAGAIN || result == -EWOULDBLOCK || result == -EINTR) return kAgain;
+  error_errno_ = static_cast<int>(-result);
+  return kFailed;
+}
+
 ssize_t Transport::write(const char* from, size_t size) {
   if (ssl_ == nullptr) {
     for (;;) {

@@ -97,6 +97,9 @@ class Transport {
   ssize_t read(char* into, size_t size);
   // >0 bytes written, kAgain or kFailed.
   ssize_t write(const char* from, size_t size);
+  // The outcome of a read or write of this plain stream made elsewhere (io_uring): `result`
+  // is a byte count or -errno; returns what read() or write() would have.
+  ssize_t adopt_result(ssize_t result);
   // Decrypted bytes buffered inside OpenSSL, ready for read() without the socket.
   size_t pending() const;
   // The last TLS read could go on only once the socket is writable.

@@ -30,6 +30,7 @@
 #include "replication/replica_channel.h"
 #include "server/connection_host.h"
 #include "server/io_threads.h"
+#include "server/io_uring_batch.h"
 
 namespace keywarden {
 
@@ -59,6 +60,9 @@ struct ClientStats : TrafficStats {
   // included), as Redis 7.0 counts them.
   uint64_t io_threaded_reads_processed = 0;
   uint64_t io_threaded_writes_processed = 0;
+  // Reads and sends the io_uring engine made (io-uring yes).
+  uint64_t io_uring_reads_processed = 0;
+  uint64_t io_uring_writes_processed = 0;
 };
 
 class ClientRegistry final : public Service, public ConnectionHost, public ReplicationHost {
@@ -94,6 +98,12 @@ class ClientRegistry final : public Service, public ConnectionHost, public Repli
   void flush_pending_writes();
   // io-threads N (N > 1): starts the N-1 workers (server/io_threads.h, docs/architecture.md).
   void start_io_threads(int threads);
+  // io-uring yes: the batch engine (server/io_uring_batch.h) makes the reads of an event
+  // batch and the sends of the flush before sleeping, one system call per list, in place of
+  // the I/O threads. False (and a log line) when no ring can be made: the server goes on with
+  // plain syscalls.
+  bool start_io_uring();
+  bool io_uring_active() const { return uring_ != nullptr; }
   // Whether the last flush before sleeping used the I/O threads (INFO io_threads_active).
   bool io_threads_active() const { return io_threads_active_; }
   // io-threads-do-reads: the read syscalls of the batch's readable connections, split over
@@ -165,8 +175,11 @@ class ClientRegistry final : public Service, public ConnectionHost, public Repli
   void check_output_limits();
   void register_config(ConfigRegistry& config);
   // The pending writes' syscalls split over the I/O threads, when at least twice as many
-  // connections as threads have plain output; the rest stay in pending_writes_.
-  void flush_with_io_threads();
+  // connections as threads have plain output, or made by the io_uring engine, when at least
+  // two have; the rest stay in pending_writes_.
+  void flush_batched();
+  // The smallest list worth a batch: below it the plain syscalls are made one by one.
+  size_t batch_threshold() const;
 
   ServerState& state_;
   Dispatcher& dispatcher_;
@@ -184,6 +197,7 @@ class ClientRegistry final : public Service, public ConnectionHost, public Repli
   std::vector<Connection*> pending_writes_;
   std::unique_ptr<IoThreads> io_threads_;  // null with io-threads 1
   bool io_threads_active_ = false;
+  std::unique_ptr<UringBatch> uring_;  // null unless io-uring yes
   std::vector<Connection*> io_batch_;  // the connections of the running I/O-thread round
   std::vector<Connection*> io_remaining_;  // what a write round leaves to the serial flush
   std::vector<uint64_t> closed_connections_;

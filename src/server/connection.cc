@@ -202,6 +202,10 @@ void Connection::read_input() {
   io_read_result_ = closed() ? Transport::kAgain : transport_.read(io_read_into_, io_read_want_);
 }
 
+void Connection::read_done(ssize_t result) {
+  io_read_result_ = closed() ? Transport::kAgain : transport_.adopt_result(result);
+}
+
 void Connection::finish_read() {
   // The bytes join the query buffer (or the big argument's block) at once, so that whatever
   // the command thread does with this connection before its event is handled sees a
@@ -752,6 +756,23 @@ void Connection::write_output() {
     budget -= static_cast<size_t>(count);
     io_written_ += static_cast<size_t>(count);
   }
+}
+
+std::string_view Connection::unsent_output() const {
+  return std::string_view(output_).substr(output_sent_, kMaxWritePerFlush);
+}
+
+void Connection::write_done(ssize_t result) {
+  io_written_ = 0;
+  io_failed_ = false;
+  const ssize_t count = transport_.adopt_result(result);
+  if (count == Transport::kAgain) return;
+  if (count < 0) {
+    io_failed_ = true;
+    return;
+  }
+  output_sent_ += static_cast<size_t>(count);
+  io_written_ = static_cast<size_t>(count);
 }
 
 bool Connection::end_flush() {

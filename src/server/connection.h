@@ -100,6 +100,15 @@ class Connection final : public EventHandler,
   void prepare_read();
   void read_input();
   void finish_read();
+  // io-uring (server/io_uring_batch.h): the same steps with the syscall made by the batch
+  // engine. After prepare_read(), read_space() is where its recv goes and read_done() takes the
+  // result (a byte count or -errno) in place of read_input(); between begin_flush() and
+  // end_flush(), unsent_output() is what its send sends and write_done() takes the result in
+  // place of write_output() (one send: what it leaves waits for writability).
+  std::span<char> read_space() const { return {io_read_into_, io_read_want_}; }
+  void read_done(ssize_t result);
+  std::string_view unsent_output() const;
+  void write_done(ssize_t result);
   // Closes now; the server destroys the object later.
   void close();
   bool closed() const { return fd_ < 0; }

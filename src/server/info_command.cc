@@ -306,6 +306,8 @@ void stats_section(InfoText& info, Server& server) {
   info.field("total_writes_processed", clients.writes_processed);
   info.field("io_threaded_reads_processed", clients.io_threaded_reads_processed);
   info.field("io_threaded_writes_processed", clients.io_threaded_writes_processed);
+  info.field("io_uring_reads_processed", clients.io_uring_reads_processed);
+  info.field("io_uring_writes_processed", clients.io_uring_writes_processed);
   info.field("reply_buffer_shrinks", 0);
   info.field("reply_buffer_expands", 0);
 }

@@ -330,6 +330,7 @@ void Server::register_config() {
   register_tls_config();
   c.add_integer("io-threads", &settings_.io_threads, 1, 128, kConfigImmutable);
   c.add_bool("io-threads-do-reads", &settings_.io_threads_do_reads, kConfigImmutable);
+  c.add_bool("io-uring", &settings_.io_uring, kConfigImmutable);
   install_services();
   inert_directives_.register_all(c);
   c.seal();
@@ -648,7 +649,10 @@ void Server::run() {
   apply_hz();
   loop_.set_timer(1'000'000 / std::max(settings_.hz, 1), [this] { cron(); });
   loop_.set_before_sleep([this] { before_sleep(); });
-  if (settings_.io_threads > 1) {
+  if (settings_.io_uring && clients_->start_io_uring()) {
+    loop_.set_batch_hook(
+        [this](std::span<const ReadyEvent> batch) { clients_->read_batch(batch); });
+  } else if (settings_.io_threads > 1) {
     clients_->start_io_threads(static_cast<int>(settings_.io_threads));
     if (settings_.io_threads_do_reads) {
       loop_.set_batch_hook(

@@ -62,6 +62,9 @@ struct ServerSettings {
   // socket syscalls (ClientRegistry::start_io_threads).
   int64_t io_threads = 1;
   bool io_threads_do_reads = false;
+  // io-uring: reads and sends of many connections batched into one io_uring system call
+  // (ClientRegistry::start_io_uring); it takes the place of the I/O threads.
+  bool io_uring = false;
 };
 
 // The instantaneous_* rates of INFO stats: per-second rates over the last 16 cron samples of

@@ -179,11 +179,12 @@ def test_redis_benchmark_over_tls(server_factory, certs):
     assert plain(server).dbsize() >= 1
 
 
-def test_tls_clients_beside_plain_ones_with_io_threads(server_factory, certs):
+@pytest.mark.parametrize("batching", [[("io-threads", 4), ("io-threads-do-reads", "yes")],
+                                      [("io-uring", "yes")]], ids=["io-threads", "io-uring"])
+def test_tls_clients_beside_plain_ones_with_io_threads(server_factory, certs, batching):
     """TLS connections stay on the command thread while plain ones beside them go through the
-    I/O threads: both kinds get every reply (redis-benchmark checks them)."""
-    server = start_tls(server_factory, certs,
-                       extra=[("io-threads", 4), ("io-threads-do-reads", "yes")])
+    I/O threads or io_uring: both kinds get every reply (redis-benchmark checks them)."""
+    server = start_tls(server_factory, certs, extra=batching)
     tls_argv = ["redis-benchmark", "-h", HOST, "-p", str(server.tls_port), "--tls",
                 "--cacert", f"{certs}/ca.crt", "--cert", f"{certs}/client.crt",
                 "--key", f"{certs}/client.key", "-n", "4000", "-c", "12", "-P", "4", "-q",

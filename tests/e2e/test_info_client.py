@@ -27,7 +27,10 @@ from conftest import (Map, RawConnection, ReplyError, RespSet, Verbatim, encode_
 DELIBERATE_ADDITIONS = {
     "Server": {"keywarden_version": "which keywarden release answers beside redis_version"},
     "Stats": {"expired_subkeys": "Redis 7.4+'s count of expired hash fields (hash-field "
-                                 "expiration), before expired_keys as 7.4 prints it"},
+                                 "expiration), before expired_keys as 7.4 prints it",
+              "io_uring_reads_processed": "reads made in io_uring batches (io-uring yes), "
+                                          "after the io_threaded_* counters",
+              "io_uring_writes_processed": "sends made in io_uring batches (io-uring yes)"},
 }
 # Field names Redis prints that keywarden leaves out, with the reason. Empty: every field of
 # every section is printed, with Redis's idle value where the machinery does not exist yet.

@@ -36,9 +36,11 @@ def info_fields(server) -> dict[str, str]:
 
 
 def threaded_counts(server) -> tuple[int, int]:
+    """Reads and writes made in batches, by the I/O threads or by io_uring (test_io_uring.py
+    runs the scenarios of this file with io-uring yes)."""
     fields = info_fields(server)
-    return (int(fields["io_threaded_reads_processed"]),
-            int(fields["io_threaded_writes_processed"]))
+    return (int(fields["io_threaded_reads_processed"]) + int(fields["io_uring_reads_processed"]),
+            int(fields["io_threaded_writes_processed"]) + int(fields["io_uring_writes_processed"]))
 
 
 def open_clients(server, count: int = CLIENTS) -> list[RawConnection]:

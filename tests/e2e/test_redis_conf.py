@@ -19,9 +19,10 @@ from conftest import ServerStartError, start_server
 STOCK_CONF = "/etc/redis/redis.conf"
 
 # Directives keywarden shows that Redis 7.0 hides from CONFIG GET * (its DEBUG/HIDDEN configs,
-# still readable by name there) or that come from Redis 7.2 (set-max-listpack-*).
+# still readable by name there), that come from Redis 7.2 (set-max-listpack-*), or that are
+# keywarden's own (io-uring).
 KEYWARDEN_ONLY = {"key-load-delay", "rdb-key-save-delay", "set-max-listpack-entries",
-                  "set-max-listpack-value", "loading-process-events-interval-bytes"}
+                  "set-max-listpack-value", "loading-process-events-interval-bytes", "io-uring"}
 # Values that legitimately differ between two servers started by the tests.
 RUNTIME_VALUES = {"port", "dir", "pidfile", "logfile", "enable-debug-command", "save",
                   "appendonly", "bind", "unixsocket", "io-threads", "maxmemory",
