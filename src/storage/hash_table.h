@@ -12,6 +12,8 @@
 //   - bucket counts are powers of two (a bucket index is `hash & mask`), at least kMinBuckets
 //     once the table holds anything;
 //   - keys are unique: insert() requires that the key is absent;
+//   - a bucket's array holds at least two nodes (one node is stored in the word itself), at
+//     least a quarter of its capacity, packed at the front;
 //   - while rehashing there are two arrays: every bucket of the old one below
 //     `rehash_index_` is empty, its nodes having moved to the new one, and new nodes always go
 //     to the new one. Lookups probe both. Each operation moves a bucket or so, and the server
@@ -48,13 +50,13 @@ namespace keywarden {
 // ---------------------------------------------------------------------------------------------
 // Default hash: SipHash-1-2 under a 128-bit key chosen at random when the process starts.
 //
-// Keys come from clients, and a chained table degrades to a linked list if someone can choose
-// keys that collide. A fast unkeyed or weakly keyed mix (FNV, Murmur, xxHash, wyhash) is open
-// to that: several of them admit seed-independent multicollisions, so a random seed does not
-// help. SipHash is a keyed pseudo-random function, so without the key an attacker cannot aim at
-// a bucket. The full-strength SipHash-2-4 costs about twice as much on short keys; like Redis
-// we take one compression and two finalization rounds, which keeps the diffusion that flooding
-// resistance needs at a price close to the fast non-cryptographic hashes for keys of a few
+// Keys come from clients, and a hash table degrades to a linear search of one huge bucket if
+// someone can choose keys that collide. A fast unkeyed or weakly keyed mix (FNV, Murmur, xxHash,
+// wyhash) is open to that: several of them admit seed-independent multicollisions, so a random seed
+// does not help. SipHash is a keyed pseudo-random function, so without the key an attacker cannot
+// aim at a bucket. The full-strength SipHash-2-4 costs about twice as much on short keys; like
+// Redis we take one compression and two finalization rounds, which keeps the diffusion that
+// flooding resistance needs at a price close to the fast non-cryptographic hashes for keys of a few
 // dozen bytes (the keyspace's typical case). The round counts are template parameters so the
 // tests can check the implementation against the published SipHash-2-4 vectors.
 // ---------------------------------------------------------------------------------------------
@@ -161,9 +163,9 @@ struct DefaultKeyHash {
 };
 
 // What HashTable needs to know about a node type: its key and the key's hash. Node addresses
-// must be even (the low bit of a bucket word tells a node from an array). Optionally, Traits may also provide
-// `static bool equal(std::string_view, std::string_view)` (say, for case-insensitive keys; its
-// hash must then agree with it); byte equality is used otherwise.
+// must be even (the low bit of a bucket word tells a node from an array). Optionally, Traits
+// may also provide `static bool equal(std::string_view, std::string_view)` (say, for
+// case-insensitive keys; its hash must then agree with it); byte equality is used otherwise.
 template <class Traits, class Node>
 concept HashTableTraits = requires(Node* node, const Node* const_node, std::string_view key) {
   { Traits::key(const_node) } -> std::convertible_to<std::string_view>;

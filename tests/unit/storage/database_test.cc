@@ -150,7 +150,8 @@ TEST(DatabaseTest, ShortAndLongKeysReadBack) {
   RecordingListener listener;
   Database db(0, &listener);
   std::vector<std::string> keys;
-  for (size_t length : {size_t{0}, size_t{1}, size_t{16}, size_t{126}, size_t{127}, size_t{128}, size_t{254}, size_t{255}, size_t{256},
+  for (size_t length : {size_t{0}, size_t{1}, size_t{16}, size_t{126}, size_t{127}, size_t{128},
+                        size_t{254}, size_t{255}, size_t{256},
                         size_t{70000}}) {
     std::string key(length, 'k');
     for (size_t i = 0; i < length; ++i) key[i] = static_cast<char>('a' + (i * 7 + length) % 26);

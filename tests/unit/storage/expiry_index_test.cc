@@ -115,7 +115,8 @@ void check_full(const ExpiryIndex& index, const Model& model,
     // The deadline lives in the entry's prefix: what the index answers is what was last set.
     ASSERT_EQ(index.deadline_of(entry.get()), model.deadline_of(entry.get())) << entry->key();
     ASSERT_LT(entry->expiry_slot(), heap.size()) << entry->key();
-    ASSERT_EQ(heap[entry->expiry_slot()], nullptr) << "two entries claim slot " << entry->expiry_slot();
+    ASSERT_EQ(heap[entry->expiry_slot()], nullptr)
+        << "two entries claim slot " << entry->expiry_slot();
     heap[entry->expiry_slot()] = entry.get();
   }
   for (size_t i = 1; i < heap.size(); ++i) {
