@@ -239,8 +239,8 @@ void bitop_command(CommandContext& ctx) {
   Value result = Value::make_raw({});
   bitops::combine(op, sources, reinterpret_cast<uint8_t*>(result.extend_for_overwrite(longest)));
   if (Entry* entry = ctx.lookup_write(destination)) {
-    db.overwrite(entry, std::move(result), /*keep_ttl=*/false,
-                 ctx.server.settings().lazyfree_lazy_server_del);
+    entry = db.overwrite(entry, std::move(result), /*keep_ttl=*/false,
+                         ctx.server.settings().lazyfree_lazy_server_del);
   } else {
     db.add(destination, std::move(result));
     ctx.created(destination);

@@ -110,7 +110,7 @@ void expire_generic(CommandContext& ctx, int64_t base_ms, bool in_seconds) {
     return ctx.reply.integer(1);
   }
 
-  db.set_expiry(entry, deadline_ms);
+  entry = db.set_expiry(entry, deadline_ms);
   ctx.changed(db, key, kNotifyGeneric, "expire");
   // PEXPIREAT key <absolute ms>, keeping the condition words as Redis rewrites only the name
   // and the time.
@@ -150,7 +150,7 @@ void pexpiretime_command(CommandContext& ctx) { ttl_generic(ctx, true, true); }
 void persist_command(CommandContext& ctx) {
   Entry* entry = ctx.lookup_write(ctx.args[1]);
   if (entry == nullptr || !entry->has_expiry()) return ctx.reply.integer(0);
-  ctx.db().set_expiry(entry, kNoExpiry);
+  entry = ctx.db().set_expiry(entry, kNoExpiry);
   ctx.changed(ctx.args[1], kNotifyGeneric, "persist");
   ctx.reply.integer(1);
 }

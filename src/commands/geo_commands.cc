@@ -512,8 +512,8 @@ void store_points(CommandContext& ctx, std::string_view destination,
       ZSetValue::from_sorted(std::move(elements), ctx.server.settings().zset_limits));
   Entry* entry = ctx.lookup_write(destination);
   if (entry != nullptr) {
-    ctx.db().overwrite(entry, std::move(value), /*keep_ttl=*/false,
-                       ctx.server.settings().lazyfree_lazy_server_del);
+    entry = ctx.db().overwrite(entry, std::move(value), /*keep_ttl=*/false,
+                               ctx.server.settings().lazyfree_lazy_server_del);
   } else {
     ctx.db().add(destination, std::move(value));
     ctx.created(destination);

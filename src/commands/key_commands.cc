@@ -269,8 +269,7 @@ void copy_command(CommandContext& ctx) {
   // fresh access clock.
   Value duplicate = source->value;
   const int64_t deadline = ctx.db().deadline_of(source);
-  Entry* copy = target.add(new_key, std::move(duplicate));
-  if (deadline != kNoExpiry) target.set_expiry(copy, deadline);
+  target.add(new_key, std::move(duplicate), deadline);
   ctx.created(target, new_key);
   ctx.changed(target, new_key, kNotifyGeneric, "copy_to");
   ctx.reply.integer(1);

@@ -201,7 +201,7 @@ bool draw_token(CommandContext& ctx, std::string_view name, int64_t* token) {
   }
   *token = latest + 1;
   if (counter != nullptr) {
-    ctx.db().overwrite(counter, Value::make_int(*token), /*keep_ttl=*/true);
+    counter = ctx.db().overwrite(counter, Value::make_int(*token), /*keep_ttl=*/true);
   } else {
     ctx.db().add(counter_key, Value::make_int(*token));
     ctx.created(counter_key);
@@ -242,7 +242,7 @@ void grant(CommandContext& ctx, Entry* entry, const AcquireRequest& request, int
   const std::string_view token_text(token_digits, int64_to_chars(token, token_digits));
   if (new_token) hash.set(kFencingTokenField, token_text, ctx.server.settings().hash_limits);
   const int64_t deadline_ms = ctx.now_ms + request.lease_ms;
-  db.set_expiry(entry, deadline_ms);
+  entry = db.set_expiry(entry, deadline_ms);
   ctx.changed(request.name, kNotifyHash, "hincrby");
   ctx.also_notify(kNotifyGeneric, "expire", request.name);
   char deadline_digits[kMaxInt64Chars];

@@ -280,8 +280,8 @@ void store_result(CommandContext& ctx, std::string_view target_key, SetValue res
   if (size > 0) {
     Entry* target = ctx.lookup_write(target_key);
     if (target != nullptr) {
-      ctx.db().overwrite(target, make_set(std::move(result)), /*keep_ttl=*/false,
-                         lazy_server_del(ctx));
+      target = ctx.db().overwrite(target, make_set(std::move(result)), /*keep_ttl=*/false,
+                                  lazy_server_del(ctx));
     } else {
       ctx.db().add(target_key, make_set(std::move(result)));
       ctx.created(target_key);

@@ -277,8 +277,8 @@ void sort_generic(CommandContext& ctx, bool read_only) {
     }
     Value stored = Value::make_aggregate(ValueType::kList, std::move(list));
     if (destination != nullptr) {
-      db.overwrite(destination, std::move(stored), false,
-                   ctx.server.settings().lazyfree_lazy_server_del);
+      destination = db.overwrite(destination, std::move(stored), false,
+                                 ctx.server.settings().lazyfree_lazy_server_del);
     } else {
       db.add(options.store, std::move(stored));
       ctx.created(options.store);

@@ -80,8 +80,9 @@ bool check_string_length(CommandContext& ctx, int64_t size, int64_t append) {
 // Replaces a key's value as SET does: with `owned` when given (the bytes kept as they are),
 // else with a copy of `bytes`, in the old value's buffer when it fits.
 // A collection it replaces is freed lazily under lazyfree-lazy-server-del, as Redis's setKey does.
-void overwrite_string(Database& db, Entry* entry, std::string_view bytes, StringBlock owned,
-                      bool keep_ttl, bool lazy) {
+// Returns the entry, which moves when its TTL goes.
+[[nodiscard]] Entry* overwrite_string(Database& db, Entry* entry, std::string_view bytes,
+                                      StringBlock owned, bool keep_ttl, bool lazy) {
   // A hash leaving the entry leaves the field-deadline index first.
   if (entry->value.type() == ValueType::kHash) db.forget_field_expiry(entry);
   if (lazy && entry->value.type() != ValueType::kString) {
@@ -92,7 +93,8 @@ void overwrite_string(Database& db, Entry* entry, std::string_view bytes, String
   } else {
     entry->value.assign_string(bytes);
   }
-  if (!keep_ttl && entry->has_expiry()) db.set_expiry(entry, kNoExpiry);
+  if (!keep_ttl && entry->has_expiry()) entry = db.set_expiry(entry, kNoExpiry);
+  return entry;
 }
 
 // Stores `value` at `key` as SET does: over `entry` (the key's live entry, or nullptr) keeping
@@ -104,17 +106,18 @@ Entry* store_string(CommandContext& ctx, Entry* entry, std::string_view key,
                     StringBlock owned = {}) {
   Database& db = ctx.db();
   if (entry != nullptr) {
-    overwrite_string(db, entry, value, std::move(owned), keep_ttl,
-                     ctx.server.settings().lazyfree_lazy_server_del);
+    // With a new deadline to set, the old one is kept until then: dropping it would move the
+    // entry to the shape without a TTL and straight back.
+    entry = overwrite_string(db, entry, value, std::move(owned), keep_ttl || deadline != kNoExpiry,
+                             ctx.server.settings().lazyfree_lazy_server_del);
+    if (deadline != kNoExpiry) entry = db.set_expiry(entry, deadline);
   } else {
-    entry = db.add(key, owned ? Value::adopt_string(std::move(owned)) : Value::make_string(value));
+    entry = db.add(key, owned ? Value::adopt_string(std::move(owned)) : Value::make_string(value),
+                   deadline);
     ctx.created(key);
   }
   ctx.changed(key, kNotifyString, "set");
-  if (deadline != kNoExpiry) {
-    db.set_expiry(entry, deadline);
-    ctx.also_notify(kNotifyGeneric, "expire", key);
-  }
+  if (deadline != kNoExpiry) ctx.also_notify(kNotifyGeneric, "expire", key);
   return entry;
 }
 
@@ -414,12 +417,12 @@ void getex_command(CommandContext& ctx) {
     // A deadline already reached deletes the key now, as EXPIREAT does.
     delete_and_propagate(ctx, entry, ctx.server.keyspace().lazy_free().settings().lazy_expire);
   } else if (deadline != kNoExpiry) {
-    ctx.db().set_expiry(entry, deadline);
+    entry = ctx.db().set_expiry(entry, deadline);
     ctx.changed(key, kNotifyGeneric, "expire");
     char digits[kMaxInt64Chars];
     ctx.propagate({"PEXPIREAT", key, std::string_view(digits, int64_to_chars(deadline, digits))});
   } else if (options.persist && entry->has_expiry()) {
-    ctx.db().set_expiry(entry, kNoExpiry);
+    entry = ctx.db().set_expiry(entry, kNoExpiry);
     ctx.changed(key, kNotifyGeneric, "persist");
     ctx.propagate({"PERSIST", key});
   }
@@ -662,8 +665,7 @@ void setrange_command(CommandContext& ctx) {
 // Stores a counter's new value: integer-encoded, keeping the key's TTL.
 Entry* store_counter(CommandContext& ctx, Entry* entry, std::string_view key, Value value) {
   if (entry != nullptr) {
-    ctx.db().overwrite(entry, std::move(value), /*keep_ttl=*/true);
-    return entry;
+    return ctx.db().overwrite(entry, std::move(value), /*keep_ttl=*/true);
   }
   Entry* added = ctx.db().add(key, std::move(value));
   ctx.created(key);

@@ -141,8 +141,8 @@ void store_result(CommandContext& ctx, std::string_view destination,
   Value value = Value::make_aggregate(ValueType::kZSet, std::move(result));
   Entry* entry = ctx.lookup_write(destination);
   if (entry != nullptr) {
-    ctx.db().overwrite(entry, std::move(value), /*keep_ttl=*/false,
-                       ctx.server.settings().lazyfree_lazy_server_del);
+    entry = ctx.db().overwrite(entry, std::move(value), /*keep_ttl=*/false,
+                               ctx.server.settings().lazyfree_lazy_server_del);
   } else {
     ctx.db().add(destination, std::move(value));
     ctx.created(destination);

@@ -95,12 +95,11 @@ void restore_command(CommandContext& ctx) {
     }
     return ctx.reply.simple_string("OK");
   }
-  Entry* entry = db.add(key, std::move(value));
+  Entry* entry = db.add(key, std::move(value), ttl != 0 ? ttl : kNoExpiry);
   ctx.created(key);
   std::vector<std::string_view> effect(ctx.args.begin(), ctx.args.end());
   std::string absolute;
   if (ttl != 0) {
-    db.set_expiry(entry, ttl);
     if (!absttl) {
       absolute = format_int64(ttl);
       effect[2] = absolute;

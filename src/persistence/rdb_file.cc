@@ -349,8 +349,7 @@ std::string rdb_load(std::string_view image, Keyspace& keyspace, const CommandSe
                         internal_error("Duplicated key found in RDB file", __LINE__));
         }
         touched[static_cast<size_t>(db_index)] = true;
-        Entry* entry = db.add(key, std::move(value));
-        if (deadline != -1) db.set_expiry(entry, deadline);
+        Entry* entry = db.add(key, std::move(value), deadline == -1 ? kNoExpiry : deadline);
         if (key_freq >= 0) {
           entry->access_clock = (access_clock::lfu_initial(now_ms) & ~uint32_t{0xff}) |
                                 static_cast<uint32_t>(key_freq);

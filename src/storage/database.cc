@@ -59,19 +59,23 @@ uint32_t lfu_accessed(uint32_t stamp, int64_t now_ms, int64_t log_factor, int64_
 
 
 size_t Database::memory_usage(const Entry* entry) const {
-  size_t bytes = memory::allocation_size(Entry::allocation_bytes(entry->key().size()));
+  size_t bytes = memory::allocation_size(entry->allocation_bytes());
   bytes += entry->value.payload_bytes();
-  // One bucket pointer per key at the table's current load.
+  // Its share of the bucket words and of the crowded buckets' arrays at the current load.
   const size_t keys = std::max<size_t>(1, table_.size());
-  bytes += (table_.bucket_count() * sizeof(void*) + keys - 1) / keys;
+  bytes += (table_.bucket_memory() + keys - 1) / keys;
   if (entry->has_expiry()) bytes += expiry_.memory_bytes() / std::max<size_t>(1, expiry_.size());
   return bytes;
 }
 
-Entry* Entry::create(std::string_view key, Value value) {
-  void* memory = ::operator new(allocation_bytes(key.size()));
-  auto* entry = new (memory) Entry(key.size(), std::move(value));
-  char* tail = reinterpret_cast<char*>(entry + 1);
+Entry* Entry::create(std::string_view key, Value value, bool with_expiry) {
+  char* memory = static_cast<char*>(::operator new(allocation_bytes(key.size(), with_expiry)));
+  if (with_expiry) {
+    new (memory) Prefix();
+    memory += sizeof(Prefix);
+  }
+  auto* entry = new (memory) Entry(key.size(), std::move(value), with_expiry);
+  char* tail = memory + kFieldBytes;
   if (key.size() >= kLongKey) {
     const auto size = static_cast<uint32_t>(key.size());
     std::memcpy(tail, &size, sizeof size);
@@ -83,13 +87,22 @@ Entry* Entry::create(std::string_view key, Value value) {
 }
 
 void Entry::destroy(Entry* entry) {
+  const size_t bytes = entry->allocation_bytes();
+  void* memory = entry->has_expiry() ? static_cast<void*>(entry->prefix()) : entry;
   entry->~Entry();
-  ::operator delete(entry);
+  ::operator delete(memory, bytes);
 }
 
-Entry* Entry::rekey(Entry* entry, std::string_view new_key) {
-  assert(!entry->has_expiry());
-  Entry* renamed = create(new_key, std::move(entry->value));
+Entry* Entry::reshape(Entry* entry, bool with_expiry) {
+  Entry* fresh = create(entry->key(), Value(), with_expiry);
+  fresh->value = std::move(entry->value);
+  fresh->access_clock = entry->access_clock;
+  return fresh;
+}
+
+Entry* Entry::rekey(Entry* entry, std::string_view new_key, bool with_expiry) {
+  assert(!entry->has_expiry() || entry->expiry_slot() == kNotInExpiryIndex);
+  Entry* renamed = create(new_key, std::move(entry->value), with_expiry);
   renamed->access_clock = entry->access_clock;
   destroy(entry);
   return renamed;
@@ -162,32 +175,46 @@ void Database::drop_hidden_expired(std::string_view key) {
   if (Entry* hidden = table_.find(key)) expire_now(hidden);
 }
 
-Entry* Database::add(std::string_view key, Value value) {
+Entry* Database::add(std::string_view key, Value value, int64_t deadline_ms) {
   if (expiry_held_) drop_hidden_expired(key);
-  Entry* entry = Entry::create(key, std::move(value));
+  Entry* entry = Entry::create(key, std::move(value), deadline_ms != kNoExpiry);
   if (new_entry_access_clock_ != nullptr) entry->access_clock = *new_entry_access_clock_;
   table_.insert(entry);
+  if (deadline_ms != kNoExpiry) expiry_.set(entry, deadline_ms);
   // A hash restored, loaded or copied with field deadlines.
   refresh_field_expiry(entry);
   return entry;
 }
 
-void Database::overwrite(Entry* entry, Value value, bool keep_ttl, bool lazy) {
+Entry* Database::overwrite(Entry* entry, Value value, bool keep_ttl, bool lazy) {
   // The old value leaves the entry before it is released, so that it is unreachable from the
   // keyspace by the time another thread may free it.
   field_expiry_.remove(entry);
   Value old = std::exchange(entry->value, std::move(value));
   release_value(std::move(old), lazy);
-  if (!keep_ttl) set_expiry(entry, kNoExpiry);
+  if (!keep_ttl) entry = set_expiry(entry, kNoExpiry);
   refresh_field_expiry(entry);
+  return entry;
 }
 
-void Database::set_expiry(Entry* entry, int64_t deadline_ms) {
+Entry* Database::reshape(Entry* entry, bool with_expiry) {
+  Entry* fresh = Entry::reshape(entry, with_expiry);
+  table_.replace(entry, fresh);
+  // A hash's slot in the field index lives in the hash, which moved with the value.
+  field_expiry_.replace(entry, fresh);
+  Entry::destroy(entry);
+  return fresh;
+}
+
+Entry* Database::set_expiry(Entry* entry, int64_t deadline_ms) {
   if (deadline_ms == kNoExpiry) {
+    if (!entry->has_expiry()) return entry;
     expiry_.remove(entry);
-  } else {
-    expiry_.set(entry, deadline_ms);
+    return reshape(entry, false);
   }
+  if (!entry->has_expiry()) entry = reshape(entry, true);
+  expiry_.set(entry, deadline_ms);
+  return entry;
 }
 
 bool Database::remove(std::string_view key) {
@@ -237,7 +264,7 @@ Entry* Database::move_entry(Entry* entry, Database& target, std::string_view new
   expiry_.remove(entry);
   field_expiry_.remove(entry);
   table_.remove(entry);
-  Entry* moved = Entry::rekey(entry, new_key);
+  Entry* moved = Entry::rekey(entry, new_key, deadline_ms != kNoExpiry);
   target.table_.insert(moved);
   if (deadline_ms != kNoExpiry) target.expiry_.set(moved, deadline_ms);
   target.refresh_field_expiry(moved);

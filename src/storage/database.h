@@ -57,7 +57,6 @@ class KeyspaceListener {
 
 struct EntryTraits : DefaultKeyHash {
   static std::string_view key(const Entry* entry) { return entry->key(); }
-  static Entry*& next(Entry* entry) { return entry->next; }
 };
 
 using EntryTable = HashTable<Entry, EntryTraits>;
@@ -117,14 +116,17 @@ class Database {
   void prefetch_bucket(uint64_t hash) const { table_.prefetch_bucket(hash); }
   void prefetch_entry(uint64_t hash) const { table_.prefetch_node(hash); }
 
-  // Adds a key that must not exist. The new entry has no deadline; its access clock is the
-  // current new-entry stamp.
-  Entry* add(std::string_view key, Value value);
+  // Adds a key that must not exist, with a deadline or none (kNoExpiry); its access clock is
+  // the current new-entry stamp.
+  Entry* add(std::string_view key, Value value, int64_t deadline_ms = kNoExpiry);
   // Replaces the value of an existing entry, keeping or dropping its deadline. `lazy`: the old
-  // value may be freed off the command thread (lazyfree-lazy-server-del).
-  void overwrite(Entry* entry, Value value, bool keep_ttl, bool lazy = false);
-  // kNoExpiry removes the deadline.
-  void set_expiry(Entry* entry, int64_t deadline_ms);
+  // value may be freed off the command thread (lazyfree-lazy-server-del). Returns the entry,
+  // which has moved when a deadline was dropped (see set_expiry).
+  [[nodiscard]] Entry* overwrite(Entry* entry, Value value, bool keep_ttl, bool lazy = false);
+  // Sets the deadline (kNoExpiry removes it) and returns the entry. A key that gains its first
+  // deadline or loses it moves to a new allocation (the volatile prefix, entry.h): `entry` is
+  // then freed, and only the returned pointer may be used.
+  [[nodiscard]] Entry* set_expiry(Entry* entry, int64_t deadline_ms);
   // Re-reads the earliest field deadline of the hash `entry` holds and files it in the field
   // index (or takes it out when no field has one). Call after changing a hash's fields.
   void refresh_field_expiry(Entry* entry);
@@ -186,9 +188,11 @@ class Database {
   EntryTable& table() { return table_; }
 
   // The entry's absolute deadline in Unix milliseconds, kNoExpiry when it has none.
-  int64_t deadline_of(const Entry* entry) const { return expiry_.deadline_of(entry); }
-  bool is_expired(const Entry* entry, int64_t now_ms) const {
-    return entry->has_expiry() && now_ms > expiry_.deadline_of(entry);
+  static int64_t deadline_of(const Entry* entry) {
+    return entry->has_expiry() ? entry->deadline() : kNoExpiry;
+  }
+  static bool is_expired(const Entry* entry, int64_t now_ms) {
+    return entry->has_expiry() && now_ms > entry->deadline();
   }
 
  private:
@@ -200,6 +204,9 @@ class Database {
   void expire_now(Entry* entry);
   // Before `key` is added while expiry is held: deletes a hidden expired entry of that name.
   void drop_hidden_expired(std::string_view key);
+  // Moves `entry` to a new allocation with or without the volatile prefix, relinking the table
+  // and the field index (not the key expiry index); returns the new entry.
+  Entry* reshape(Entry* entry, bool with_expiry);
 
   EntryTable table_;
   ExpiryIndex expiry_;

@@ -1,12 +1,19 @@
-// HashTable: the keyspace's main index, an intrusive chained hash table that resizes
-// incrementally.
+// HashTable: the keyspace's main index, a hash table of `Node*` that resizes incrementally.
 //
 // The table stores `Node*` and never allocates, copies or frees a node: the caller owns the
-// nodes, and the chain link lives inside each node (reached through `Traits::next`). The only
-// memory the table allocates is its bucket arrays, on resize. Invariants:
+// nodes, which carry no link of the table's (no chain pointer: a key pays only for its share of
+// the bucket array and of the small arrays of crowded buckets). A bucket is one word: empty, a
+// `Node*` (low bit clear), or a tagged pointer to a small array of `Node*` when two or more
+// keys share the bucket. The array's capacity is a power of two (2 slots = 16 bytes, 4 = 32,
+// 8 = 64: the allocator's own size classes) held in the tag bits of the word, and its nodes
+// are packed at the front, null after the last. Nodes never move between buckets except by
+// rehashing, so a bucket is still the unit SCAN and the incremental rehash work in.
+// Invariants:
 //   - bucket counts are powers of two (a bucket index is `hash & mask`), at least kMinBuckets
 //     once the table holds anything;
 //   - keys are unique: insert() requires that the key is absent;
+//   - a bucket's array holds at least two nodes (one node is stored in the word itself), at
+//     least a quarter of its capacity, packed at the front;
 //   - while rehashing there are two arrays: every bucket of the old one below
 //     `rehash_index_` is empty, its nodes having moved to the new one, and new nodes always go
 //     to the new one. Lookups probe both. Each operation moves a bucket or so, and the server
@@ -43,13 +50,13 @@ namespace keywarden {
 // ---------------------------------------------------------------------------------------------
 // Default hash: SipHash-1-2 under a 128-bit key chosen at random when the process starts.
 //
-// Keys come from clients, and a chained table degrades to a linked list if someone can choose
-// keys that collide. A fast unkeyed or weakly keyed mix (FNV, Murmur, xxHash, wyhash) is open
-// to that: several of them admit seed-independent multicollisions, so a random seed does not
-// help. SipHash is a keyed pseudo-random function, so without the key an attacker cannot aim at
-// a bucket. The full-strength SipHash-2-4 costs about twice as much on short keys; like Redis
-// we take one compression and two finalization rounds, which keeps the diffusion that flooding
-// resistance needs at a price close to the fast non-cryptographic hashes for keys of a few
+// Keys come from clients, and a hash table degrades to a linear search of one huge bucket if
+// someone can choose keys that collide. A fast unkeyed or weakly keyed mix (FNV, Murmur, xxHash,
+// wyhash) is open to that: several of them admit seed-independent multicollisions, so a random seed
+// does not help. SipHash is a keyed pseudo-random function, so without the key an attacker cannot
+// aim at a bucket. The full-strength SipHash-2-4 costs about twice as much on short keys; like
+// Redis we take one compression and two finalization rounds, which keeps the diffusion that
+// flooding resistance needs at a price close to the fast non-cryptographic hashes for keys of a few
 // dozen bytes (the keyspace's typical case). The round counts are template parameters so the
 // tests can check the implementation against the published SipHash-2-4 vectors.
 // ---------------------------------------------------------------------------------------------
@@ -155,13 +162,13 @@ struct DefaultKeyHash {
   static uint64_t hash(std::string_view key) { return hash_bytes(key); }
 };
 
-// What HashTable needs to know about a node type. Optionally, Traits may also provide
-// `static bool equal(std::string_view, std::string_view)` (say, for case-insensitive keys; its
-// hash must then agree with it); byte equality is used otherwise.
+// What HashTable needs to know about a node type: its key and the key's hash. Node addresses
+// must be even (the low bit of a bucket word tells a node from an array). Optionally, Traits
+// may also provide `static bool equal(std::string_view, std::string_view)` (say, for
+// case-insensitive keys; its hash must then agree with it); byte equality is used otherwise.
 template <class Traits, class Node>
 concept HashTableTraits = requires(Node* node, const Node* const_node, std::string_view key) {
   { Traits::key(const_node) } -> std::convertible_to<std::string_view>;
-  { Traits::next(node) } -> std::same_as<Node*&>;
   { Traits::hash(key) } -> std::convertible_to<uint64_t>;
 };
 
@@ -180,7 +187,7 @@ class HashTable {
   // thresholds keeps a table near a boundary from resizing back and forth.
   static constexpr size_t kShrinkFillPercent = 10;
   // While resizing is disallowed (a fork child shares our pages, and every node moved by a
-  // rehash would be a copied page) chains may grow, but not without bound.
+  // rehash would be a copied page) buckets may grow, but not without bound.
   static constexpr size_t kForcedGrowLoad = 5;
   // A rehash step moves whole buckets; to keep a step's cost bounded in a sparse table it also
   // gives up after visiting this many empty buckets per bucket it was asked to move.
@@ -207,18 +214,21 @@ class HashTable {
   bool empty() const { return size() == 0; }
   // Buckets of both arrays while rehashing.
   size_t bucket_count() const { return tables_[0].bucket_count() + tables_[1].bucket_count(); }
-  // The chain length of every bucket of array `which` (0: the main one, 1: the one a rehash
+  // The number of nodes in every bucket of array `which` (0: the main one, 1: the one a rehash
   // moves into; empty when it has none), for DEBUG HTSTATS.
   std::vector<uint32_t> chain_lengths(int which) const {
     const Table& table = tables_[which];
     std::vector<uint32_t> lengths(table.bucket_count(), 0);
     for (size_t i = 0; i < lengths.size(); ++i) {
-      for (Node* node = table.slots[i]; node != nullptr; node = Traits::next(node)) ++lengths[i];
+      lengths[i] = static_cast<uint32_t>(bucket_size(table.slots[i]));
     }
     return lengths;
   }
-  // Bytes held by the bucket arrays: the table's whole overhead beyond the nodes themselves.
-  size_t bucket_memory() const { return bucket_count() * sizeof(Node*); }
+  // Bytes held by the table: the bucket arrays and the small arrays of crowded buckets, its
+  // whole overhead beyond the nodes themselves.
+  size_t bucket_memory() const {
+    return bucket_count() * sizeof(Word) + tables_[0].array_bytes + tables_[1].array_bytes;
+  }
   bool rehashing() const { return rehash_index_ != kNotRehashing; }
 
   static uint64_t hash_of(std::string_view key) { return Traits::hash(key); }
@@ -229,7 +239,7 @@ class HashTable {
     if (empty()) return nullptr;
     rehash_step();
     const Location where = locate_key(key, hash);
-    return where ? *where.link : nullptr;
+    return where ? where.node() : nullptr;
   }
 
   // The key of `node` must be absent.
@@ -248,7 +258,7 @@ class HashTable {
   std::pair<Node*, bool> find_or_insert(std::string_view key, Make&& make) {
     const uint64_t hash = hash_of(key);
     rehash_step();
-    if (const Location where = locate_key(key, hash)) return {*where.link, false};
+    if (const Location where = locate_key(key, hash)) return {where.node(), false};
     Node* node = std::forward<Make>(make)();
     assert(keys_equal(Traits::key(node), key));
     grow_if_needed();
@@ -268,10 +278,21 @@ class HashTable {
   bool remove(Node* node) {
     if (empty()) return false;
     rehash_step();
-    const Location where =
-        locate(hash_of(Traits::key(node)), [node](const Node* other) { return other == node; });
+    const Location where = locate_node(node);
     if (!where) return false;
     unlink(where);
+    return true;
+  }
+
+  // Puts `replacement`, whose key must equal the key of `node`, where `node` is (the caller
+  // moved the node to a new allocation). No rehash step, no resize: safe during scan(). False
+  // if `node` is not in the table.
+  bool replace(Node* node, Node* replacement) {
+    assert(keys_equal(Traits::key(node), Traits::key(replacement)));
+    assert((reinterpret_cast<Word>(replacement) & kArrayBit) == 0);
+    const Location where = locate_node(node);
+    if (!where) return false;
+    where.set(replacement);
     return true;
   }
 
@@ -281,11 +302,7 @@ class HashTable {
   void clear(FreeNode&& free_node) {
     for (Table& table : tables_) {
       for (size_t i = 0; i < table.bucket_count(); ++i) {
-        for (Node* node = table.slots[i]; node != nullptr;) {
-          Node* next = Traits::next(node);
-          free_node(node);
-          node = next;
-        }
+        for_each_in_bucket(table.slots[i], [&](Node* node) { free_node(node); });
       }
     }
     release_arrays();
@@ -314,7 +331,7 @@ class HashTable {
 
   // While a fork child shares our pages, every bucket array written and every node moved by a
   // rehash is a page copied. Disallowing resizes therefore stops new ones from starting and puts
-  // a rehash under way on hold, with two exceptions that keep chains bounded: a table loaded
+  // a rehash under way on hold, with two exceptions that keep buckets small: a table loaded
   // past kForcedGrowLoad still grows, and a held rehash resumes once the new array is itself
   // loaded that far (it has to finish before the table can grow again). Lookups are unaffected.
   // Re-allowing does not resize by itself: the cron calls resize_if_needed().
@@ -337,25 +354,27 @@ class HashTable {
   // carried across any number of resizes misses nothing. While rehashing, a node is in the
   // smaller array or in one of its bucket's expansions in the bigger one, so a step visits both.
   //
-  // Rehashing and resizing are paused during the call, so `visit` may look keys up, insert, or
-  // remove the node it was handed (active expiry does); it must not remove other nodes.
+  // Rehashing and resizing are paused during the call, so `visit` may look keys up, insert,
+  // replace() the node it was handed, or remove it (active expiry does); it must not remove
+  // other nodes. Each bucket's nodes are copied out before the first is visited, since removal
+  // and insertion reorder a bucket's array.
   template <class Visit>
   uint64_t scan(uint64_t cursor, Visit&& visit) {
     if (empty()) return 0;
     PauseGuard pause(*this);
     if (!rehashing()) {
       const Table& table = tables_[0];
-      visit_chain(table.slots[cursor & table.mask], visit);
+      visit_bucket(table.slots[cursor & table.mask], visit);
       return next_cursor(cursor, table.mask);
     }
     const Table* small = &tables_[0];
     const Table* big = &tables_[1];
     if (small->mask > big->mask) std::swap(small, big);
-    visit_chain(small->slots[cursor & small->mask], visit);
+    visit_bucket(small->slots[cursor & small->mask], visit);
     // Then every expansion of that bucket in the bigger array: the cursors that agree with it on
     // the small mask's bits, which reverse-binary counting over the big mask visits in a row.
     do {
-      visit_chain(big->slots[cursor & big->mask], visit);
+      visit_bucket(big->slots[cursor & big->mask], visit);
       cursor = next_cursor(cursor, big->mask);
     } while ((cursor & (small->mask ^ big->mask)) != 0);
     return cursor;
@@ -363,12 +382,12 @@ class HashTable {
 
   // A random node, every node equally likely, or nullptr if empty. Draws a (bucket, position)
   // pair uniformly among the live buckets and the positions [0, cap), cap being at least the
-  // longest chain's length, and starts over when the bucket holds no node at that position.
+  // largest bucket's size, and starts over when the bucket holds no node at that position.
   // Each node is one such pair, so each has the same chance; picking a random bucket and then a
-  // random node of its chain instead favours nodes in short chains (a node alone in its bucket
-  // would come up twice as often as one of a pair). The cost is the expected number of draws,
-  // buckets * cap / nodes: with SipHash the longest chain at load 0.5-1 is a handful of nodes,
-  // so a draw probes some 5-20 buckets, walking at most `position` nodes of each.
+  // random node of it instead favours nodes in small buckets (a node alone in its bucket would
+  // come up twice as often as one of a pair). The cost is the expected number of draws,
+  // buckets * cap / nodes: with SipHash the largest bucket at load 0.5-1 holds a handful of
+  // nodes, so a draw probes some 5-20 buckets.
   template <HashTableRandomSource Rng>
   Node* random_node(Rng& rng) {
     if (empty()) return nullptr;
@@ -380,12 +399,10 @@ class HashTable {
     const size_t cap = std::max<size_t>(1, std::max(first.max_chain, second.max_chain));
     for (;;) {
       const size_t pick = start + bounded(rng(), live_buckets);
-      Node* node = pick < first.bucket_count() ? first.slots[pick]
-                                               : second.slots[pick - first.bucket_count()];
-      for (size_t position = bounded(rng(), cap); node != nullptr && position > 0; --position) {
-        node = Traits::next(node);
-      }
-      if (node != nullptr) return node;
+      const Word word = pick < first.bucket_count() ? first.slots[pick]
+                                                    : second.slots[pick - first.bucket_count()];
+      const size_t position = bounded(rng(), cap);
+      if (position < bucket_size(word)) return bucket_node(word, position);
     }
   }
 
@@ -426,8 +443,8 @@ class HashTable {
           }
         }
         if (index > table.mask) continue;
-        Node* node = table.slots[index];
-        if (node == nullptr) {
+        const Word word = table.slots[index];
+        if (word == 0) {
           ++empty_run;
           if (empty_run >= 5 && empty_run > wanted) {
             index = rng() & max_mask;
@@ -436,7 +453,8 @@ class HashTable {
           continue;
         }
         empty_run = 0;
-        for (; node != nullptr && stored < wanted; node = Traits::next(node)) out[stored++] = node;
+        const size_t count = bucket_size(word);
+        for (size_t i = 0; i < count && stored < wanted; ++i) out[stored++] = bucket_node(word, i);
       }
       index = (index + 1) & max_mask;
     }
@@ -444,10 +462,10 @@ class HashTable {
   }
 
   // Cache hints for a batch of lookups (a pipelined batch of commands): prefetch_bucket()
-  // brings the bucket slot of `hash` towards the cache, prefetch_node() the first node of that
-  // bucket once the slot is there. Issuing both stages over a whole batch before the lookups
-  // overlaps their memory latencies instead of paying them one after another. Hints only:
-  // they never change the table and are harmless when stale.
+  // brings the bucket word of `hash` towards the cache, prefetch_node() what that word points
+  // at (the node, or the bucket's array) once the word is there. Issuing both stages over a
+  // whole batch before the lookups overlaps their memory latencies instead of paying them one
+  // after another. Hints only: they never change the table and are harmless when stale.
   void prefetch_bucket(uint64_t hash) const {
     prefetch_slot(tables_[0], hash);
     if (rehashing()) prefetch_slot(tables_[1], hash);
@@ -466,7 +484,10 @@ class HashTable {
     [[maybe_unused]] const uint64_t before = fingerprint();
     for (const Table& table : tables_) {
       for (size_t i = 0; i < table.bucket_count(); ++i) {
-        for (Node* node = table.slots[i]; node != nullptr; node = Traits::next(node)) {
+        const Word word = table.slots[i];
+        const size_t count = bucket_size(word);
+        for (size_t position = 0; position < count; ++position) {
+          Node* node = bucket_node(word, position);
           if constexpr (std::is_convertible_v<std::invoke_result_t<Visit&, Node*>, bool>) {
             if (!visit(node)) return false;
           } else {
@@ -482,22 +503,149 @@ class HashTable {
  private:
   static constexpr size_t kNotRehashing = std::numeric_limits<size_t>::max();
 
+  // --- Buckets ---------------------------------------------------------------------------------
+  // A bucket word is 0 (empty), a Node* (low bit clear) or an array pointer ORed with a tag:
+  // bit 0 set, bits 1-3 the capacity's code. Codes 0-6 mean 2 << code slots (16 to 1024 bytes,
+  // each a size class of the allocator, so nothing is lost to rounding); code 7 means a bigger
+  // array, whose first word holds its capacity (only a table that cannot resize, or a flooded
+  // bucket, gets there). Arrays are 16-byte aligned, which leaves the four low bits free.
+  using Word = uintptr_t;
+  static constexpr Word kArrayBit = 1;
+  static constexpr Word kTagMask = 15;
+  static constexpr unsigned kBigCode = 7;
+  static constexpr size_t kMaxTaggedCapacity = size_t{2} << (kBigCode - 1);
+  static constexpr std::align_val_t kArrayAlignment{16};
+
   struct Table {
-    Node** slots = nullptr;
+    Word* slots = nullptr;
     uint64_t mask = 0;  // bucket_count() - 1, when slots is not null
     size_t used = 0;
-    // No chain of this array is longer (an upper bound: removals do not lower it, the next
-    // resize does), for random_node().
+    // No bucket of this array holds more nodes (an upper bound: removals do not lower it, the
+    // next resize does), for random_node().
     size_t max_chain = 0;
+    size_t array_bytes = 0;  // held by the small arrays of this array's crowded buckets
     size_t bucket_count() const { return slots == nullptr ? 0 : mask + 1; }
   };
 
-  // Raises table.max_chain to the length of the chain starting at `head` (just linked to, so
-  // its nodes are in cache; chains are a node or two long on average).
-  static void note_chain(Table& table, Node* head) {
-    size_t length = 0;
-    for (Node* node = head; node != nullptr; node = Traits::next(node)) ++length;
-    table.max_chain = std::max(table.max_chain, length);
+  struct Array {
+    Node** nodes;
+    size_t capacity;
+  };
+
+  static bool is_array(Word word) { return (word & kArrayBit) != 0; }
+  static Array array_of(Word word) {
+    Word* base = reinterpret_cast<Word*>(word & ~kTagMask);
+    const unsigned code = static_cast<unsigned>(word >> 1) & 7;
+    if (code != kBigCode) return {reinterpret_cast<Node**>(base), size_t{2} << code};
+    return {reinterpret_cast<Node**>(base + 1), static_cast<size_t>(base[0])};
+  }
+  static size_t array_bytes(size_t capacity) {
+    return (capacity <= kMaxTaggedCapacity ? capacity : capacity + 1) * sizeof(Word);
+  }
+  // The nodes of an array are packed at the front: its size is the index of the first null.
+  static size_t array_size(Array array) {
+    size_t count = 0;
+    while (count < array.capacity && array.nodes[count] != nullptr) ++count;
+    return count;
+  }
+  static size_t bucket_size(Word word) {
+    if (word == 0) return 0;
+    return is_array(word) ? array_size(array_of(word)) : 1;
+  }
+  // The node at `position` (< bucket_size(word)).
+  static Node* bucket_node(Word word, size_t position) {
+    return is_array(word) ? array_of(word).nodes[position] : reinterpret_cast<Node*>(word);
+  }
+  template <class Fn>
+  static void for_each_in_bucket(Word word, Fn&& fn) {
+    if (word == 0) return;
+    if (!is_array(word)) {
+      fn(reinterpret_cast<Node*>(word));
+      return;
+    }
+    const Array array = array_of(word);
+    for (size_t i = 0; i < array.capacity && array.nodes[i] != nullptr; ++i) fn(array.nodes[i]);
+  }
+
+  // A new array of `capacity` (a power of two, at least 2) null slots holding `count` nodes
+  // from `nodes`; its tagged word. Throws std::bad_alloc like the node allocations around it.
+  static Word make_array(size_t capacity, Node* const* nodes, size_t count, Table& table) {
+    assert(std::has_single_bit(capacity) && capacity >= 2 && count <= capacity);
+    const size_t bytes = array_bytes(capacity);
+    auto* base = static_cast<Word*>(::operator new(bytes, kArrayAlignment));
+    std::memset(base, 0, bytes);
+    Word word = reinterpret_cast<Word>(base);
+    Node** slots = reinterpret_cast<Node**>(base);
+    if (capacity <= kMaxTaggedCapacity) {
+      word |= (static_cast<Word>(std::countr_zero(capacity) - 1) << 1) | kArrayBit;
+    } else {
+      base[0] = capacity;
+      slots += 1;
+      word |= (Word{kBigCode} << 1) | kArrayBit;
+    }
+    std::copy(nodes, nodes + count, slots);
+    table.array_bytes += bytes;
+    return word;
+  }
+  static void free_array(Word word, Table& table) {
+    const Array array = array_of(word);
+    const size_t bytes = array_bytes(array.capacity);
+    table.array_bytes -= bytes;
+    ::operator delete(reinterpret_cast<void*>(word & ~kTagMask), bytes, kArrayAlignment);
+  }
+
+  // Adds `node` to the bucket `word` of `table`; returns the bucket's new size.
+  static size_t bucket_push(Word& word, Node* node, Table& table) {
+    assert((reinterpret_cast<Word>(node) & kArrayBit) == 0);
+    if (word == 0) {
+      word = reinterpret_cast<Word>(node);
+      return 1;
+    }
+    if (!is_array(word)) {
+      Node* const pair[2] = {reinterpret_cast<Node*>(word), node};
+      word = make_array(2, pair, 2, table);
+      return 2;
+    }
+    const Array array = array_of(word);
+    const size_t count = array_size(array);
+    if (count < array.capacity) {
+      array.nodes[count] = node;
+      return count + 1;
+    }
+    const Word grown = make_array(2 * array.capacity, array.nodes, count, table);
+    array_of(grown).nodes[count] = node;
+    free_array(word, table);
+    word = grown;
+    return count + 1;
+  }
+
+  // Takes the node at `position` out of the bucket `word`: the last node fills the hole, an
+  // array left with one node becomes that node, and one left a quarter full halves or more.
+  static void bucket_erase(Word& word, size_t position, Table& table) {
+    if (!is_array(word)) {
+      assert(position == 0);
+      word = 0;
+      return;
+    }
+    const Array array = array_of(word);
+    const size_t last = array_size(array) - 1;
+    array.nodes[position] = array.nodes[last];
+    array.nodes[last] = nullptr;
+    if (last == 1) {
+      Node* alone = array.nodes[0];
+      free_array(word, table);
+      word = reinterpret_cast<Word>(alone);
+    } else if (last <= array.capacity / 4) {
+      // The array is freed only after the new one is made: without memory, it simply stays.
+      Word smaller;
+      try {
+        smaller = make_array(std::bit_ceil(last), array.nodes, last, table);
+      } catch (const std::bad_alloc&) {
+        return;
+      }
+      free_array(word, table);
+      word = smaller;
+    }
   }
 
   static void prefetch_slot(const Table& table, uint64_t hash) {
@@ -505,10 +653,14 @@ class HashTable {
   }
   static void prefetch_head(const Table& table, uint64_t hash) {
     if (table.slots == nullptr) return;
-    if (const Node* node = table.slots[hash & table.mask]; node != nullptr) {
-      prefetch_read(node);
-      prefetch_read(reinterpret_cast<const char*>(node) + 64);
+    const Word word = table.slots[hash & table.mask];
+    if (word == 0) return;
+    if (is_array(word)) {
+      prefetch_read(reinterpret_cast<const void*>(word & ~kTagMask));
+      return;
     }
+    prefetch_read(reinterpret_cast<const void*>(word));
+    prefetch_read(reinterpret_cast<const char*>(word) + 64);
   }
 
   class PauseGuard {
@@ -552,28 +704,43 @@ class HashTable {
     return reverse_bits(reverse_bits(cursor) + 1);
   }
 
+  // Visits a copy of the bucket's nodes: `visit` may remove the node it is given or insert
+  // others, which reorders or reallocates the bucket's array.
   template <class Visit>
-  static void visit_chain(Node* node, Visit& visit) {
-    while (node != nullptr) {
-      Node* next = Traits::next(node);  // read first: visit may unlink the node
-      visit(node);
-      node = next;
+  static void visit_bucket(Word word, Visit& visit) {
+    if (word == 0) return;
+    if (!is_array(word)) {
+      visit(reinterpret_cast<Node*>(word));
+      return;
     }
+    const Array array = array_of(word);
+    const size_t count = array_size(array);
+    Node* local[16];
+    std::vector<Node*> spill;
+    Node** copy = local;
+    if (count > std::size(local)) {
+      spill.assign(array.nodes, array.nodes + count);
+      copy = spill.data();
+    } else {
+      std::copy(array.nodes, array.nodes + count, local);
+    }
+    for (size_t i = 0; i < count; ++i) visit(copy[i]);
   }
 
   // Large arrays are mapped straight from the kernel as untouched zero pages (a growing table
   // does not stall to clear megabytes it fills gradually anyway) and unmapped when the resize
   // that replaced them ends; see memory::allocate_block().
-  static Node** allocate_slots(size_t buckets) {
-    return static_cast<Node**>(memory::allocate_block(buckets * sizeof(Node*)));
+  static Word* allocate_slots(size_t buckets) {
+    return static_cast<Word*>(memory::allocate_block(buckets * sizeof(Word)));
   }
+  // Frees the bucket array only (its buckets must hold no arrays any more).
   static void free_slots(const Table& table) {
-    memory::free_block(table.slots, table.bucket_count() * sizeof(Node*));
+    memory::free_block(table.slots, table.bucket_count() * sizeof(Word));
   }
 
-  // The head of the bucket `hash` falls into in array `t`, or nullptr if that array is absent
-  // or the bucket has already been rehashed away.
-  Node** bucket_head(int t, uint64_t hash) {
+  // The bucket `hash` falls into in array `t`, or nullptr if that array is absent or the
+  // bucket has already been rehashed away.
+  Word* bucket_of(int t, uint64_t hash) {
     Table& table = tables_[t];
     if (table.slots == nullptr) return nullptr;
     const uint64_t index = hash & table.mask;
@@ -581,21 +748,36 @@ class HashTable {
     return &table.slots[index];
   }
 
-  // Where a node sits: the link pointing at it (a bucket slot or its predecessor's next) and
-  // which array holds it, so that removal can keep that array's count.
+  // Where a node sits: its bucket, its position in the bucket, and which array holds it, so
+  // that removal can keep that array's count.
   struct Location {
-    Node** link = nullptr;
+    Word* bucket = nullptr;
+    size_t position = 0;
     int table = 0;
-    explicit operator bool() const { return link != nullptr; }
+    explicit operator bool() const { return bucket != nullptr; }
+    Node* node() const { return bucket_node(*bucket, position); }
+    void set(Node* node) const {
+      if (is_array(*bucket)) {
+        array_of(*bucket).nodes[position] = node;
+      } else {
+        *bucket = reinterpret_cast<Word>(node);
+      }
+    }
   };
 
   template <class Matches>
   Location locate(uint64_t hash, Matches&& matches) {
     for (int t = 0; t < 2; ++t) {
-      Node** link = bucket_head(t, hash);
-      if (link == nullptr) continue;
-      for (; *link != nullptr; link = &Traits::next(*link)) {
-        if (matches(*link)) return {link, t};
+      Word* bucket = bucket_of(t, hash);
+      if (bucket == nullptr || *bucket == 0) continue;
+      const Word word = *bucket;
+      if (!is_array(word)) {
+        if (matches(reinterpret_cast<Node*>(word))) return {bucket, 0, t};
+        continue;
+      }
+      const Array array = array_of(word);
+      for (size_t i = 0; i < array.capacity && array.nodes[i] != nullptr; ++i) {
+        if (matches(array.nodes[i])) return {bucket, i, t};
       }
     }
     return {};
@@ -604,21 +786,22 @@ class HashTable {
   Location locate_key(std::string_view key, uint64_t hash) {
     return locate(hash, [key](const Node* node) { return keys_equal(Traits::key(node), key); });
   }
+  Location locate_node(const Node* node) {
+    return locate(hash_of(Traits::key(node)), [node](const Node* other) { return other == node; });
+  }
 
   void link_node(Node* node, uint64_t hash) {
     Table& table = tables_[rehashing() ? 1 : 0];
-    Node*& head = table.slots[hash & table.mask];
-    Traits::next(node) = head;
-    head = node;
+    const size_t count = bucket_push(table.slots[hash & table.mask], node, table);
     ++table.used;
-    note_chain(table, node);
+    table.max_chain = std::max(table.max_chain, count);
   }
 
   Node* unlink(Location where) {
-    Node* node = *where.link;
-    *where.link = Traits::next(node);
-    Traits::next(node) = nullptr;
-    --tables_[where.table].used;
+    Node* node = where.node();
+    Table& table = tables_[where.table];
+    bucket_erase(*where.bucket, where.position, table);
+    --table.used;
     maybe_shrink();
     return node;
   }
@@ -651,23 +834,17 @@ class HashTable {
                                    : buckets * kEmptyVisitsPerBucket;
     while (buckets > 0 && from.used > 0) {
       // Cannot run off the end: from.used > 0 means a non-empty bucket at or past the index.
-      while (from.slots[rehash_index_] == nullptr) {
+      while (from.slots[rehash_index_] == 0) {
         ++rehash_index_;
         if (--empty_visits_left == 0) return true;
       }
-      Node* node = from.slots[rehash_index_];
-      from.slots[rehash_index_] = nullptr;
-      while (node != nullptr) {
-        Node* next = Traits::next(node);
-        const uint64_t index =
-            shrinking ? (rehash_index_ & to.mask) : (hash_of(Traits::key(node)) & to.mask);
-        Traits::next(node) = to.slots[index];
-        to.slots[index] = node;
-        note_chain(to, node);
-        --from.used;
-        ++to.used;
-        node = next;
-      }
+      const Word word = from.slots[rehash_index_];
+      move_bucket(word, shrinking ? (rehash_index_ & to.mask) : kNotRehashing);
+      const size_t moved = bucket_size(word);
+      if (is_array(word)) free_array(word, from);
+      from.slots[rehash_index_] = 0;
+      from.used -= moved;
+      to.used += moved;
       ++rehash_index_;
       --buckets;
     }
@@ -679,16 +856,50 @@ class HashTable {
     return false;
   }
 
+  // Adds the nodes of bucket `word` of tables_[0] to tables_[1], into bucket `fold` when
+  // shrinking, by their hashes when growing (`fold` is kNotRehashing then). Leaves the source
+  // bucket as it is. If memory runs out midway (a destination array cannot grow) the nodes
+  // already added are taken out again before the exception goes on, so the table is unchanged.
+  void move_bucket(Word word, uint64_t fold) {
+    Table& to = tables_[1];
+    uint64_t small_buffer[16];
+    std::vector<uint64_t> spill;
+    size_t added = 0;
+    try {
+      for_each_in_bucket(word, [&](Node* node) {
+        const uint64_t index =
+            fold != kNotRehashing ? fold : (hash_of(Traits::key(node)) & to.mask);
+        if (added < std::size(small_buffer)) {
+          small_buffer[added] = index;
+        } else {
+          if (spill.empty()) spill.assign(small_buffer, small_buffer + added);
+          spill.push_back(index);
+        }
+        const size_t count = bucket_push(to.slots[index], node, to);
+        to.max_chain = std::max(to.max_chain, count);
+        ++added;
+      });
+    } catch (const std::bad_alloc&) {
+      // Each node added is the last of its bucket once the ones added after it are gone.
+      while (added > 0) {
+        --added;
+        const uint64_t index = spill.empty() ? small_buffer[added] : spill[added];
+        bucket_erase(to.slots[index], bucket_size(to.slots[index]) - 1, to);
+      }
+      throw;
+    }
+  }
+
   // Starts moving to an array of `buckets` (a power of two). If there is nothing to move the new
   // array simply replaces the old one. On allocation failure the table stays as it is, with
-  // longer chains or a larger array than ideal, and tries again on a later operation.
+  // fuller buckets or a larger array than ideal, and tries again on a later operation.
   bool start_resize(size_t buckets) {
     assert(!rehashing() && std::has_single_bit(buckets));
-    Node** slots = allocate_slots(buckets);
+    Word* slots = allocate_slots(buckets);
     if (slots == nullptr) return false;
     Table fresh{slots, buckets - 1, 0};
     if (tables_[0].used == 0) {
-      free_slots(tables_[0]);
+      release_table(tables_[0]);
       tables_[0] = fresh;
       return true;
     }
@@ -725,11 +936,20 @@ class HashTable {
     return start_resize(std::max(kMinBuckets, std::bit_ceil(table.used + 1)));
   }
 
+  // Frees the small arrays of `table`'s buckets (not their nodes) and the bucket array.
+  static void release_table(Table& table) {
+    if (table.array_bytes > 0) {
+      for (size_t i = 0; i < table.bucket_count(); ++i) {
+        if (is_array(table.slots[i])) free_array(table.slots[i], table);
+      }
+    }
+    free_slots(table);
+    table = Table{};
+  }
+
   void release_arrays() {
-    free_slots(tables_[0]);
-    free_slots(tables_[1]);
-    tables_[0] = Table{};
-    tables_[1] = Table{};
+    release_table(tables_[0]);
+    release_table(tables_[1]);
     rehash_index_ = kNotRehashing;
   }
 

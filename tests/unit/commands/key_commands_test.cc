@@ -26,7 +26,7 @@ class KeyCommands : public ::testing::Test {
   }
   void set_with_deadline(std::string_view key, std::string_view value, int64_t deadline) {
     set(key, value);
-    db().set_expiry(find(key), deadline);
+    (void)db().set_expiry(find(key), deadline);
   }
   // The elements of an array reply, sorted.
   std::vector<std::string> sorted(const RespValue& reply) {
@@ -354,7 +354,7 @@ TEST_F(KeyCommands, DbsizeCountsTheSelectedDatabase) {
 TEST_F(KeyCommands, RenameMovesValueAndDeadline) {
   set_with_deadline("a", "hello", now() + 5000);
   set("b", "old");
-  db().set_expiry(find("b"), now() + 99'000);
+  (void)db().set_expiry(find("b"), now() + 99'000);
   EXPECT_EQ(h.call("RENAME a b"), "+OK");
   EXPECT_EQ(h.take_propagated(), Strings({"0:RENAME a b"}));
   EXPECT_EQ(find("a"), nullptr);
@@ -428,7 +428,7 @@ TEST_F(KeyCommands, CopyKeepsDeadlineAndEncoding) {
   set("emb", "short");
   set("raw", std::string(60, 'x'));
   h.call("APPEND emb more");  // modified in place: raw
-  db().set_expiry(find("int"), now() + 4000);
+  (void)db().set_expiry(find("int"), now() + 4000);
   h.take_propagated();
   EXPECT_EQ(h.call("COPY int int2"), ":1");
   EXPECT_EQ(h.call("COPY emb emb2"), ":1");
@@ -522,7 +522,7 @@ TEST_F(KeyCommands, SwapdbErrors) {
 TEST_F(KeyCommands, SwapdbExchangesContents) {
   set("a", "in0");
   set("b", "in1", 1);
-  db(1).set_expiry(find("b", 1), now() + 1000);
+  (void)db(1).set_expiry(find("b", 1), now() + 1000);
   const uint64_t before = h.dirty();
   EXPECT_EQ(h.call("SWAPDB 0 1"), "+OK");
   EXPECT_EQ(h.dirty() - before, 1u);
@@ -547,7 +547,7 @@ TEST_F(KeyCommands, FlushdbEmptiesTheSelectedDatabase) {
   set("a", "1");
   set("b", "1");
   set("c", "1", 1);
-  db().set_expiry(find("a"), now() + 100);
+  (void)db().set_expiry(find("a"), now() + 100);
   const uint64_t before = h.dirty();
   EXPECT_EQ(h.call("FLUSHDB"), "+OK");
   EXPECT_EQ(h.dirty() - before, 2u);

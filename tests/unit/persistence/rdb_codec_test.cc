@@ -94,7 +94,7 @@ void fill(Keyspace& keyspace, const CommandSettings& settings) {
   db0.add("long", Value::make_string(std::string(1000, 'x')));
   db0.add("empty", Value::make_string(""));
   Entry* ttl = db0.add("ttl", Value::make_string("v"));
-  db0.set_expiry(ttl, kNow + 100'000);
+  ttl = db0.set_expiry(ttl, kNow + 100'000);
 
   auto list = std::make_unique<ListValue>();
   for (int i = 0; i < 3000; ++i)
@@ -204,7 +204,7 @@ TEST(RdbFileTest, ExpiredKeysSkipped) {
   ManualClock clock(kNow);
   Keyspace source(16, clock);
   Entry* e = source.db(0).add("old", Value::make_string("v"));
-  source.db(0).set_expiry(e, kNow - 1);
+  e = source.db(0).set_expiry(e, kNow - 1);
   source.db(0).add("keep", Value::make_string("v"));
   RdbSaveOptions options;
   options.now_ms = kNow;

@@ -73,12 +73,11 @@ void expect_index_consistent(Database& db) {
   db.for_each([&](const Entry* entry) {
     if (entry->has_expiry()) {
       ++volatile_entries;
-      EXPECT_NE(entry->expiry_slot, kNotInExpiryIndex) << entry->key();
-      EXPECT_LT(entry->expiry_slot, db.expiry_index().size()) << entry->key();
-      EXPECT_TRUE(slots.insert(entry->expiry_slot).second) << entry->key();
-      EXPECT_EQ(db.expiry_index().at(entry->expiry_slot), entry) << entry->key();
-    } else {
-      EXPECT_EQ(entry->expiry_slot, kNotInExpiryIndex) << entry->key();
+      EXPECT_NE(entry->expiry_slot(), kNotInExpiryIndex) << entry->key();
+      EXPECT_LT(entry->expiry_slot(), db.expiry_index().size()) << entry->key();
+      EXPECT_TRUE(slots.insert(entry->expiry_slot()).second) << entry->key();
+      EXPECT_EQ(db.expiry_index().at(entry->expiry_slot()), entry) << entry->key();
+      EXPECT_EQ(db.expiry_index().deadline_of(entry), entry->deadline()) << entry->key();
     }
     return true;
   });
@@ -151,15 +150,17 @@ TEST(DatabaseTest, ShortAndLongKeysReadBack) {
   RecordingListener listener;
   Database db(0, &listener);
   std::vector<std::string> keys;
-  for (size_t length : {size_t{0}, size_t{1}, size_t{16}, size_t{254}, size_t{255}, size_t{256},
+  for (size_t length : {size_t{0}, size_t{1}, size_t{16}, size_t{126}, size_t{127}, size_t{128},
+                        size_t{254}, size_t{255}, size_t{256},
                         size_t{70000}}) {
     std::string key(length, 'k');
     for (size_t i = 0; i < length; ++i) key[i] = static_cast<char>('a' + (i * 7 + length) % 26);
     keys.push_back(key);
     Entry* entry = db.add(key, string_value("v"));
     EXPECT_EQ(entry->key(), key) << length;
-    EXPECT_EQ(Entry::allocation_bytes(length),
-              sizeof(Entry) + length + (length >= Entry::kLongKey ? 4 : 0));
+    const size_t fields_and_key = Entry::kFieldBytes + length + (length >= Entry::kLongKey ? 4 : 0);
+    EXPECT_EQ(Entry::allocation_bytes(length, false), std::max(fields_and_key, sizeof(Entry)));
+    EXPECT_EQ(Entry::allocation_bytes(length, true), 16 + std::max(fields_and_key, sizeof(Entry)));
   }
   for (const std::string& key : keys) EXPECT_NE(db.find_raw(key), nullptr) << key.size();
   Entry* longest = db.find_raw(keys.back());
@@ -174,7 +175,7 @@ TEST(DatabaseTest, LazyExpiryAtTheExactDeadline) {
   RecordingListener listener;
   Database db(4, &listener);
   Entry* entry = db.add("k", string_value("v"));
-  db.set_expiry(entry, kNow);
+  entry = db.set_expiry(entry, kNow);
   // Due exactly now: still alive, as in Redis (expired only when now > deadline).
   EXPECT_FALSE(db.is_expired(entry, kNow));
   EXPECT_EQ(db.lookup("k", kNow), entry);
@@ -197,7 +198,7 @@ TEST(DatabaseTest, FindRawSeesExpiredEntriesWithoutDeletingThem) {
   RecordingListener listener;
   Database db(0, &listener);
   Entry* entry = db.add("k", string_value("v"));
-  db.set_expiry(entry, kNow - 10);
+  entry = db.set_expiry(entry, kNow - 10);
   EXPECT_EQ(db.find_raw("k"), entry);
   EXPECT_EQ(db.size(), 1u);
   EXPECT_TRUE(listener.expired.empty());
@@ -214,9 +215,9 @@ TEST(DatabaseTest, HeldExpiryHidesExpiredKeysWithoutDeletingThem) {
   Database db(0, &listener);
   db.set_expiry_held(true);
   Entry* entry = db.add("k", string_value("v"));
-  db.set_expiry(entry, kNow - 10);
+  entry = db.set_expiry(entry, kNow - 10);
   Entry* other = db.add("other", string_value("v"));
-  db.set_expiry(other, kNow - 10);
+  other = db.set_expiry(other, kNow - 10);
   EXPECT_EQ(db.lookup("k", kNow), nullptr);
   db.expire(entry);
   EXPECT_EQ(db.size(), 2u);
@@ -239,7 +240,7 @@ TEST(KeyspaceTest, ExpiryStaysHeldWhileAnyReasonHoldsIt) {
   ManualClock clock(kNow);
   Keyspace keyspace(1, clock);
   Entry* entry = keyspace.db(0).add("k", string_value("v"));
-  keyspace.db(0).set_expiry(entry, kNow - 10);
+  entry = keyspace.db(0).set_expiry(entry, kNow - 10);
   keyspace.hold_expiry(Keyspace::kHoldForReplica, true);
   keyspace.hold_expiry(Keyspace::kHoldForPause, true);
   keyspace.hold_expiry(Keyspace::kHoldForPause, false);
@@ -260,7 +261,7 @@ TEST(KeyspaceTest, HeldExpiryStopsTheActiveCycle) {
   ManualClock clock(kNow);
   Keyspace keyspace(2, clock);
   Entry* entry = keyspace.db(1).add("k", string_value("v"));
-  keyspace.db(1).set_expiry(entry, kNow - 10);
+  entry = keyspace.db(1).set_expiry(entry, kNow - 10);
   keyspace.hold_expiry(Keyspace::kHoldForPause, true);
   EXPECT_TRUE(keyspace.db(1).expiry_held());
   EXPECT_EQ(keyspace.next_expiry_deadline_ms(), INT64_MAX);
@@ -274,7 +275,7 @@ TEST(KeyspaceTest, HeldExpiryStopsTheActiveCycle) {
 TEST(DatabaseTest, ExpiryWithoutListener) {
   Database db(0, nullptr);
   Entry* entry = db.add("k", string_value("v"));
-  db.set_expiry(entry, kNow);
+  entry = db.set_expiry(entry, kNow);
   EXPECT_EQ(db.lookup("k", kNow + 1), nullptr);
   EXPECT_EQ(db.size(), 0u);
 }
@@ -286,33 +287,32 @@ TEST(DatabaseTest, SetExpiryAndPersistKeepTheIndexConsistent) {
   for (int i = 0; i < 50; ++i) {
     entries.push_back(db.add("k" + std::to_string(i), string_value("v")));
   }
-  for (int i = 0; i < 50; i += 2) db.set_expiry(entries[i], kNow + 1000 - i);
+  for (int i = 0; i < 50; i += 2) entries[i] = db.set_expiry(entries[i], kNow + 1000 - i);
   EXPECT_EQ(db.volatile_count(), 25u);
   expect_index_consistent(db);
   EXPECT_EQ(db.expiry_index().front(), entries[48]);
 
   // New TTLs, earlier and later.
-  db.set_expiry(entries[0], kNow + 1);
-  db.set_expiry(entries[48], kNow + 5000);
+  entries[0] = db.set_expiry(entries[0], kNow + 1);
+  entries[48] = db.set_expiry(entries[48], kNow + 5000);
   EXPECT_EQ(db.expiry_index().front(), entries[0]);
   EXPECT_EQ(db.volatile_count(), 25u);
   expect_index_consistent(db);
 
   // PERSIST.
-  db.set_expiry(entries[0], kNoExpiry);
+  entries[0] = db.set_expiry(entries[0], kNoExpiry);
   EXPECT_FALSE(entries[0]->has_expiry());
-  EXPECT_EQ(entries[0]->expiry_slot, kNotInExpiryIndex);
   EXPECT_EQ(db.volatile_count(), 24u);
   expect_index_consistent(db);
   // PERSIST of a key without TTL changes nothing.
-  db.set_expiry(entries[1], kNoExpiry);
+  entries[1] = db.set_expiry(entries[1], kNoExpiry);
   EXPECT_EQ(db.volatile_count(), 24u);
   expect_index_consistent(db);
 
   // Overwrite: SET drops the TTL, SET KEEPTTL keeps it.
-  db.overwrite(entries[2], string_value("new"), /*keep_ttl=*/true);
+  entries[2] = db.overwrite(entries[2], string_value("new"), /*keep_ttl=*/true);
   EXPECT_EQ(db.deadline_of(entries[2]), kNow + 998);
-  db.overwrite(entries[4], string_value("new"), /*keep_ttl=*/false);
+  entries[4] = db.overwrite(entries[4], string_value("new"), /*keep_ttl=*/false);
   EXPECT_FALSE(entries[4]->has_expiry());
   EXPECT_EQ(db.volatile_count(), 23u);
   expect_index_consistent(db);
@@ -326,16 +326,65 @@ TEST(DatabaseTest, SetExpiryAndPersistKeepTheIndexConsistent) {
   EXPECT_TRUE(listener.expired.empty());
 }
 
+// A key without a TTL has no volatile prefix: giving it one, and taking it away, moves the
+// entry to a new allocation of the other shape, relinked everywhere; the caller gets the new
+// address and the old one is freed (ASan builds catch a caller that keeps it).
+TEST(DatabaseTest, SetExpiryMovesTheEntryBetweenShapes) {
+  RecordingListener listener;
+  uint32_t stamp = 77;
+  Database db(0, &listener, &stamp);
+  // The layout the memory figures rest on: an 11-byte key takes 31 bytes without a TTL (the
+  // allocator's 32-byte class) and 47 with one (48).
+  EXPECT_EQ(Entry::allocation_bytes(11, false), 31u);
+  EXPECT_EQ(Entry::allocation_bytes(11, true), 47u);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 200; ++i) keys.push_back("key:" + std::to_string(1000000 + i));
+  for (const std::string& key : keys) db.add(key, string_value("value-" + key));
+  for (int round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < keys.size(); ++i) {
+      Entry* entry = db.find_raw(keys[i]);
+      ASSERT_NE(entry, nullptr);
+      const bool give = (i + round) % 2 == 0;
+      Entry* after = db.set_expiry(entry, give ? kNow + 1000 + static_cast<int64_t>(i) : kNoExpiry);
+      EXPECT_EQ(db.find_raw(keys[i]), after);
+      EXPECT_EQ(after->has_expiry(), give);
+      EXPECT_EQ(after->key(), keys[i]);
+      EXPECT_EQ(after->access_clock, 77u);
+      char scratch[kInt64BufferSize];
+      EXPECT_EQ(after->value.string_view(scratch), "value-" + keys[i]);
+      if (give) EXPECT_EQ(db.deadline_of(after), kNow + 1000 + static_cast<int64_t>(i));
+      // A second deadline on a volatile key stays in place.
+      if (give) EXPECT_EQ(db.set_expiry(after, kNow + 5000), after);
+    }
+    expect_index_consistent(db);
+  }
+  // A hash with a volatile field is in the field index by its entry: that link follows too.
+  Entry* hash = db.add("h", Value::make_hash());
+  HashLimits limits;
+  hash->value.as<HashValue>().set("f", "v", limits);
+  hash->value.as<HashValue>().set_field_deadline("f", kNow + 50);
+  db.refresh_field_expiry(hash);
+  ASSERT_EQ(db.field_expiry_index().front(), hash);
+  hash = db.set_expiry(hash, kNow + 100);
+  EXPECT_EQ(db.field_expiry_index().front(), hash);
+  EXPECT_EQ(db.field_expiry_index().deadline_of(hash), kNow + 50);
+  hash = db.set_expiry(hash, kNoExpiry);
+  EXPECT_EQ(db.field_expiry_index().front(), hash);
+  EXPECT_NE(db.lookup("h", kNow + 10), nullptr);
+  EXPECT_EQ(db.lookup("h", kNow + 60), nullptr);  // its only field expired, and the key with it
+  EXPECT_EQ(db.size(), keys.size());
+}
+
 TEST(DatabaseTest, MoveEntryKeepsTheDeadline) {
   RecordingListener listener;
   uint32_t stamp = 11;
   Database source(0, &listener, &stamp);
   Database target(5, &listener);
   Entry* volatile_entry = source.add("v", string_value("1"));
-  source.set_expiry(volatile_entry, kNow + 100);
+  volatile_entry = source.set_expiry(volatile_entry, kNow + 100);
   Entry* persistent = source.add("p", string_value("2"));
   Entry* other = source.add("o", string_value("3"));
-  source.set_expiry(other, kNow + 50);
+  other = source.set_expiry(other, kNow + 50);
 
   Entry* moved = source.move_entry(volatile_entry, target, "moved");  // MOVE, cross-db RENAME
   EXPECT_EQ(source.find_raw("v"), nullptr);
@@ -353,7 +402,6 @@ TEST(DatabaseTest, MoveEntryKeepsTheDeadline) {
 
   Entry* moved_persistent = source.move_entry(persistent, target, "p2");
   EXPECT_FALSE(moved_persistent->has_expiry());
-  EXPECT_EQ(moved_persistent->expiry_slot, kNotInExpiryIndex);
   EXPECT_EQ(target.volatile_count(), 1u);
   EXPECT_EQ(target.size(), 2u);
 
@@ -377,10 +425,10 @@ TEST(DatabaseTest, SwapContentsKeepsIndexNumbers) {
   RecordingListener listener;
   Database first(0, &listener);
   Database second(1, &listener);
-  first.set_expiry(first.add("a", string_value("1")), kNow + 10);
+  (void)first.set_expiry(first.add("a", string_value("1")), kNow + 10);
   first.add("b", string_value("2"));
-  second.set_expiry(second.add("c", string_value("3")), kNow + 20);
-  second.set_expiry(second.add("d", string_value("4")), kNow + 30);
+  (void)second.set_expiry(second.add("c", string_value("3")), kNow + 20);
+  (void)second.set_expiry(second.add("d", string_value("4")), kNow + 30);
 
   first.swap_contents(second);
   EXPECT_EQ(first.index(), 0);
@@ -407,7 +455,7 @@ TEST(DatabaseTest, ClearRemovesEverythingAndTheDatabaseIsReusable) {
   Database db(0, &listener);
   for (int i = 0; i < 1000; ++i) {
     Entry* entry = db.add("k" + std::to_string(i), string_value("value"));
-    if (i % 3 == 0) db.set_expiry(entry, kNow + i);
+    if (i % 3 == 0) entry = db.set_expiry(entry, kNow + i);
   }
   EXPECT_EQ(db.clear(), 1000u);
   EXPECT_EQ(db.size(), 0u);
@@ -419,7 +467,7 @@ TEST(DatabaseTest, ClearRemovesEverythingAndTheDatabaseIsReusable) {
   EXPECT_EQ(db.clear(), 0u);
 
   Entry* again = db.add("k0", string_value("v"));
-  db.set_expiry(again, kNow + 5);
+  again = db.set_expiry(again, kNow + 5);
   EXPECT_EQ(db.volatile_count(), 1u);
   expect_index_consistent(db);
 }
@@ -483,7 +531,7 @@ TEST(KeyspaceTest, LazyExpiryIsCountedAndForwarded) {
   RecordingListener listener;
   keyspace.set_listener(&listener);
   Database& db = keyspace.db(2);
-  db.set_expiry(db.add("k", string_value("v")), kNow + 10);
+  (void)db.set_expiry(db.add("k", string_value("v")), kNow + 10);
   EXPECT_NE(db.lookup("k", kNow + 10), nullptr);
   EXPECT_EQ(keyspace.expiry_stats().expired_keys, 0u);
   EXPECT_EQ(db.lookup("k", kNow + 11), nullptr);
@@ -505,18 +553,18 @@ Population populate(Keyspace& keyspace, int64_t now, const std::vector<int>& dat
     Database& db = keyspace.db(index);
     for (int i = 0; i < 200; ++i) {
       std::string key = "due:" + std::to_string(i);
-      db.set_expiry(db.add(key, string_value("v")), now - 1 - i * 7);
+      (void)db.set_expiry(db.add(key, string_value("v")), now - 1 - i * 7);
       population.due[index].insert(key);
     }
     for (int i = 0; i < 100; ++i) {
       std::string key = "later:" + std::to_string(i);
-      db.set_expiry(db.add(key, string_value("v")), now + 1 + i);
+      (void)db.set_expiry(db.add(key, string_value("v")), now + 1 + i);
       population.surviving[index].insert(key);
       key = "plain:" + std::to_string(i);
       db.add(key, string_value("v"));
       population.surviving[index].insert(key);
     }
-    db.set_expiry(db.add("exactly-now", string_value("v")), now);
+    (void)db.set_expiry(db.add("exactly-now", string_value("v")), now);
     population.surviving[index].insert("exactly-now");
   }
   return population;
@@ -590,10 +638,10 @@ TEST(KeyspaceTest, NextExpiryDeadlineIsTheEarliestOfAllDatabases) {
   EXPECT_EQ(keyspace.next_expiry_deadline_ms(), INT64_MAX);
   Database& later = keyspace.db(0);
   Database& sooner = keyspace.db(2);
-  later.set_expiry(later.add("later", string_value("v")), kNow + 500);
+  (void)later.set_expiry(later.add("later", string_value("v")), kNow + 500);
   EXPECT_EQ(keyspace.next_expiry_deadline_ms(), kNow + 500);
   Entry* entry = sooner.add("sooner", string_value("v"));
-  sooner.set_expiry(entry, kNow + 20);
+  entry = sooner.set_expiry(entry, kNow + 20);
   EXPECT_EQ(keyspace.next_expiry_deadline_ms(), kNow + 20);
   // Due only once its deadline has passed: a slice at the deadline keeps it.
   clock.advance_ms(20);
@@ -604,7 +652,7 @@ TEST(KeyspaceTest, NextExpiryDeadlineIsTheEarliestOfAllDatabases) {
   EXPECT_EQ(sooner.find_raw("sooner"), nullptr);
   EXPECT_EQ(keyspace.next_expiry_deadline_ms(), kNow + 500);
   // PERSIST leaves nothing to wake up for.
-  later.set_expiry(later.find_raw("later"), kNoExpiry);
+  (void)later.set_expiry(later.find_raw("later"), kNoExpiry);
   EXPECT_EQ(keyspace.next_expiry_deadline_ms(), INT64_MAX);
 }
 
@@ -612,7 +660,7 @@ TEST(KeyspaceTest, NextExpiryDeadlineIsTheEarliestOfAllDatabases) {
 void add_volatile_keys(Database& db, int count, int64_t deadline, const std::string& prefix) {
   db.table().reserve(db.size() + count);
   for (int i = 0; i < count; ++i) {
-    db.set_expiry(db.add(prefix + std::to_string(i), Value::make_int(i)), deadline);
+    (void)db.set_expiry(db.add(prefix + std::to_string(i), Value::make_int(i)), deadline);
   }
 }
 
@@ -672,7 +720,7 @@ TEST(KeyspaceTest, ExpiryStatsCounters) {
   EXPECT_EQ(keyspace.db(0).size(), 2000u);
 
   // Lazy expiry counts too.
-  keyspace.db(1).set_expiry(keyspace.db(1).add("x", string_value("v")), kNow);
+  (void)keyspace.db(1).set_expiry(keyspace.db(1).add("x", string_value("v")), kNow);
   EXPECT_EQ(keyspace.db(1).lookup("x", kNow + 1), nullptr);
   EXPECT_EQ(stats.expired_keys, 2001u);
 }
@@ -691,7 +739,7 @@ TEST(KeyspaceTest, MillionKeyMassExpiryIsDrainedInBoundedSlices) {
   db.table().reserve(kKeys);
   for (int i = 0; i < kKeys; ++i) {
     // Deadlines spread over one second.
-    db.set_expiry(db.add("key:" + std::to_string(i), Value::make_int(i)), kNow + i % 1000);
+    (void)db.set_expiry(db.add("key:" + std::to_string(i), Value::make_int(i)), kNow + i % 1000);
   }
   add_volatile_keys(keyspace.db(2), 5000, kNow + 1000, "due");
   add_volatile_keys(keyspace.db(1), 100, kNow + 5000, "later");

@@ -21,7 +21,7 @@ class EvictionPoolTest : public ::testing::Test {
   Entry* add(int db, const std::string& key, uint32_t access_clock, int64_t deadline = kNoExpiry) {
     Entry* entry = keyspace.db(db).add(key, Value::make_string("v"));
     entry->access_clock = access_clock;
-    if (deadline != kNoExpiry) keyspace.db(db).set_expiry(entry, deadline);
+    if (deadline != kNoExpiry) entry = keyspace.db(db).set_expiry(entry, deadline);
     return entry;
   }
   // Chooses and deletes, returning "db:key" (or "" when nothing qualifies).
@@ -83,7 +83,7 @@ TEST_F(EvictionPoolTest, PooledKeyThatLostItsTtlIsNotOfferedUnderAVolatilePolicy
   const EvictionPolicy lru{EvictionPolicy::Order::kLru, true};
   EXPECT_EQ(evict(lru), "0:a");  // b and c stay pooled
   Entry* b = keyspace.db(0).find_raw("b");
-  keyspace.db(0).set_expiry(b, kNoExpiry);  // PERSIST b
+  b = keyspace.db(0).set_expiry(b, kNoExpiry);  // PERSIST b
   EXPECT_EQ(evict(lru), "0:c");
   EXPECT_EQ(evict(lru), "");
 }

@@ -1,6 +1,6 @@
 // ExpiryIndex: the deadline min-heap behind active expiry, checked against a std::multimap that
 // mirrors every operation. The heap is private, so its shape is rebuilt from what the entries
-// record (expiry_slot) and what the model says their deadlines are: that is enough to check the
+// record (expiry_slot()) and what the model says their deadlines are: that is enough to check the
 // slot bookkeeping and the parent/child order without reaching into the class.
 #include "storage/expiry_index.h"
 
@@ -23,7 +23,7 @@ struct EntryDeleter {
 using EntryPtr = std::unique_ptr<Entry, EntryDeleter>;
 
 EntryPtr make_entry(std::string_view key) {
-  return EntryPtr(Entry::create(key, Value::make_int(0)));
+  return EntryPtr(Entry::create(key, Value::make_int(0), /*with_expiry=*/true));
 }
 
 std::vector<EntryPtr> make_entries(size_t count) {
@@ -95,7 +95,7 @@ void check_summary(const ExpiryIndex& index, const Model& model) {
     // Ties allow any of the earliest entries at the front, but it must be one of them.
     ASSERT_TRUE(model.contains(index.front()));
     ASSERT_EQ(model.deadline_of(index.front()), model.earliest());
-    ASSERT_EQ(index.front()->expiry_slot, 0u);
+    ASSERT_EQ(index.front()->expiry_slot(), 0u);
   }
   ASSERT_TRUE(index.deadline_sum() == model.sum());
 }
@@ -108,18 +108,20 @@ void check_full(const ExpiryIndex& index, const Model& model,
   std::vector<const Entry*> heap(index.size(), nullptr);
   for (const auto& entry : entries) {
     if (!model.contains(entry.get())) {
-      ASSERT_EQ(entry->expiry_slot, kNotInExpiryIndex) << entry->key();
+      ASSERT_EQ(entry->expiry_slot(), kNotInExpiryIndex) << entry->key();
       ASSERT_EQ(index.deadline_of(entry.get()), kNoExpiry) << entry->key();
       continue;
     }
-    // The deadline lives in the index only: what it answers is what was last set.
+    // The deadline lives in the entry's prefix: what the index answers is what was last set.
     ASSERT_EQ(index.deadline_of(entry.get()), model.deadline_of(entry.get())) << entry->key();
-    ASSERT_LT(entry->expiry_slot, heap.size()) << entry->key();
-    ASSERT_EQ(heap[entry->expiry_slot], nullptr) << "two entries claim slot " << entry->expiry_slot;
-    heap[entry->expiry_slot] = entry.get();
+    ASSERT_LT(entry->expiry_slot(), heap.size()) << entry->key();
+    ASSERT_EQ(heap[entry->expiry_slot()], nullptr)
+        << "two entries claim slot " << entry->expiry_slot();
+    heap[entry->expiry_slot()] = entry.get();
   }
   for (size_t i = 1; i < heap.size(); ++i) {
-    ASSERT_LE(model.deadline_of(heap[(i - 1) / 2]), model.deadline_of(heap[i]))
+    // The key index is a 4-ary heap.
+    ASSERT_LE(model.deadline_of(heap[(i - 1) / 4]), model.deadline_of(heap[i]))
         << "slot " << i << " is earlier than its parent";
   }
 
@@ -223,7 +225,7 @@ TEST_P(ExpiryIndexRandomTest, MirrorsMultimapThroughRandomSetMoveRemove) {
     previous = when;
     index.remove(front);
     model.remove(front);
-    ASSERT_EQ(front->expiry_slot, kNotInExpiryIndex);
+    ASSERT_EQ(front->expiry_slot(), kNotInExpiryIndex);
   }
   ASSERT_NO_FATAL_FAILURE(check_full(index, model, entries));
   EXPECT_TRUE(index.deadline_sum() == 0);
@@ -247,7 +249,7 @@ TEST(ExpiryIndexTest, EmptyIndex) {
   EXPECT_TRUE(index.deadline_sum() == 0);
   EntryPtr stray = make_entry("stray");
   index.remove(stray.get());  // not indexed: nothing happens
-  EXPECT_EQ(stray->expiry_slot, kNotInExpiryIndex);
+  EXPECT_EQ(stray->expiry_slot(), kNotInExpiryIndex);
   EXPECT_TRUE(index.empty());
 }
 
@@ -325,7 +327,7 @@ TEST(ExpiryIndexTest, ClearResetsEverySlotAndTheIndexIsReusable) {
   EXPECT_TRUE(index.deadline_sum() == 0);
   EXPECT_EQ(index.memory_bytes(), 0u);
   for (const auto& entry : entries) {
-    EXPECT_EQ(entry->expiry_slot, kNotInExpiryIndex) << entry->key();
+    EXPECT_EQ(entry->expiry_slot(), kNotInExpiryIndex) << entry->key();
   }
   // Stale slots would corrupt the next use: an entry must be addable again as new.
   for (size_t i = 0; i < entries.size(); i += 2) index.set(entries[i].get(), 10 + i);
@@ -349,7 +351,7 @@ TEST(ExpiryIndexTest, ArrayShrinksAsEntriesLeave) {
     model.set(entries[i].get(), deadline);
   }
   const size_t full = index.memory_bytes();
-  EXPECT_GE(full, entries.size() * 16);
+  EXPECT_GE(full, entries.size() * sizeof(Entry*));  // the key index holds entry pointers only
   // Take the earliest 99% from the front, as active expiry does.
   while (index.size() > 1'000) {
     ASSERT_EQ(index.front_deadline(), model.earliest());

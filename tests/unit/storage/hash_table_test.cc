@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -436,7 +437,7 @@ TEST_F(HashTableTest, GrowsIncrementallyAtLoadOne) {
   table.insert(model.add(key_of(1024)));  // used == buckets: grow to 2048
   ASSERT_TRUE(table.rehashing());
   EXPECT_EQ(table.bucket_count(), 1024u + 2048u);
-  EXPECT_EQ(table.bucket_memory(), (1024u + 2048u) * sizeof(TestNode*));
+  EXPECT_GE(table.bucket_memory(), (1024u + 2048u) * sizeof(TestNode*));
 
   // Everything stays reachable, insertable and removable while nodes are split between arrays.
   for (uint64_t i = 1025; i < 1200; ++i) table.insert(model.add(key_of(i)));
@@ -614,9 +615,17 @@ TEST_F(HashTableTest, BucketMemoryTracksArrays) {
   EXPECT_EQ(table.bucket_memory(), Table::kMinBuckets * sizeof(TestNode*));
   fill(table, model, 10'000);
   EXPECT_EQ(table.bucket_count(), 16384u);
-  EXPECT_EQ(table.bucket_memory(), 16384u * sizeof(void*));
-  // Load between 0.5 and 1 at rest after growth: at most 16 bytes of table per node.
-  EXPECT_LE(table.bucket_memory(), 16 * table.size());
+  // The bucket words plus the arrays of the buckets that hold two nodes or more, each sized to
+  // the next power of two of its count.
+  size_t array_bytes = 0;
+  for (const uint32_t count : table.chain_lengths(0)) {
+    if (count >= 2) array_bytes += std::bit_ceil(count) * sizeof(void*);
+  }
+  EXPECT_GT(array_bytes, 0u);
+  EXPECT_EQ(table.bucket_memory(), 16384u * sizeof(void*) + array_bytes);
+  // Load between 0.5 and 1 at rest after growth: at most 16 bytes of bucket words per node,
+  // and about 6 more of arrays at load 1.
+  EXPECT_LE(table.bucket_memory(), 24 * table.size());
   table.clear([](TestNode*) {});
   EXPECT_EQ(table.bucket_memory(), 0u);
 }
@@ -914,6 +923,234 @@ TEST_F(HashTableTest, SampleDuringRehashReturnsPresentNodes) {
     }
     expect_same(table, model);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Buckets: one node inline in the bucket word, or a small array of them.
+
+// Keys "g<group>:<n>" hash to <group>: the test decides which keys share a bucket.
+struct GroupTraits {
+  static std::string_view key(const TestNode* node) { return node->key; }
+  static uint64_t hash(std::string_view key) {
+    return std::stoull(std::string(key.substr(1, key.find(':') - 1)));
+  }
+};
+using GroupTable = HashTable<TestNode, GroupTraits>;
+
+std::string group_key(uint64_t group, uint64_t n) {
+  return "g" + std::to_string(group) + ":" + std::to_string(n);
+}
+
+// The bytes the arrays of `table`'s main array should hold, from its bucket sizes.
+template <class T>
+size_t expected_array_bytes(const T& table) {
+  size_t bytes = 0;
+  for (const uint32_t count : table.chain_lengths(0)) {
+    if (count >= 2) bytes += (std::bit_ceil(count) + (count > 128 ? 1 : 0)) * sizeof(void*);
+  }
+  return bytes;
+}
+
+TEST_F(HashTableTest, BucketArraysGrowAndShrinkWithTheirBucket) {
+  GroupTable table;
+  Model model;
+  // Every key hashes to 0: whatever the table's size they all share bucket 0.
+  auto finish = [&] {
+    while (table.rehash_steps(1000)) {
+    }
+  };
+  table.insert(model.add(group_key(0, 0)));
+  auto words = [&] { return table.bucket_count() * sizeof(void*); };
+  EXPECT_EQ(table.bucket_memory(), words());  // one node: no array
+  // Up to 300 nodes in bucket 0 (past the tagged capacities, to the big array form).
+  for (uint64_t n = 1; n < 300; ++n) {
+    table.insert(model.add(group_key(0, n)));
+    finish();
+    const size_t count = n + 1;
+    ASSERT_EQ(table.chain_lengths(0)[0], count);
+    const size_t capacity = std::bit_ceil(count);
+    EXPECT_EQ(table.bucket_memory(),
+              words() + (capacity + (capacity > 128 ? 1 : 0)) * sizeof(void*)) << count;
+    EXPECT_EQ(table.find(group_key(0, n)), model.get(group_key(0, n)));
+    EXPECT_EQ(table.find(group_key(0, 0)), model.get(group_key(0, 0)));
+  }
+  expect_same(table, model);
+  // Removing in an order that takes nodes from the front, middle and back of the array.
+  std::mt19937_64 rng(5);
+  table.set_resize_allowed(false);  // no shrink: the array's own shrinking is under test
+  // An array halves (or more) once a quarter full, and goes when one node is left.
+  size_t capacity = 512;
+  while (model.size() > 0) {
+    const std::string key = model.random_key(rng);
+    ASSERT_EQ(table.remove(key), model.get(key));
+    model.erase(key);
+    const size_t count = model.size();
+    ASSERT_EQ(table.chain_lengths(0)[0], count);
+    if (count <= 1) {
+      capacity = 0;
+    } else if (count <= capacity / 4) {
+      capacity = std::bit_ceil(count);
+    }
+    EXPECT_EQ(table.bucket_memory(),
+              words() + (capacity + (capacity > 128 ? 1 : 0)) * sizeof(void*)) << count;
+    for (const std::string& left : model.keys()) ASSERT_EQ(table.find(left), model.get(left));
+  }
+  EXPECT_EQ(table.bucket_memory(), words());
+}
+
+TEST_F(HashTableTest, BucketsOfEverySizeSurviveARehashMidway) {
+  GroupTable table;
+  Model model;
+  // Group g holds g % 7 keys: buckets of 0 to 6 nodes, arrays of every small capacity.
+  for (uint64_t group = 0; group < 512; ++group) {
+    for (uint64_t n = 0; n < group % 7; ++n) table.insert(model.add(group_key(group, n)));
+  }
+  while (table.rehash_steps(1000)) {
+  }
+  expect_same(table, model);
+  EXPECT_EQ(table.bucket_memory(), table.bucket_count() * sizeof(void*) +
+                                       expected_array_bytes(table));
+  // Grow, stop half-way, and check every operation on both arrays.
+  const size_t before = table.bucket_count();
+  table.reserve(before * 8);
+  table.rehash_steps(100);
+  ASSERT_TRUE(table.rehashing());
+  expect_same(table, model);
+  for (const std::string& key : model.keys()) ASSERT_EQ(table.find(key), model.get(key));
+  // Removals and insertions land on both sides of the rehash index.
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 300; ++i) {
+    const std::string key = model.random_key(rng);
+    ASSERT_EQ(table.remove(key), model.get(key));
+    model.erase(key);
+    table.insert(model.add(group_key(rng() % 512, 100 + i)));
+  }
+  expect_same(table, model);
+  while (table.rehash_steps(7)) {
+  }
+  expect_same(table, model);
+  // Removals leave some arrays bigger than they need (they shrink at a quarter full).
+  EXPECT_GE(table.bucket_memory(), table.bucket_count() * sizeof(void*) +
+                                       expected_array_bytes(table));
+  EXPECT_LE(table.bucket_memory(), table.bucket_count() * sizeof(void*) +
+                                       4 * expected_array_bytes(table));
+  // And a shrink (folding buckets into bigger arrays) half-way.
+  while (model.size() > 60) {
+    const std::string key = model.random_key(rng);
+    table.remove(key);
+    model.erase(key);
+  }
+  while (table.rehash_steps(1000) || table.resize_if_needed()) {
+    if (table.rehashing()) {
+      expect_same(table, model);
+      for (const std::string& key : model.keys()) ASSERT_EQ(table.find(key), model.get(key));
+    }
+  }
+  expect_same(table, model);
+  table.clear([](TestNode*) {});
+  EXPECT_EQ(table.bucket_memory(), 0u);
+}
+
+TEST_F(HashTableTest, ReplacePutsTheNewNodeInTheOldOnesPlace) {
+  GroupTable table;
+  Model model;
+  std::vector<std::unique_ptr<TestNode>> replacements;
+  for (uint64_t group = 0; group < 64; ++group) {
+    for (uint64_t n = 0; n < 1 + group % 4; ++n) table.insert(model.add(group_key(group, n)));
+  }
+  table.reserve(1024);
+  table.rehash_steps(20);
+  ASSERT_TRUE(table.rehashing());
+  std::unordered_map<std::string, TestNode*> current;
+  for (const std::string& key : model.keys()) current[key] = model.get(key);
+  for (const std::string& key : model.keys()) {
+    replacements.push_back(std::make_unique<TestNode>(key));
+    ASSERT_TRUE(table.replace(current[key], replacements.back().get()));
+    current[key] = replacements.back().get();
+    EXPECT_FALSE(table.replace(model.get(key), model.get(key)));  // no longer in the table
+  }
+  for (const auto& [key, node] : current) EXPECT_EQ(table.find(key), node);
+  while (table.rehash_steps(1000)) {
+  }
+  for (const auto& [key, node] : current) EXPECT_EQ(table.find(key), node);
+  table.clear([](TestNode*) {});
+}
+
+// SCAN over crowded buckets while the table grows and shrinks between calls, with the visited
+// node removed (or replaced) from inside the callback: every node present for the whole scan
+// comes back.
+TEST_F(HashTableTest, ScanOverArraysAcrossResizesReturnsEveryStableNode) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    std::mt19937_64 rng(seed);
+    GroupTable table;
+    Model model;
+    std::vector<std::unique_ptr<TestNode>> replacements;
+    for (uint64_t i = 0; i < 600; ++i) table.insert(model.add(group_key(i / 3, i)));
+    std::unordered_set<std::string> stable(model.keys().begin(), model.keys().end());
+    std::unordered_set<std::string> seen;
+    std::vector<std::string> churn;
+    uint64_t next = 1'000'000;
+    bool growing = true;
+    uint64_t cursor = 0;
+    size_t calls = 0;
+    do {
+      cursor = table.scan(cursor, [&](TestNode* node) {
+        seen.insert(node->key);
+        if (!stable.contains(node->key) && rng() % 2 == 0) {
+          // A churn key removed as it is visited (active expiry).
+          ASSERT_TRUE(table.remove(node));
+          churn.erase(std::find(churn.begin(), churn.end(), node->key));
+          model.erase(node->key);
+        } else if (stable.contains(node->key) && rng() % 8 == 0) {
+          // A stable key moved to a new allocation as it is visited (a TTL set in between).
+          replacements.push_back(std::make_unique<TestNode>(node->key));
+          ASSERT_TRUE(table.replace(node, replacements.back().get()));
+        }
+      });
+      ASSERT_LT(++calls, 1'000'000u);
+      for (int i = 0; i < 40; ++i) {
+        if (growing) {
+          const uint64_t id = next++;
+          const std::string key = group_key(rng() % 4000, id);
+          table.insert(model.add(key));
+          churn.push_back(key);
+          if (churn.size() > 6000) growing = false;
+        } else if (!churn.empty()) {
+          const size_t victim = rng() % churn.size();
+          std::swap(churn[victim], churn.back());
+          ASSERT_NE(table.remove(churn.back()), nullptr);
+          model.erase(churn.back());
+          churn.pop_back();
+        } else {
+          growing = true;
+        }
+      }
+      if (rng() % 4 == 0) table.rehash_steps(rng() % 8);
+    } while (cursor != 0);
+    for (const std::string& key : stable) EXPECT_TRUE(seen.contains(key)) << key;
+    table.clear([](TestNode*) {});
+  }
+}
+
+TEST_F(HashTableTest, RandomNodeIsUniformOverCrowdedBuckets) {
+  GroupTable table;
+  Model model;
+  // 40 keys alone in their buckets and 40 packed 8 to a bucket.
+  for (uint64_t i = 0; i < 40; ++i) table.insert(model.add(group_key(i, 0)));
+  for (uint64_t i = 0; i < 40; ++i) table.insert(model.add(group_key(1000 + i / 8 * 128, i)));
+  while (table.rehash_steps(1000)) {
+  }
+  std::mt19937_64 rng(3);
+  size_t alone = 0;
+  constexpr int kDraws = 40'000;
+  for (int i = 0; i < kDraws; ++i) {
+    TestNode* node = table.random_node(rng);
+    ASSERT_EQ(model.get(node->key), node);
+    if (node->key.ends_with(":0") && GroupTraits::hash(node->key) < 40) ++alone;
+  }
+  // Half the keys are alone: about half the draws (3 standard deviations is 1.5%).
+  EXPECT_NEAR(static_cast<double>(alone) / kDraws, 0.5, 0.03);
+  table.clear([](TestNode*) {});
 }
 
 }  // namespace

@@ -179,7 +179,7 @@ TEST_F(LazyFreeTest, ReleasedEntriesAreFreedOnTheThreadAndCountedPerKey) {
   Database db(0, nullptr);
   for (int i = 0; i < 1000; ++i) {
     Entry* entry = db.add("key:" + std::to_string(i), i % 10 == 0 ? probe(5) : Value::make_int(i));
-    if (i % 3 == 0) db.set_expiry(entry, kNow + i);
+    if (i % 3 == 0) entry = db.set_expiry(entry, kNow + i);
   }
   lazy_free.release_entries(std::move(db.table()), std::move(db.expiry_index()));
   lazy_free.drain();
@@ -215,10 +215,10 @@ TEST_F(KeyspaceLazyFreeTest, RemoveHandsOffOnlyWhenAskedAndBigEnough) {
 
 TEST_F(KeyspaceLazyFreeTest, OverwriteReleasesTheOldValue) {
   Entry* entry = db.add("k", probe(1000));
-  db.overwrite(entry, probe(1000), /*keep_ttl=*/false, /*lazy=*/true);
+  entry = db.overwrite(entry, probe(1000), /*keep_ttl=*/false, /*lazy=*/true);
   lazy_free.drain();
   EXPECT_EQ(lazy_free.freed_objects(), 1u);
-  db.overwrite(entry, Value::make_int(1), /*keep_ttl=*/false, /*lazy=*/false);
+  entry = db.overwrite(entry, Value::make_int(1), /*keep_ttl=*/false, /*lazy=*/false);
   EXPECT_EQ(g_probes_destroyed, 2);
   EXPECT_EQ(lazy_free.freed_objects(), 1u);
 }
@@ -226,7 +226,7 @@ TEST_F(KeyspaceLazyFreeTest, OverwriteReleasesTheOldValue) {
 TEST_F(KeyspaceLazyFreeTest, LazyClearEmptiesAtOnceAndFreesEveryKeyOnTheThread) {
   for (int i = 0; i < 500; ++i) {
     Entry* entry = db.add("key:" + std::to_string(i), probe(1));
-    db.set_expiry(entry, kNow + 1000);
+    entry = db.set_expiry(entry, kNow + 1000);
   }
   EXPECT_EQ(db.clear(/*lazy=*/true), 500u);
   EXPECT_EQ(db.size(), 0u);
@@ -234,7 +234,7 @@ TEST_F(KeyspaceLazyFreeTest, LazyClearEmptiesAtOnceAndFreesEveryKeyOnTheThread) 
   EXPECT_EQ(db.find_raw("key:1"), nullptr);
   // The database is usable at once.
   Entry* fresh = db.add("key:1", Value::make_int(1));
-  db.set_expiry(fresh, kNow + 5);
+  fresh = db.set_expiry(fresh, kNow + 5);
   EXPECT_EQ(db.volatile_count(), 1u);
   lazy_free.drain();
   EXPECT_EQ(g_probes_destroyed, 500);
@@ -249,8 +249,8 @@ TEST_F(KeyspaceLazyFreeTest, LazyClearEmptiesAtOnceAndFreesEveryKeyOnTheThread) 
 TEST_F(KeyspaceLazyFreeTest, ExpiryFreesLazilyOnlyUnderLazyExpire) {
   RecordingListener listener;
   keyspace.set_listener(&listener);
-  db.set_expiry(db.add("a", probe(1000)), kNow + 10);
-  db.set_expiry(db.add("b", probe(1000)), kNow + 10);
+  (void)db.set_expiry(db.add("a", probe(1000)), kNow + 10);
+  (void)db.set_expiry(db.add("b", probe(1000)), kNow + 10);
   clock.advance_ms(11);
   EXPECT_EQ(db.lookup("a", clock.wall_ms()), nullptr);  // lazy expiry, freed in place
   EXPECT_EQ(g_probes_destroyed, 1);
