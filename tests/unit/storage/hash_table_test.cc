@@ -107,6 +107,17 @@ void expect_same(const T& table, const Model& model) {
   EXPECT_EQ(visited, model.size());
 }
 
+// Removes a random one of `churn`'s keys from the table and the model.
+template <class AnyTable>
+void remove_random(std::vector<std::string>& churn, AnyTable& table, Model& model,
+                   std::mt19937_64& rng) {
+  const size_t victim = rng() % churn.size();
+  std::swap(churn[victim], churn.back());
+  ASSERT_NE(table.remove(churn.back()), nullptr);
+  model.erase(churn.back());
+  churn.pop_back();
+}
+
 class HashTableTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -751,11 +762,8 @@ TEST_P(HashTableScanGuaranteeTest, KeysPresentThroughoutAreAllReturned) {
           table.insert(model.add(key));
           churn.push_back(key);
         } else if (!churn.empty()) {
-          const size_t victim = rng() % churn.size();
-          std::swap(churn[victim], churn.back());
-          ASSERT_NE(table.remove(churn.back()), nullptr);
-          model.erase(churn.back());
-          churn.pop_back();
+          remove_random(churn, table, model, rng);
+          if (HasFatalFailure()) return;
         }
       }
       if (growing && churn.size() >= high_water) {
@@ -1116,11 +1124,8 @@ TEST_F(HashTableTest, ScanOverArraysAcrossResizesReturnsEveryStableNode) {
           churn.push_back(key);
           if (churn.size() > 6000) growing = false;
         } else if (!churn.empty()) {
-          const size_t victim = rng() % churn.size();
-          std::swap(churn[victim], churn.back());
-          ASSERT_NE(table.remove(churn.back()), nullptr);
-          model.erase(churn.back());
-          churn.pop_back();
+          remove_random(churn, table, model, rng);
+          if (HasFatalFailure()) return;
         } else {
           growing = true;
         }
