@@ -486,11 +486,12 @@ void Connection::process_query_buffer() {
 }
 
 void Connection::prefetch_batch() {
-  // Two passes over the batch so that its cache misses overlap: first every key's bucket slot,
-  // then (the slots being on their way) every bucket's first entry. Every key of a command is
-  // hinted (an MSET's ten keys miss the cache as much as ten GETs' do), up to kPrefetchKeys a
-  // batch, in the database selected now; a SELECT inside the batch just makes the hints
-  // useless, never wrong.
+  // Three passes over the batch so that its cache misses overlap: first every key's bucket
+  // slot, then (the slots being on their way) what each slot points at, an entry or the array
+  // of a crowded bucket, then the entries of those arrays that may hold the key. Every key of a
+  // command is hinted (an MSET's ten keys miss the cache as much as ten GETs' do), up to
+  // kPrefetchKeys a batch, in the database selected now; a SELECT inside the batch just makes
+  // the hints useless, never wrong.
   Database& db = server_.state().keyspace().db(session_.db);
   prefetch_hashes_.clear();
   for (const BatchCommand& queued : batch_) {
@@ -509,6 +510,7 @@ void Connection::prefetch_batch() {
     }
   }
   for (uint64_t hash : prefetch_hashes_) db.prefetch_entry(hash);
+  for (uint64_t hash : prefetch_hashes_) db.prefetch_crowded_entry(hash);
 }
 
 void Connection::finish_processing() {

@@ -57,6 +57,10 @@ class KeyspaceListener {
 
 struct EntryTraits : DefaultKeyHash {
   static std::string_view key(const Entry* entry) { return entry->key(); }
+  // Eight keys a bucket before the table grows: the bucket words and arrays cost about 10 bytes
+  // a key instead of 14 at load 1 (bench/memory_expiry_benchmark.py, docs/benchmarks.md), and the
+  // hash bits in the table's node words keep lookups from reading more entries than before.
+  static constexpr size_t kMaxLoad = 8;
 };
 
 using EntryTable = HashTable<Entry, EntryTraits>;
@@ -111,10 +115,11 @@ class Database {
 
   // Cache hints for a batch of lookups; see HashTable::prefetch_bucket(). Call
   // prefetch_bucket() for every key of the batch, then prefetch_entry() for every key, then
-  // look them up.
+  // prefetch_crowded_entry() for every key, then look them up.
   static uint64_t hash_key(std::string_view key) { return EntryTable::hash_of(key); }
   void prefetch_bucket(uint64_t hash) const { table_.prefetch_bucket(hash); }
   void prefetch_entry(uint64_t hash) const { table_.prefetch_node(hash); }
+  void prefetch_crowded_entry(uint64_t hash) const { table_.prefetch_array_nodes(hash); }
 
   // Adds a key that must not exist, with a deadline or none (kNoExpiry); its access clock is
   // the current new-entry stamp.

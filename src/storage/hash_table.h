@@ -3,17 +3,26 @@
 // The table stores `Node*` and never allocates, copies or frees a node: the caller owns the
 // nodes, which carry no link of the table's (no chain pointer: a key pays only for its share of
 // the bucket array and of the small arrays of crowded buckets). A bucket is one word: empty, a
-// `Node*` (low bit clear), or a tagged pointer to a small array of `Node*` when two or more
-// keys share the bucket. The array's capacity is a power of two (2 slots = 16 bytes, 4 = 32,
-// 8 = 64: the allocator's own size classes) held in the tag bits of the word, and its nodes
-// are packed at the front, null after the last. Nodes never move between buckets except by
-// rehashing, so a bucket is still the unit SCAN and the incremental rehash work in.
+// node word, or a tagged pointer to a small array of node words when two or more keys share
+// the bucket. A node word is the node's address with three bits of its key's hash in the
+// address's free low bits (nodes are 16-byte aligned), so a lookup skips seven in eight of the
+// other keys of its bucket without reading them. The array's capacity (2 to 12 slots in steps
+// of two, then 16: the allocator's own size classes) is held in the tag bits of the word, and
+// its node words are packed at the front, zero after the last. Nodes never move between
+// buckets except by rehashing, so a bucket is still the unit SCAN and the incremental rehash
+// work in.
+//
+// A table may hold several nodes per bucket before it grows (`Traits::kMaxLoad`, 1 if absent):
+// the keyspace's table grows at 8, where a bucket word and the arrays cost it about 10 bytes a
+// key instead of 14 at load 1, and thanks to the hash bits in the node words a lookup still
+// reads no more nodes than a load-1 table without them does.
 // Invariants:
 //   - bucket counts are powers of two (a bucket index is `hash & mask`), at least kMinBuckets
 //     once the table holds anything;
 //   - keys are unique: insert() requires that the key is absent;
-//   - a bucket's array holds at least two nodes (one node is stored in the word itself), at
-//     least a quarter of its capacity, packed at the front;
+//   - a node word's tag bits are node_tag() of its key's hash;
+//   - a bucket's array holds at least two nodes (one node is stored in the word itself),
+//     packed at the front, and more than half of its capacity's next smaller class would hold;
 //   - while rehashing there are two arrays: every bucket of the old one below
 //     `rehash_index_` is empty, its nodes having moved to the new one, and new nodes always go
 //     to the new one. Lookups probe both. Each operation moves a bucket or so, and the server
@@ -163,9 +172,12 @@ struct DefaultKeyHash {
 };
 
 // What HashTable needs to know about a node type: its key and the key's hash. Node addresses
-// must be even (the low bit of a bucket word tells a node from an array). Optionally, Traits
-// may also provide `static bool equal(std::string_view, std::string_view)` (say, for
-// case-insensitive keys; its hash must then agree with it); byte equality is used otherwise.
+// must be multiples of 16, as operator new returns them (the four low bits of a bucket word
+// tell a node from an array and carry hash bits). Optionally, Traits may also provide
+// `static bool equal(std::string_view, std::string_view)` (say, for case-insensitive keys; its
+// hash must then agree with it), byte equality being used otherwise, and
+// `static constexpr size_t kMaxLoad`, the nodes per bucket at which the table grows (1 if
+// absent).
 template <class Traits, class Node>
 concept HashTableTraits = requires(Node* node, const Node* const_node, std::string_view key) {
   { Traits::key(const_node) } -> std::convertible_to<std::string_view>;
@@ -182,12 +194,22 @@ template <class Node, HashTableTraits<Node> Traits>
 class HashTable {
  public:
   static constexpr size_t kMinBuckets = 4;
-  // Shrink once fewer than this percentage of the buckets' worth of nodes remain. Growth
-  // happens at load 1 and a shrink lands at load above 0.5, so the gap between the two
+  // Nodes per bucket at which the table grows (to half of it).
+  static constexpr size_t kMaxLoad = [] {
+    if constexpr (requires { Traits::kMaxLoad; }) {
+      static_assert(Traits::kMaxLoad >= 1);
+      return size_t{Traits::kMaxLoad};
+    } else {
+      return size_t{1};
+    }
+  }();
+  // Shrink once fewer than this percentage of kMaxLoad nodes per bucket remain. Growth
+  // happens at kMaxLoad and a shrink lands above half of it, so the gap between the two
   // thresholds keeps a table near a boundary from resizing back and forth.
   static constexpr size_t kShrinkFillPercent = 10;
   // While resizing is disallowed (a fork child shares our pages, and every node moved by a
-  // rehash would be a copied page) buckets may grow, but not without bound.
+  // rehash would be a copied page) buckets may grow, but not without bound: past this many
+  // times kMaxLoad.
   static constexpr size_t kForcedGrowLoad = 5;
   // A rehash step moves whole buckets; to keep a step's cost bounded in a sparse table it also
   // gives up after visiting this many empty buckets per bucket it was asked to move.
@@ -289,7 +311,7 @@ class HashTable {
   // if `node` is not in the table.
   bool replace(Node* node, Node* replacement) {
     assert(keys_equal(Traits::key(node), Traits::key(replacement)));
-    assert((reinterpret_cast<Word>(replacement) & kArrayBit) == 0);
+    assert((reinterpret_cast<Word>(replacement) & kTagMask) == 0);
     const Location where = locate_node(node);
     if (!where) return false;
     where.set(replacement);
@@ -308,11 +330,11 @@ class HashTable {
     release_arrays();
   }
 
-  // Starts growing to hold `count` nodes at load 1 (say, before loading a snapshot). Ignored
+  // Starts growing to hold `count` nodes at kMaxLoad (say, before loading a snapshot). Ignored
   // while rehashing or while the table is already big enough.
   void reserve(size_t count) {
-    if (rehashing() || pause_depth_ > 0 || count <= tables_[0].bucket_count()) return;
-    start_resize(std::max(kMinBuckets, std::bit_ceil(count)));
+    if (rehashing() || pause_depth_ > 0 || count <= tables_[0].bucket_count() * kMaxLoad) return;
+    start_resize(buckets_for(count));
   }
 
   // Moves up to `buckets` non-empty buckets (visiting at most kEmptyVisitsPerBucket empty ones
@@ -387,7 +409,7 @@ class HashTable {
   // random node of it instead favours nodes in small buckets (a node alone in its bucket would
   // come up twice as often as one of a pair). The cost is the expected number of draws,
   // buckets * cap / nodes: with SipHash the largest bucket at load 0.5-1 holds a handful of
-  // nodes, so a draw probes some 5-20 buckets.
+  // nodes, so a draw probes some 5-20 buckets (at load 4-8, some 2-5).
   template <HashTableRandomSource Rng>
   Node* random_node(Rng& rng) {
     if (empty()) return nullptr;
@@ -463,9 +485,11 @@ class HashTable {
 
   // Cache hints for a batch of lookups (a pipelined batch of commands): prefetch_bucket()
   // brings the bucket word of `hash` towards the cache, prefetch_node() what that word points
-  // at (the node, or the bucket's array) once the word is there. Issuing both stages over a
-  // whole batch before the lookups overlaps their memory latencies instead of paying them one
-  // after another. Hints only: they never change the table and are harmless when stale.
+  // at (the node, or the bucket's array) once the word is there, and prefetch_array_nodes()
+  // the nodes of that array whose hash bits match once the array is there. Issuing each stage
+  // over a whole batch before the next, and the last before the lookups, overlaps their memory
+  // latencies instead of paying them one after another. Hints only: they never change the
+  // table and are harmless when stale.
   void prefetch_bucket(uint64_t hash) const {
     prefetch_slot(tables_[0], hash);
     if (rehashing()) prefetch_slot(tables_[1], hash);
@@ -473,6 +497,10 @@ class HashTable {
   void prefetch_node(uint64_t hash) const {
     prefetch_head(tables_[0], hash);
     if (rehashing()) prefetch_head(tables_[1], hash);
+  }
+  void prefetch_array_nodes(uint64_t hash) const {
+    prefetch_tagged(tables_[0], hash);
+    if (rehashing()) prefetch_tagged(tables_[1], hash);
   }
 
   // Calls `visit(Node*)` on every node once, in bucket order. If `visit` returns bool, false
@@ -504,17 +532,40 @@ class HashTable {
   static constexpr size_t kNotRehashing = std::numeric_limits<size_t>::max();
 
   // --- Buckets ---------------------------------------------------------------------------------
-  // A bucket word is 0 (empty), a Node* (low bit clear) or an array pointer ORed with a tag:
-  // bit 0 set, bits 1-3 the capacity's code. Codes 0-6 mean 2 << code slots (16 to 1024 bytes,
-  // each a size class of the allocator, so nothing is lost to rounding); code 7 means a bigger
-  // array, whose first word holds its capacity (only a table that cannot resize, or a flooded
-  // bucket, gets there). Arrays are 16-byte aligned, which leaves the four low bits free.
+  // A bucket word is 0 (empty), a node word (bit 0 clear), or an array pointer ORed with a
+  // tag: bit 0 set, bits 1-3 the capacity's code. A node word is the node's address with
+  // node_tag() of its key's hash in bits 1-3; an array's slots hold node words too, so a node
+  // word moves between a bucket word and an array slot as it is. Codes 0-6 mean
+  // kCapacities[code] slots (16 to 128 bytes, each a size class of the allocator, so nothing is
+  // lost to rounding); code 7 means a bigger array, whose first word holds its capacity, 2^n - 1
+  // so that the array is a power of two bytes (only a table that cannot resize, or a flooded
+  // bucket, gets there). Nodes and arrays are 16-byte aligned, which leaves the four low bits
+  // free.
   using Word = uintptr_t;
   static constexpr Word kArrayBit = 1;
+  static constexpr Word kNodeTagMask = 14;
   static constexpr Word kTagMask = 15;
   static constexpr unsigned kBigCode = 7;
-  static constexpr size_t kMaxTaggedCapacity = size_t{2} << (kBigCode - 1);
+  static constexpr size_t kCapacities[kBigCode] = {2, 4, 6, 8, 10, 12, 16};
+  static constexpr size_t kMaxTaggedCapacity = kCapacities[kBigCode - 1];
   static constexpr std::align_val_t kArrayAlignment{16};
+
+  // The hash's top three bits, in bits 1-3 (the bucket index uses its low bits).
+  static Word node_tag(uint64_t hash) { return static_cast<Word>(hash >> 60) & kNodeTagMask; }
+  static Word node_word(Node* node, uint64_t hash) {
+    return reinterpret_cast<Word>(node) | node_tag(hash);
+  }
+  static Node* node_of(Word word) { return reinterpret_cast<Node*>(word & ~kTagMask); }
+
+  // The smallest array capacity that holds `count` (at least 2) nodes.
+  static size_t capacity_for(size_t count) {
+    for (size_t capacity : kCapacities) {
+      if (capacity >= count) return capacity;
+    }
+    size_t capacity = 2 * kMaxTaggedCapacity - 1;
+    while (capacity < count) capacity = 2 * capacity + 1;
+    return capacity;
+  }
 
   struct Table {
     Word* slots = nullptr;
@@ -528,7 +579,7 @@ class HashTable {
   };
 
   struct Array {
-    Node** nodes;
+    Word* nodes;  // node words
     size_t capacity;
   };
 
@@ -536,8 +587,8 @@ class HashTable {
   static Array array_of(Word word) {
     Word* base = reinterpret_cast<Word*>(word & ~kTagMask);
     const unsigned code = static_cast<unsigned>(word >> 1) & 7;
-    if (code != kBigCode) return {reinterpret_cast<Node**>(base), size_t{2} << code};
-    return {reinterpret_cast<Node**>(base + 1), static_cast<size_t>(base[0])};
+    if (code != kBigCode) return {base, kCapacities[code]};
+    return {base + 1, static_cast<size_t>(base[0])};
   }
   static size_t array_bytes(size_t capacity) {
     return (capacity <= kMaxTaggedCapacity ? capacity : capacity + 1) * sizeof(Word);
@@ -545,39 +596,50 @@ class HashTable {
   // The nodes of an array are packed at the front: its size is the index of the first null.
   static size_t array_size(Array array) {
     size_t count = 0;
-    while (count < array.capacity && array.nodes[count] != nullptr) ++count;
+    while (count < array.capacity && array.nodes[count] != 0) ++count;
     return count;
   }
   static size_t bucket_size(Word word) {
     if (word == 0) return 0;
     return is_array(word) ? array_size(array_of(word)) : 1;
   }
-  // The node at `position` (< bucket_size(word)).
-  static Node* bucket_node(Word word, size_t position) {
-    return is_array(word) ? array_of(word).nodes[position] : reinterpret_cast<Node*>(word);
+  // The node word at `position` (< bucket_size(word)), and its node.
+  static Word bucket_word(Word word, size_t position) {
+    return is_array(word) ? array_of(word).nodes[position] : word;
   }
+  static Node* bucket_node(Word word, size_t position) {
+    return node_of(bucket_word(word, position));
+  }
+  // Calls `fn(Word)` on each node word of the bucket.
   template <class Fn>
-  static void for_each_in_bucket(Word word, Fn&& fn) {
+  static void for_each_word_in_bucket(Word word, Fn&& fn) {
     if (word == 0) return;
     if (!is_array(word)) {
-      fn(reinterpret_cast<Node*>(word));
+      fn(word);
       return;
     }
     const Array array = array_of(word);
-    for (size_t i = 0; i < array.capacity && array.nodes[i] != nullptr; ++i) fn(array.nodes[i]);
+    for (size_t i = 0; i < array.capacity && array.nodes[i] != 0; ++i) fn(array.nodes[i]);
+  }
+  template <class Fn>
+  static void for_each_in_bucket(Word word, Fn&& fn) {
+    for_each_word_in_bucket(word, [&fn](Word node) { fn(node_of(node)); });
   }
 
-  // A new array of `capacity` (a power of two, at least 2) null slots holding `count` nodes
+  // A new array of `capacity` (a capacity_for() value) zero slots holding `count` node words
   // from `nodes`; its tagged word. Throws std::bad_alloc like the node allocations around it.
-  static Word make_array(size_t capacity, Node* const* nodes, size_t count, Table& table) {
-    assert(std::has_single_bit(capacity) && capacity >= 2 && count <= capacity);
+  static Word make_array(size_t capacity, const Word* nodes, size_t count, Table& table) {
+    assert(capacity == capacity_for(capacity) && count <= capacity);
     const size_t bytes = array_bytes(capacity);
     auto* base = static_cast<Word*>(::operator new(bytes, kArrayAlignment));
     std::memset(base, 0, bytes);
     Word word = reinterpret_cast<Word>(base);
-    Node** slots = reinterpret_cast<Node**>(base);
+    Word* slots = base;
     if (capacity <= kMaxTaggedCapacity) {
-      word |= (static_cast<Word>(std::countr_zero(capacity) - 1) << 1) | kArrayBit;
+      const auto code = static_cast<Word>(
+          std::find(std::begin(kCapacities), std::end(kCapacities), capacity) -
+          std::begin(kCapacities));
+      word |= (code << 1) | kArrayBit;
     } else {
       base[0] = capacity;
       slots += 1;
@@ -594,15 +656,15 @@ class HashTable {
     ::operator delete(reinterpret_cast<void*>(word & ~kTagMask), bytes, kArrayAlignment);
   }
 
-  // Adds `node` to the bucket `word` of `table`; returns the bucket's new size.
-  static size_t bucket_push(Word& word, Node* node, Table& table) {
-    assert((reinterpret_cast<Word>(node) & kArrayBit) == 0);
+  // Adds the node word `node` to the bucket `word` of `table`; returns the bucket's new size.
+  static size_t bucket_push(Word& word, Word node, Table& table) {
+    assert(node != 0 && (node & kArrayBit) == 0);
     if (word == 0) {
-      word = reinterpret_cast<Word>(node);
+      word = node;
       return 1;
     }
     if (!is_array(word)) {
-      Node* const pair[2] = {reinterpret_cast<Node*>(word), node};
+      const Word pair[2] = {word, node};
       word = make_array(2, pair, 2, table);
       return 2;
     }
@@ -612,7 +674,7 @@ class HashTable {
       array.nodes[count] = node;
       return count + 1;
     }
-    const Word grown = make_array(2 * array.capacity, array.nodes, count, table);
+    const Word grown = make_array(capacity_for(count + 1), array.nodes, count, table);
     array_of(grown).nodes[count] = node;
     free_array(word, table);
     word = grown;
@@ -620,7 +682,8 @@ class HashTable {
   }
 
   // Takes the node at `position` out of the bucket `word`: the last node fills the hole, an
-  // array left with one node becomes that node, and one left a quarter full halves or more.
+  // array left with one node becomes that node, and one whose nodes would fit in half of it
+  // moves to the smallest array that holds them.
   static void bucket_erase(Word& word, size_t position, Table& table) {
     if (!is_array(word)) {
       assert(position == 0);
@@ -630,16 +693,16 @@ class HashTable {
     const Array array = array_of(word);
     const size_t last = array_size(array) - 1;
     array.nodes[position] = array.nodes[last];
-    array.nodes[last] = nullptr;
+    array.nodes[last] = 0;
     if (last == 1) {
-      Node* alone = array.nodes[0];
+      const Word alone = array.nodes[0];
       free_array(word, table);
-      word = reinterpret_cast<Word>(alone);
-    } else if (last <= array.capacity / 4) {
+      word = alone;
+    } else if (capacity_for(last) <= array.capacity / 2) {
       // The array is freed only after the new one is made: without memory, it simply stays.
       Word smaller;
       try {
-        smaller = make_array(std::bit_ceil(last), array.nodes, last, table);
+        smaller = make_array(capacity_for(last), array.nodes, last, table);
       } catch (const std::bad_alloc&) {
         return;
       }
@@ -656,11 +719,22 @@ class HashTable {
     const Word word = table.slots[hash & table.mask];
     if (word == 0) return;
     if (is_array(word)) {
-      prefetch_read(reinterpret_cast<const void*>(word & ~kTagMask));
+      const auto* array = reinterpret_cast<const char*>(word & ~kTagMask);
+      prefetch_read(array);
+      if (array_bytes(array_of(word).capacity) > 64) prefetch_read(array + 64);
       return;
     }
-    prefetch_read(reinterpret_cast<const void*>(word));
-    prefetch_read(reinterpret_cast<const char*>(word) + 64);
+    prefetch_read(node_of(word));
+    prefetch_read(reinterpret_cast<const char*>(node_of(word)) + 64);
+  }
+  static void prefetch_tagged(const Table& table, uint64_t hash) {
+    if (table.slots == nullptr) return;
+    const Word word = table.slots[hash & table.mask];
+    if (!is_array(word)) return;
+    const Word tag = node_tag(hash);
+    for_each_word_in_bucket(word, [tag](Word node) {
+      if ((node & kNodeTagMask) == tag) prefetch_read(node_of(node));
+    });
   }
 
   class PauseGuard {
@@ -710,21 +784,21 @@ class HashTable {
   static void visit_bucket(Word word, Visit& visit) {
     if (word == 0) return;
     if (!is_array(word)) {
-      visit(reinterpret_cast<Node*>(word));
+      visit(node_of(word));
       return;
     }
     const Array array = array_of(word);
     const size_t count = array_size(array);
-    Node* local[16];
-    std::vector<Node*> spill;
-    Node** copy = local;
+    Word local[16];
+    std::vector<Word> spill;
+    Word* copy = local;
     if (count > std::size(local)) {
       spill.assign(array.nodes, array.nodes + count);
       copy = spill.data();
     } else {
       std::copy(array.nodes, array.nodes + count, local);
     }
-    for (size_t i = 0; i < count; ++i) visit(copy[i]);
+    for (size_t i = 0; i < count; ++i) visit(node_of(copy[i]));
   }
 
   // Large arrays are mapped straight from the kernel as untouched zero pages (a growing table
@@ -756,15 +830,14 @@ class HashTable {
     int table = 0;
     explicit operator bool() const { return bucket != nullptr; }
     Node* node() const { return bucket_node(*bucket, position); }
+    // Puts `node` in this place; its key must hash like the one there (the tag stays).
     void set(Node* node) const {
-      if (is_array(*bucket)) {
-        array_of(*bucket).nodes[position] = node;
-      } else {
-        *bucket = reinterpret_cast<Word>(node);
-      }
+      Word& slot = is_array(*bucket) ? array_of(*bucket).nodes[position] : *bucket;
+      slot = reinterpret_cast<Word>(node) | (slot & kNodeTagMask);
     }
   };
 
+  // The first node word of `hash`'s buckets that `matches(Word)`.
   template <class Matches>
   Location locate(uint64_t hash, Matches&& matches) {
     for (int t = 0; t < 2; ++t) {
@@ -772,27 +845,31 @@ class HashTable {
       if (bucket == nullptr || *bucket == 0) continue;
       const Word word = *bucket;
       if (!is_array(word)) {
-        if (matches(reinterpret_cast<Node*>(word))) return {bucket, 0, t};
+        if (matches(word)) return {bucket, 0, t};
         continue;
       }
       const Array array = array_of(word);
-      for (size_t i = 0; i < array.capacity && array.nodes[i] != nullptr; ++i) {
+      for (size_t i = 0; i < array.capacity && array.nodes[i] != 0; ++i) {
         if (matches(array.nodes[i])) return {bucket, i, t};
       }
     }
     return {};
   }
 
+  // Reads a node only when its tag matches the hash's.
   Location locate_key(std::string_view key, uint64_t hash) {
-    return locate(hash, [key](const Node* node) { return keys_equal(Traits::key(node), key); });
+    return locate(hash, [key, tag = node_tag(hash)](Word node) {
+      return (node & kNodeTagMask) == tag && keys_equal(Traits::key(node_of(node)), key);
+    });
   }
   Location locate_node(const Node* node) {
-    return locate(hash_of(Traits::key(node)), [node](const Node* other) { return other == node; });
+    return locate(hash_of(Traits::key(node)), [node](Word other) { return node_of(other) == node; });
   }
 
   void link_node(Node* node, uint64_t hash) {
+    assert((reinterpret_cast<Word>(node) & kTagMask) == 0 && "nodes must be 16-byte aligned");
     Table& table = tables_[rehashing() ? 1 : 0];
-    const size_t count = bucket_push(table.slots[hash & table.mask], node, table);
+    const size_t count = bucket_push(table.slots[hash & table.mask], node_word(node, hash), table);
     ++table.used;
     table.max_chain = std::max(table.max_chain, count);
   }
@@ -814,7 +891,7 @@ class HashTable {
     const Table& from = tables_[0];
     const Table& to = tables_[1];
     return to.bucket_count() >= kForcedGrowLoad * from.bucket_count() ||
-           to.used >= kForcedGrowLoad * to.bucket_count();
+           to.used >= kForcedGrowLoad * kMaxLoad * to.bucket_count();
   }
 
   void rehash_step() {
@@ -866,9 +943,9 @@ class HashTable {
     std::vector<uint64_t> spill;
     size_t added = 0;
     try {
-      for_each_in_bucket(word, [&](Node* node) {
+      for_each_word_in_bucket(word, [&](Word node) {
         const uint64_t index =
-            fold != kNotRehashing ? fold : (hash_of(Traits::key(node)) & to.mask);
+            fold != kNotRehashing ? fold : (hash_of(Traits::key(node_of(node))) & to.mask);
         if (added < std::size(small_buffer)) {
           small_buffer[added] = index;
         } else {
@@ -922,18 +999,27 @@ class HashTable {
     if (rehashing() || pause_depth_ > 0 || tables_[0].slots == nullptr) return false;
     const Table& table = tables_[0];
     const size_t buckets = table.bucket_count();
-    if (table.used < buckets) return false;
-    if (!resize_allowed_ && table.used / buckets < kForcedGrowLoad) return false;
-    return start_resize(std::bit_ceil(table.used + 1));
+    if (table.used < buckets * kMaxLoad) return false;
+    if (!resize_allowed_ && table.used / buckets < kForcedGrowLoad * kMaxLoad) return false;
+    return start_resize(buckets_for(table.used + 1));
   }
 
   bool maybe_shrink() {
     if (rehashing() || pause_depth_ > 0 || !resize_allowed_) return false;
     const Table& table = tables_[0];
     const size_t buckets = table.bucket_count();
-    if (buckets <= kMinBuckets || table.used * 100 >= buckets * kShrinkFillPercent) return false;
-    // Strictly more buckets than nodes, so the next insert does not grow right back.
-    return start_resize(std::max(kMinBuckets, std::bit_ceil(table.used + 1)));
+    if (buckets <= kMinBuckets || table.used * 100 >= buckets * kMaxLoad * kShrinkFillPercent) {
+      return false;
+    }
+    // Room for one more node below the load that grows, so the next insert does not grow
+    // right back.
+    return start_resize(buckets_for(table.used + 1));
+  }
+
+  // The fewest buckets (a power of two, at least kMinBuckets) that hold `count` nodes at
+  // kMaxLoad.
+  static size_t buckets_for(size_t count) {
+    return std::max(kMinBuckets, std::bit_ceil((count + kMaxLoad - 1) / kMaxLoad));
   }
 
   // Frees the small arrays of `table`'s buckets (not their nodes) and the bucket array.

@@ -16,7 +16,7 @@
 namespace keywarden {
 namespace {
 
-struct TestNode {
+struct alignas(16) TestNode {  // HashTable nodes are 16-byte aligned
   explicit TestNode(std::string k) : key(std::move(k)) {}
   std::string key;
   TestNode* next = nullptr;
@@ -365,9 +365,16 @@ TEST_F(HashTableTest, MoveTransfersContents) {
 
 class HashTableRandomOpsTest : public HashTableTest, public ::testing::WithParamInterface<int> {};
 
-TEST_P(HashTableRandomOpsTest, MatchesUnorderedMap) {
-  std::mt19937_64 rng(GetParam());
-  Table table;
+// Grows at eight nodes per bucket, as the keyspace's table does.
+struct Load8Traits : TestTraits {
+  static constexpr size_t kMaxLoad = 8;
+};
+using Load8Table = HashTable<TestNode, Load8Traits>;
+
+template <class T>
+void random_ops_match_model(int seed) {
+  std::mt19937_64 rng(seed);
+  T table;
   Model model;
   constexpr int kOps = 100'000;
   constexpr int kPhaseOps = 25'000;
@@ -431,6 +438,14 @@ TEST_P(HashTableRandomOpsTest, MatchesUnorderedMap) {
   EXPECT_GT(shrinks, 5u);
   EXPECT_GT(ops_while_rehashing, 1000u);
   table.clear([](TestNode*) {});
+}
+
+TEST_P(HashTableRandomOpsTest, MatchesUnorderedMap) {
+  random_ops_match_model<Table>(GetParam());
+}
+
+TEST_P(HashTableRandomOpsTest, MatchesUnorderedMapAtLoadEight) {
+  random_ops_match_model<Load8Table>(GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, HashTableRandomOpsTest, ::testing::Values(1, 2, 3));
@@ -618,6 +633,30 @@ TEST_F(HashTableTest, RehashStepsAndRehashForComplete) {
   expect_same(table, model);
 }
 
+// The capacity of a fresh array for `count` (at least 2) nodes: 2 to 12 slots in steps of two
+// and 16 (the allocator's classes up to 128 bytes), then 2^n - 1 slots after a capacity word.
+size_t array_capacity(size_t count) {
+  for (size_t capacity : {2, 4, 6, 8, 10, 12, 16}) {
+    if (capacity >= count) return capacity;
+  }
+  size_t capacity = 31;
+  while (capacity < count) capacity = 2 * capacity + 1;
+  return capacity;
+}
+size_t array_bytes(size_t capacity) {
+  return capacity == 0 ? 0 : (capacity + (capacity > 16 ? 1 : 0)) * sizeof(void*);
+}
+
+// The bytes the arrays of `table`'s main array should hold, from its bucket sizes.
+template <class T>
+size_t expected_array_bytes(const T& table) {
+  size_t bytes = 0;
+  for (const uint32_t count : table.chain_lengths(0)) {
+    if (count >= 2) bytes += array_bytes(array_capacity(count));
+  }
+  return bytes;
+}
+
 TEST_F(HashTableTest, BucketMemoryTracksArrays) {
   Table table;
   Model model;
@@ -626,14 +665,11 @@ TEST_F(HashTableTest, BucketMemoryTracksArrays) {
   EXPECT_EQ(table.bucket_memory(), Table::kMinBuckets * sizeof(TestNode*));
   fill(table, model, 10'000);
   EXPECT_EQ(table.bucket_count(), 16384u);
-  // The bucket words plus the arrays of the buckets that hold two nodes or more, each sized to
-  // the next power of two of its count.
-  size_t array_bytes = 0;
-  for (const uint32_t count : table.chain_lengths(0)) {
-    if (count >= 2) array_bytes += std::bit_ceil(count) * sizeof(void*);
-  }
-  EXPECT_GT(array_bytes, 0u);
-  EXPECT_EQ(table.bucket_memory(), 16384u * sizeof(void*) + array_bytes);
+  // The bucket words plus the arrays of the buckets that hold two nodes or more, each of the
+  // smallest capacity that holds them.
+  const size_t arrays = expected_array_bytes(table);
+  EXPECT_GT(arrays, 0u);
+  EXPECT_EQ(table.bucket_memory(), 16384u * sizeof(void*) + arrays);
   // Load between 0.5 and 1 at rest after growth: at most 16 bytes of bucket words per node,
   // and about 6 more of arrays at load 1.
   EXPECT_LE(table.bucket_memory(), 24 * table.size());
@@ -949,16 +985,6 @@ std::string group_key(uint64_t group, uint64_t n) {
   return "g" + std::to_string(group) + ":" + std::to_string(n);
 }
 
-// The bytes the arrays of `table`'s main array should hold, from its bucket sizes.
-template <class T>
-size_t expected_array_bytes(const T& table) {
-  size_t bytes = 0;
-  for (const uint32_t count : table.chain_lengths(0)) {
-    if (count >= 2) bytes += (std::bit_ceil(count) + (count > 128 ? 1 : 0)) * sizeof(void*);
-  }
-  return bytes;
-}
-
 TEST_F(HashTableTest, BucketArraysGrowAndShrinkWithTheirBucket) {
   GroupTable table;
   Model model;
@@ -976,9 +1002,7 @@ TEST_F(HashTableTest, BucketArraysGrowAndShrinkWithTheirBucket) {
     finish();
     const size_t count = n + 1;
     ASSERT_EQ(table.chain_lengths(0)[0], count);
-    const size_t capacity = std::bit_ceil(count);
-    EXPECT_EQ(table.bucket_memory(),
-              words() + (capacity + (capacity > 128 ? 1 : 0)) * sizeof(void*)) << count;
+    EXPECT_EQ(table.bucket_memory(), words() + array_bytes(array_capacity(count))) << count;
     EXPECT_EQ(table.find(group_key(0, n)), model.get(group_key(0, n)));
     EXPECT_EQ(table.find(group_key(0, 0)), model.get(group_key(0, 0)));
   }
@@ -986,8 +1010,10 @@ TEST_F(HashTableTest, BucketArraysGrowAndShrinkWithTheirBucket) {
   // Removing in an order that takes nodes from the front, middle and back of the array.
   std::mt19937_64 rng(5);
   table.set_resize_allowed(false);  // no shrink: the array's own shrinking is under test
-  // An array halves (or more) once a quarter full, and goes when one node is left.
-  size_t capacity = 512;
+  // An array moves to the smallest one that holds its nodes once that is at most half its
+  // size, and goes when one node is left.
+  size_t capacity = array_capacity(300);
+  EXPECT_EQ(capacity, 511u);
   while (model.size() > 0) {
     const std::string key = model.random_key(rng);
     ASSERT_EQ(table.remove(key), model.get(key));
@@ -996,11 +1022,10 @@ TEST_F(HashTableTest, BucketArraysGrowAndShrinkWithTheirBucket) {
     ASSERT_EQ(table.chain_lengths(0)[0], count);
     if (count <= 1) {
       capacity = 0;
-    } else if (count <= capacity / 4) {
-      capacity = std::bit_ceil(count);
+    } else if (array_capacity(count) <= capacity / 2) {
+      capacity = array_capacity(count);
     }
-    EXPECT_EQ(table.bucket_memory(),
-              words() + (capacity + (capacity > 128 ? 1 : 0)) * sizeof(void*)) << count;
+    EXPECT_EQ(table.bucket_memory(), words() + array_bytes(capacity)) << count;
     for (const std::string& left : model.keys()) ASSERT_EQ(table.find(left), model.get(left));
   }
   EXPECT_EQ(table.bucket_memory(), words());
@@ -1037,7 +1062,8 @@ TEST_F(HashTableTest, BucketsOfEverySizeSurviveARehashMidway) {
   while (table.rehash_steps(7)) {
   }
   expect_same(table, model);
-  // Removals leave some arrays bigger than they need (they shrink at a quarter full).
+  // Removals leave some arrays bigger than they need (one shrinks once half of it would hold
+  // its nodes).
   EXPECT_GE(table.bucket_memory(), table.bucket_count() * sizeof(void*) +
                                        expected_array_bytes(table));
   EXPECT_LE(table.bucket_memory(), table.bucket_count() * sizeof(void*) +
@@ -1155,6 +1181,100 @@ TEST_F(HashTableTest, RandomNodeIsUniformOverCrowdedBuckets) {
   }
   // Half the keys are alone: about half the draws (3 standard deviations is 1.5%).
   EXPECT_NEAR(static_cast<double>(alone) / kDraws, 0.5, 0.03);
+  table.clear([](TestNode*) {});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Several nodes per bucket (Traits::kMaxLoad) and the hash bits kept in the node words
+
+TEST_F(HashTableTest, GrowsAtTheTraitsLoadAndShrinksBelowItsTenth) {
+  Load8Table table;
+  Model model;
+  // Eight nodes per bucket fit before the first growth; the next one doubles the buckets.
+  for (size_t i = 0; i < 8 * Load8Table::kMinBuckets; ++i) table.insert(model.add(key_of(i)));
+  EXPECT_EQ(table.bucket_count(), Load8Table::kMinBuckets);
+  EXPECT_FALSE(table.rehashing());
+  table.insert(model.add(key_of(8 * Load8Table::kMinBuckets)));
+  ASSERT_TRUE(table.rehashing());
+  while (table.rehash_steps(100)) {
+  }
+  EXPECT_EQ(table.bucket_count(), 2 * Load8Table::kMinBuckets);
+  // 10,000 nodes: between 4 and 8 a bucket.
+  for (size_t i = model.size(); i < 10'000; ++i) table.insert(model.add(key_of(i)));
+  while (table.rehash_steps(1000)) {
+  }
+  EXPECT_EQ(table.bucket_count(), 2048u);
+  EXPECT_EQ(table.bucket_memory(), 2048u * sizeof(void*) + expected_array_bytes(table));
+  // About 10 bytes a node at load 4.9 (the model's figure, 9.9, plus rounding), where a load-1
+  // table pays about 14.
+  EXPECT_LE(table.bucket_memory(), 11 * table.size());
+  expect_same(table, model);
+  // reserve() sizes for the same load.
+  Load8Table reserved;
+  reserved.reserve(10'000);
+  EXPECT_EQ(reserved.bucket_count(), 2048u);
+  // A shrink starts below a tenth of the load that grows, and leaves room below it.
+  std::mt19937_64 rng(3);
+  // Below 2048 * 8 / 10 = 1638.4 nodes: stop one above.
+  while (model.size() > 1639) {
+    const std::string key = model.random_key(rng);
+    ASSERT_EQ(table.remove(key), model.get(key));
+    model.erase(key);
+  }
+  ASSERT_FALSE(table.rehashing());
+  const std::string key = model.random_key(rng);
+  ASSERT_EQ(table.remove(key), model.get(key));
+  model.erase(key);
+  ASSERT_TRUE(table.rehashing());
+  while (table.rehash_steps(1000)) {
+  }
+  EXPECT_EQ(table.bucket_count(), std::bit_ceil((model.size() + 1 + 7) / 8));
+  expect_same(table, model);
+  table.clear([](TestNode*) {});
+}
+
+// Keys "g<group>:<n>" hash to <group> in the low bits and to n in the top four: keys of one
+// group share a bucket and differ in the hash bits the node words keep.
+struct TaggedGroupTraits {
+  static std::string_view key(const TestNode* node) { return node->key; }
+  static uint64_t hash(std::string_view key) {
+    const size_t colon = key.find(':');
+    const uint64_t group = std::stoull(std::string(key.substr(1, colon - 1)));
+    const uint64_t n = std::stoull(std::string(key.substr(colon + 1)));
+    return group | (n << 60);
+  }
+};
+
+TEST_F(HashTableTest, KeysOfOneBucketWithEveryHashTagAreFoundReplacedAndRemoved) {
+  HashTable<TestNode, TaggedGroupTraits> table;
+  Model model;
+  // 40 keys in bucket 0: each tag value five times over, so equal tags still compare keys.
+  for (uint64_t n = 0; n < 40; ++n) table.insert(model.add(group_key(0, n)));
+  for (uint64_t n = 0; n < 40; ++n) {
+    EXPECT_EQ(table.find(group_key(0, n)), model.get(group_key(0, n))) << n;
+  }
+  // Absent keys with every tag, in the same bucket.
+  for (uint64_t n = 40; n < 56; ++n) EXPECT_EQ(table.find(group_key(0, n)), nullptr) << n;
+  // A replacement keeps its place and its tag.
+  TestNode* old = model.get(group_key(0, 13));
+  auto moved = std::make_unique<TestNode>(old->key);
+  ASSERT_TRUE(table.replace(old, moved.get()));
+  EXPECT_EQ(table.find(group_key(0, 13)), moved.get());
+  ASSERT_TRUE(table.remove(moved.get()));
+  EXPECT_EQ(table.find(group_key(0, 13)), nullptr);
+  table.insert(old);
+  // Removing down to one node, which moves back into the bucket word with its tag.
+  std::mt19937_64 rng(9);
+  while (model.size() > 1) {
+    const std::string key = model.random_key(rng);
+    ASSERT_EQ(table.remove(key), model.get(key));
+    model.erase(key);
+    for (const std::string& left : model.keys()) ASSERT_EQ(table.find(left), model.get(left));
+  }
+  const std::string last = model.keys().front();
+  EXPECT_EQ(table.find(last), model.get(last));
+  EXPECT_EQ(table.bucket_memory(), table.bucket_count() * sizeof(void*));
+  expect_same(table, model);
   table.clear([](TestNode*) {});
 }
 
