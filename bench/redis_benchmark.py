@@ -136,6 +136,21 @@ class Server:
                 pass  # a thread that ended between glob and open
         return total
 
+    def user_system_s(self) -> tuple[float, float]:
+        """Seconds in user space and in the kernel, summed over the server's threads
+        (/proc/<pid>/task/*/stat utime and stime, in clock ticks: coarser than schedstat)."""
+        user = system = 0
+        for path in glob.glob(f"/proc/{self.pid}/task/*/stat"):
+            try:
+                with open(path) as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                user += int(fields[11])
+                system += int(fields[12])
+            except (OSError, ValueError, IndexError):
+                pass  # a thread that ended between glob and open
+        tick = os.sysconf("SC_CLK_TCK")
+        return user / tick, system / tick
+
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
@@ -181,10 +196,12 @@ def run_benchmark(args, server: Server, test: str, pipeline: int, requests: int)
         argv += ["--threads", str(args.benchmark_threads)]  # redis-benchmark's own threads
     argv += CUSTOM_TESTS.get(test) or ["-t", test]
     cpu_before = server.cpu_ns()
+    user_before, system_before = server.user_system_s()
     start = time.monotonic()
     out = subprocess.run(argv, capture_output=True, text=True, timeout=args.run_timeout)
     wall = time.monotonic() - start
     cpu = server.cpu_ns() - cpu_before
+    user_after, system_after = server.user_system_s()
     rows = [r for r in csv.reader(io.StringIO(out.stdout)) if r and r[0] != "test"]
     if out.returncode != 0 or len(rows) != 1 or not server.alive():
         raise RuntimeError(f"redis-benchmark against {server.name} failed "
@@ -193,7 +210,9 @@ def run_benchmark(args, server: Server, test: str, pipeline: int, requests: int)
     row = rows[0]
     return {"server": server.name, "test": test, "pipeline": pipeline, "requests": requests,
             "rps": float(row[1]), "p50_ms": float(row[4]), "wall_s": round(wall, 3),
-            "cpu_ns": cpu, "cpu_us_per_request": cpu / 1000 / requests}
+            "cpu_ns": cpu, "cpu_us_per_request": cpu / 1000 / requests,
+            "user_us_per_request": (user_after - user_before) * 1e6 / requests,
+            "system_us_per_request": (system_after - system_before) * 1e6 / requests}
 
 
 def calibrate(args, reference: Server, test: str, pipeline: int) -> int:
@@ -220,6 +239,8 @@ def summarize(results: list[dict], tests, pipelines, names=("redis", "keywarden"
                         and r["server"] == name]
                 row[f"{name}_rps"] = median([r["rps"] for r in runs])
                 row[f"{name}_cpu_us"] = median([r["cpu_us_per_request"] for r in runs])
+                for part in ("user", "system"):
+                    row[f"{name}_{part}_us"] = median([r[f"{part}_us_per_request"] for r in runs])
                 row[f"{name}_runs"] = len(runs)
             row["rps_ratio"] = row["keywarden_rps"] / row["redis_rps"]
             row["cpu_ratio"] = row["keywarden_cpu_us"] / row["redis_cpu_us"]
@@ -245,6 +266,24 @@ def markdown_table(summary: list[dict]) -> str:
             f"| {r['test']} | {r['pipeline']} | {r['redis_rps']:,.0f} | {r['keywarden_rps']:,.0f}"
             f" | {r['rps_ratio']:.2f} | {r['redis_cpu_us']:.2f} | {r['keywarden_cpu_us']:.2f}"
             f" | {r['cpu_ratio']:.2f} | {goal_text} |")
+    return "\n".join(lines)
+
+
+def kernel_table(summary: list[dict]) -> str:
+    """User and kernel time per request. The kernel's part (the system calls and, on loopback,
+    the TCP work of delivering each reply to the client, which the sending process pays) is
+    much the same for any server that reads and writes the same sockets, so keywarden's kernel
+    time alone divided by Redis's whole CPU is the lowest CPU ratio a faster user space could
+    reach with the same system calls: the floor."""
+    lines = ["| test | pipeline | redis user µs/req | redis kernel µs/req | keywarden user µs/req | "
+             "keywarden kernel µs/req | floor: keywarden kernel ÷ redis total |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in summary:
+        redis_total = r["redis_user_us"] + r["redis_system_us"]
+        floor = r["keywarden_system_us"] / redis_total if redis_total > 0 else float("nan")
+        lines.append(
+            f"| {r['test']} | {r['pipeline']} | {r['redis_user_us']:.2f} | {r['redis_system_us']:.2f}"
+            f" | {r['keywarden_user_us']:.2f} | {r['keywarden_system_us']:.2f} | {floor:.2f} |")
     return "\n".join(lines)
 
 
@@ -351,6 +390,10 @@ def main() -> int:
           f"rounds, {os.cpu_count()} CPUs, {datetime.date.today()}")
     print()
     print(markdown_table(summary))
+    print()
+    print("Where the CPU goes (utime and stime, clock ticks):")
+    print()
+    print(kernel_table(summary))
     if args.baseline:
         print()
         print(f"before ({args.baseline}) and after ({args.keywarden}), same rounds:")
