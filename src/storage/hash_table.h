@@ -22,7 +22,8 @@
 //   - keys are unique: insert() requires that the key is absent;
 //   - a node word's tag bits are node_tag() of its key's hash;
 //   - a bucket's array holds at least two nodes (one node is stored in the word itself),
-//     packed at the front, and more than half of its capacity's next smaller class would hold;
+//     packed at the front, and the smallest capacity that holds them is more than half of its
+//     own;
 //   - while rehashing there are two arrays: every bucket of the old one below
 //     `rehash_index_` is empty, its nodes having moved to the new one, and new nodes always go
 //     to the new one. Lookups probe both. Each operation moves a bucket or so, and the server
@@ -719,9 +720,11 @@ class HashTable {
     const Word word = table.slots[hash & table.mask];
     if (word == 0) return;
     if (is_array(word)) {
+      // The capacity from the tag alone: a big array's capacity word is not in the cache yet.
       const auto* array = reinterpret_cast<const char*>(word & ~kTagMask);
+      const unsigned code = static_cast<unsigned>(word >> 1) & 7;
       prefetch_read(array);
-      if (array_bytes(array_of(word).capacity) > 64) prefetch_read(array + 64);
+      if (code == kBigCode || kCapacities[code] * sizeof(Word) > 64) prefetch_read(array + 64);
       return;
     }
     prefetch_read(node_of(word));
@@ -863,7 +866,8 @@ class HashTable {
     });
   }
   Location locate_node(const Node* node) {
-    return locate(hash_of(Traits::key(node)), [node](Word other) { return node_of(other) == node; });
+    return locate(hash_of(Traits::key(node)),
+                  [node](Word other) { return node_of(other) == node; });
   }
 
   void link_node(Node* node, uint64_t hash) {
