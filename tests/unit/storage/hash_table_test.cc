@@ -1205,8 +1205,8 @@ TEST_F(HashTableTest, GrowsAtTheTraitsLoadAndShrinksBelowItsTenth) {
   }
   EXPECT_EQ(table.bucket_count(), 2048u);
   EXPECT_EQ(table.bucket_memory(), 2048u * sizeof(void*) + expected_array_bytes(table));
-  // About 10 bytes a node at load 4.9 (the model's figure, 9.9, plus rounding), where a load-1
-  // table pays about 14.
+  // About 10 bytes a node at load 4.9 (a Poisson model of the bucket sizes gives 1.6 of words
+  // and 8.7 of arrays), where a load-1 table pays about 14.
   EXPECT_LE(table.bucket_memory(), 11 * table.size());
   expect_same(table, model);
   // reserve() sizes for the same load.
