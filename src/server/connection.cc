@@ -745,19 +745,21 @@ void Connection::write_output() {
   io_written_ = 0;
   io_failed_ = false;
   if (closed()) return;  // its descriptor number may belong to something else by now
-  size_t budget = kMaxWritePerFlush;
-  while (output_sent_ < output_.size() && budget > 0) {
-    size_t length = std::min(output_.size() - output_sent_, budget);
-    ssize_t count = transport_.write(output_.data() + output_sent_, length);
-    if (count == Transport::kAgain) break;
-    if (count < 0) {
-      io_failed_ = true;
-      return;
-    }
-    output_sent_ += static_cast<size_t>(count);
-    budget -= static_cast<size_t>(count);
-    io_written_ += static_cast<size_t>(count);
+  while (output_sent_ < output_.size() && io_written_ < kMaxWritePerFlush) {
+    const size_t length = std::min(output_.size() - output_sent_, kMaxWritePerFlush - io_written_);
+    if (!account_sent(transport_.write(output_.data() + output_sent_, length))) return;
   }
+}
+
+bool Connection::account_sent(ssize_t count) {
+  if (count == Transport::kAgain) return false;
+  if (count < 0) {
+    io_failed_ = true;
+    return false;
+  }
+  output_sent_ += static_cast<size_t>(count);
+  io_written_ += static_cast<size_t>(count);
+  return true;
 }
 
 std::string_view Connection::unsent_output() const {
@@ -767,14 +769,7 @@ std::string_view Connection::unsent_output() const {
 void Connection::write_done(ssize_t result) {
   io_written_ = 0;
   io_failed_ = false;
-  const ssize_t count = transport_.adopt_result(result);
-  if (count == Transport::kAgain) return;
-  if (count < 0) {
-    io_failed_ = true;
-    return;
-  }
-  output_sent_ += static_cast<size_t>(count);
-  io_written_ = static_cast<size_t>(count);
+  account_sent(transport_.adopt_result(result));
 }
 
 bool Connection::end_flush() {

@@ -199,6 +199,9 @@ class Connection final : public EventHandler,
   void commit_read(size_t count);
   // After a read returned `count` (already committed by commit_read() when positive).
   void handle_read(ssize_t count, bool was_waiting_for_write);
+  // Counts the result of one send (write_output's loop, or the ring's for write_done) in
+  // output_sent_ and io_written_, or notes the failure; whether another send may follow.
+  bool account_sent(ssize_t count);
   void process_query_buffer();
   // After a parse that awaits the body of a big bulk: moves it out of the query buffer into a
   // block of its exact size that the next reads fill (see big_arguments_).
